@@ -1,0 +1,1 @@
+"""oriflamme.client."""

@@ -1,0 +1,224 @@
+"""Events: what happened when a decision was applied.
+
+`Game.apply` returns a list of these, in order. They are NamedTuples (cheap,
+immutable); `event_to_data` gives plain data with a ``type`` field. Only
+`Placed` and `Drew` can name a card that is not public yet: `mask_event`
+hides it from every seat but its owner, so the same event list can be sent to
+each seat and to spectators.
+
+>>> event_to_data(Kept(seat=1, pid=3, tokens=2))
+{'type': 'kept', 'seat': 1, 'pid': 3, 'tokens': 2}
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+from .cards import BACKS, Card, card_from_data, card_to_data
+
+
+class DirectionChosen(NamedTuple):
+    seat: int
+    direction: str
+
+
+class Placed(NamedTuple):
+    """`card` is a card back in a masked event or when the engine does not
+    know it. `on` is the pid it covers, or None; `index` its slot's index."""
+
+    seat: int
+    pid: int
+    card: Card
+    at: object
+    index: int
+
+
+class Kept(NamedTuple):
+    seat: int
+    pid: int
+    tokens: int
+
+
+class Revealed(NamedTuple):
+    """The owner revealed `card`. `tokens` were on it (Ambush: to the supply)."""
+
+    seat: int
+    pid: int
+    card: Card
+    tokens: int
+
+
+class AbilityUsed(NamedTuple):
+    """The card `pid` applies `ability` (a Shapeshifter's copy shows the copied
+    ability); `target` is the chosen card's pid, if any."""
+
+    seat: int
+    pid: int
+    ability: str
+    target: int | None
+
+
+class NoEffect(NamedTuple):
+    """The card `pid` had no legal option for `ability`."""
+
+    seat: int
+    pid: int
+    ability: str
+
+
+class Eliminated(NamedTuple):
+    """`card` (pid) of `owner` was eliminated by the card `by` of seat `by_seat`.
+    `tokens` on it went back to the supply."""
+
+    pid: int
+    card: Card
+    owner: int
+    by: int
+    by_seat: int
+    tokens: int
+
+
+class Discarded(NamedTuple):
+    """`card` left the queue without anyone scoring for it: an Intrigue after
+    use (`reason` "used"), an Ambush or its attacker ("ambush")."""
+
+    pid: int
+    card: Card
+    owner: int
+    reason: str
+    tokens: int
+
+
+class Moved(NamedTuple):
+    """A Royal Decree moved the card `pid` to queue index `index`."""
+
+    pid: int
+    index: int
+
+
+class Uncovered(NamedTuple):
+    """The card `pid` is the top of its slot again."""
+
+    pid: int
+    face_up: bool
+
+
+class Scored(NamedTuple):
+    """`seat` gained `points` (`reason`: tokens, conspiracy, eliminate, ambush,
+    heir, lord)."""
+
+    seat: int
+    points: int
+    reason: str
+
+
+class Stolen(NamedTuple):
+    """A Spy of `seat` stole `points` (0 or 1) from `victim`."""
+
+    seat: int
+    victim: int
+    points: int
+
+
+class Drew(NamedTuple):
+    """2-player variant: `seat` drew `cards` (backs for everyone else)."""
+
+    seat: int
+    cards: tuple[Card, ...]
+
+
+class RoundEnded(NamedTuple):
+    round: int
+
+
+class RoundStarted(NamedTuple):
+    round: int
+    first_player: int
+
+
+class GameEnded(NamedTuple):
+    scores: tuple[int, ...]
+    winners: tuple[int, ...]
+
+
+Event = (
+    DirectionChosen
+    | Placed
+    | Kept
+    | Revealed
+    | AbilityUsed
+    | NoEffect
+    | Eliminated
+    | Discarded
+    | Moved
+    | Uncovered
+    | Scored
+    | Stolen
+    | Drew
+    | RoundEnded
+    | RoundStarted
+    | GameEnded
+)
+
+EVENT_TYPES: dict[str, type[Any]] = {
+    "direction_chosen": DirectionChosen,
+    "placed": Placed,
+    "kept": Kept,
+    "revealed": Revealed,
+    "ability_used": AbilityUsed,
+    "no_effect": NoEffect,
+    "eliminated": Eliminated,
+    "discarded": Discarded,
+    "moved": Moved,
+    "uncovered": Uncovered,
+    "scored": Scored,
+    "stolen": Stolen,
+    "drew": Drew,
+    "round_ended": RoundEnded,
+    "round_started": RoundStarted,
+    "game_ended": GameEnded,
+}
+EVENT_NAMES: dict[type[Any], str] = {cls: name for name, cls in EVENT_TYPES.items()}
+
+
+def mask_event(event: Event, seat: int | None) -> Event:
+    """The event as `seat` may see it (None: a spectator)."""
+    if type(event) is Placed and event.seat != seat and event.card.kind is not None:
+        return event._replace(card=BACKS[event.card.family])
+    if type(event) is Drew and event.seat != seat:
+        return event._replace(cards=tuple(BACKS[c.family] for c in event.cards))
+    return event
+
+
+def event_to_data(event: Event) -> dict[str, Any]:
+    """Plain data: ``{"type": name, field: value, ...}``; cards as [family, kind]."""
+    data: dict[str, Any] = {"type": EVENT_NAMES[type(event)]}
+    for name, value in zip(event._fields, event, strict=True):
+        if isinstance(value, Card):
+            value = card_to_data(value)
+        elif name == "cards":
+            value = [card_to_data(c) for c in value]
+        elif isinstance(value, tuple):
+            value = list(value)
+        data[name] = value
+    return data
+
+
+def event_from_data(data: dict[str, Any]) -> Event:
+    """The inverse of `event_to_data`; raises ValueError on malformed data."""
+    cls = EVENT_TYPES.get(data.get("type"))  # type: ignore[arg-type]
+    if cls is None:
+        raise ValueError(f"unknown event type {data.get('type')!r}")
+    values = []
+    for name in cls._fields:
+        if name not in data:
+            raise ValueError(f"event {data['type']!r} lacks {name!r}")
+        value = data[name]
+        if name == "card":
+            value = card_from_data(value)
+        elif name == "cards":
+            value = tuple(card_from_data(c) for c in value)
+        elif isinstance(value, list):
+            value = tuple(value)
+        values.append(value)
+    return cls(*values)  # type: ignore[no-any-return]

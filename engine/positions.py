@@ -1,0 +1,269 @@
+"""Positions: a game's state as plain data, per-seat views, and loading.
+
+One format serves three purposes (docs/ENGINE.md, "Positions"):
+
+* `to_data(game)`: the whole state, for storage and exact replay;
+* `view(game, seat)`: what `seat` may know (ruling 21), the same shape with
+  every other identity replaced by a card back; `view(game, None)` is the
+  spectators' view;
+* `from_data(data)`: builds a playable `Game` from any of these, so tests and
+  bots can set up any position. Unknown identities (kind None) stay unknown
+  and the engine asks their owner to open them when a rule needs them.
+
+>>> from oriflamme.engine import new_game
+>>> g = new_game(3, seed=1)
+>>> from_data(to_data(g)).legal_actions() == g.legal_actions()
+True
+>>> view(g, 1)["hands"][0][0]
+['red', None]
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .cards import BACKS, FAMILY_BY_NAME, FAMILY_NAMES, KIND_BY_NAME, Card, card_from_data, card_to_data
+from .game import (
+    COPY,
+    DIRECTION,
+    ELIMINATE,
+    MOVE_CARD,
+    MOVE_TO,
+    OPEN,
+    OVER,
+    PLACE,
+    REVEAL_OR_KEEP,
+    ROUNDS,
+    STEAL,
+    Game,
+    InPlay,
+    Rules,
+)
+from .actions import DIRECTIONS
+
+FORMAT = 1
+_ABILITY_STEPS = (ELIMINATE, STEAL, COPY, MOVE_CARD, MOVE_TO)
+
+
+def to_data(game: Game) -> dict[str, Any]:
+    """The complete state as plain data (every identity the engine knows)."""
+    return _dump(game, None, full=True)
+
+
+def view(game: Game, seat: int | None) -> dict[str, Any]:
+    """What `seat` may know; None gives the public (spectator) view.
+
+    Hidden from a seat: other seats' hands and set-aside cards, every draw
+    pile, and the identity of other seats' face-down cards in the queue.
+    """
+    data = _dump(game, seat, full=False)
+    data["viewer"] = seat
+    return data
+
+
+def _mask(cards: list[Card], visible: bool) -> list[list[str | None]]:
+    return [card_to_data(c if visible else BACKS[c.family]) for c in cards]
+
+
+def _dump(game: Game, seat: int | None, full: bool) -> dict[str, Any]:
+    g = game
+
+    def sees(owner: int) -> bool:
+        return full or owner == seat
+
+    queue = []
+    for slot in g.queue:
+        stack = []
+        for c in slot:
+            shown = c.card if (c.face_up or sees(c.owner)) else BACKS[c.family]
+            stack.append(
+                {"pid": c.pid, "owner": c.owner, "card": card_to_data(shown), "face_up": c.face_up, "tokens": c.tokens}
+            )
+        queue.append(stack)
+    resolving = None
+    if g.step not in (PLACE, DIRECTION, OVER):
+        resolving = {
+            "index": g.cur,
+            "ability": None if g.ability is None else g.ability.label,
+            "chosen": None if g.chosen is None else g.chosen.pid,
+            "opening": None if g.opening is None else g.opening.pid,
+            "open_for": g.open_for,
+        }
+    return {
+        "format": FORMAT,
+        "variant": g.rules.variant,
+        "edition": g.rules.edition,
+        "players": g.n,
+        "families": [[FAMILY_NAMES[f] for f in fs] for fs in g.rules.families],
+        "round": g.round,
+        "first_player": g.first_player,
+        "direction": g.direction,
+        "scores": list(g.scores),
+        "hands": [_mask(h, sees(s)) for s, h in enumerate(g.hands)],
+        "set_aside": [_mask(h, sees(s)) for s, h in enumerate(g.set_aside)],
+        "draw_piles": [_mask(h, full) for h in g.draw_piles],
+        "fronts": [_mask(h, True) for h in g.fronts],
+        "queue": queue,
+        "next_pid": g.next_pid,
+        "step": g.step,
+        "placed": g.place_turn if g.step == PLACE else None,
+        "resolving": resolving,
+        "winners": list(g.winners),
+    }
+
+
+# ---------------------------------------------------------------------- loading
+
+
+class PositionError(ValueError):
+    """Plain data that does not describe a legal position; says what is wrong."""
+
+
+def _need(cond: bool, message: str) -> None:
+    if not cond:
+        raise PositionError(message)
+
+
+def _int(data: dict[str, Any], key: str, lo: int, hi: int) -> int:
+    v = data.get(key)
+    _need(isinstance(v, int) and not isinstance(v, bool) and lo <= v <= hi, f"{key!r} must be an integer in {lo}..{hi}, got {v!r}")
+    return v  # type: ignore[return-value]
+
+
+def _cards(value: Any, what: str) -> list[Card]:
+    _need(isinstance(value, list), f"{what} must be a list of cards")
+    try:
+        return [card_from_data(c) for c in value]
+    except ValueError as e:
+        raise PositionError(f"{what}: {e}") from None
+
+
+def from_data(data: dict[str, Any]) -> Game:
+    """A playable game from plain data (a state, a view, or a hand-built
+    position). Raises `PositionError` naming the first problem found."""
+    _need(isinstance(data, dict), "a position is a map")
+    try:
+        fams = tuple(tuple(FAMILY_BY_NAME[f] for f in fs) for fs in data.get("families") or ())
+        rules = Rules(
+            _int(data, "players", 2, 5),
+            data.get("variant", "standard"),
+            data.get("edition", "revised"),
+            fams,
+        )
+    except (KeyError, TypeError) as e:
+        raise PositionError(f"bad families: {e}") from None
+    except ValueError as e:
+        raise PositionError(str(e)) from None
+    n = rules.players
+    g = Game(rules, _int(data, "first_player", 0, n - 1))
+    g.round = _int(data, "round", 1, ROUNDS)
+    direction = data.get("direction")
+    _need(direction is None or direction in DIRECTIONS, f"direction is one of {DIRECTIONS} or None")
+    g.direction = direction
+    family_seat = {f: s for s, fs in enumerate(rules.families) for f in fs}
+
+    def seat_cards(key: str) -> list[list[Card]]:
+        rows = data.get(key, [[] for _ in range(n)])
+        _need(isinstance(rows, list) and len(rows) == n, f"{key!r} needs one list per seat")
+        out = []
+        for seat, row in enumerate(rows):
+            cards = _cards(row, f"{key}[{seat}]")
+            _need(all(family_seat.get(c.family) == seat for c in cards), f"{key}[{seat}] holds a card of another seat's family")
+            out.append(cards)
+        return out
+
+    g.hands = seat_cards("hands")
+    g.set_aside = seat_cards("set_aside")
+    g.draw_piles = seat_cards("draw_piles")
+    g.fronts = seat_cards("fronts")
+    scores = data.get("scores")
+    _need(
+        isinstance(scores, list) and len(scores) == n and all(isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in scores),
+        "scores: one non-negative integer per seat",
+    )
+    g.scores = list(scores)  # type: ignore[arg-type]
+
+    queue_data = data.get("queue", [])
+    _need(isinstance(queue_data, list), "queue must be a list of slots")
+    pids: set[int] = set()
+    for i, slot_data in enumerate(queue_data):
+        _need(isinstance(slot_data, list) and slot_data, f"slot {i} must be a non-empty list (bottom first)")
+        slot = []
+        for cd in slot_data:
+            _need(isinstance(cd, dict), f"slot {i}: a card in play is a map")
+            pid = _int(cd, "pid", 0, 1 << 20)
+            _need(pid not in pids, f"pid {pid} appears twice")
+            pids.add(pid)
+            (c,) = _cards([cd.get("card")], f"card {pid}")
+            owner = _int(cd, "owner", 0, n - 1)
+            _need(family_seat.get(c.family) == owner, f"card {pid} is not of a family of seat {owner}")
+            face_up = cd.get("face_up", False)
+            _need(isinstance(face_up, bool), f"card {pid}: face_up must be a boolean")
+            _need(not (face_up and c.kind is None), f"card {pid} is face up, so its identity is public")
+            tokens = _int(cd, "tokens", 0, 1 << 16)
+            slot.append(InPlay(pid, owner, c.family, c.kind, face_up, tokens))
+        _need(len({c.owner for c in slot}) == 1, f"slot {i} mixes owners")
+        if rules.variant == "two-player":
+            _need(len({c.family for c in slot}) == 1, f"slot {i} mixes families")
+        g.queue.append(slot)
+    g.next_pid = _int(data, "next_pid", 0, 1 << 20)
+    _need(all(p < g.next_pid for p in pids), "next_pid must exceed every pid in play")
+
+    known: list[Card] = [c for rows in (g.hands, g.set_aside, g.draw_piles, g.fronts) for row in rows for c in row if c.kind is not None]
+    known += [c.card for s in g.queue for c in s if c.kind is not None]
+    _need(len(known) == len(set(known)), "a card is in two places")
+
+    step = data.get("step", PLACE)
+    _need(step in (DIRECTION, PLACE, REVEAL_OR_KEEP, OPEN, *_ABILITY_STEPS, OVER), f"unknown step {step!r}")
+    g.step = step
+    if step == DIRECTION:
+        _need(direction is None, "the direction is already chosen")
+    else:
+        _need(direction is not None, "the direction must be chosen before step " + repr(step))
+    if step == PLACE:
+        order = g.placement_order()
+        g.place_turn = _int(data, "placed", 0, len(order) - 1)
+        _need(bool(g.hands[order[g.place_turn]]), "the seat to place has no card")
+        _need(g.round > 1 or len(g.queue) >= g.place_turn, "round 1 cannot have fewer slots than placements")
+    elif step == OVER:
+        winners = data.get("winners")
+        _need(isinstance(winners, list) and all(isinstance(w, int) and 0 <= w < n for w in winners), "winners: a list of seats")
+        g.winners = tuple(winners)  # type: ignore[arg-type]
+    elif step != DIRECTION:
+        _load_resolution(g, data.get("resolving"))
+    g._legal = None
+    return g
+
+
+def _load_resolution(g: Game, r: Any) -> None:
+    _need(isinstance(r, dict), "a resolution step needs 'resolving'")
+    index = _int(r, "index", 0, len(g.queue) - 1) if g.queue else -1
+    _need(index >= 0, "the slot being resolved does not exist")
+    g.cur = index
+    g.cur_slot = g.queue[index]
+    g.actor = g.cur_slot[-1]
+    step = g.step
+    ability = r.get("ability")
+    if step == REVEAL_OR_KEEP:
+        _need(not g.actor.face_up, "keep or reveal is asked only of a face-down top card")
+    elif step in _ABILITY_STEPS or (step == OPEN and r.get("open_for") == ELIMINATE):
+        _need(ability in KIND_BY_NAME, f"resolving.ability must name the ability in use, got {ability!r}")
+        g.ability = KIND_BY_NAME[ability]
+        _need(g.actor.face_up, "the acting card must be face up")
+    if step == MOVE_TO:
+        chosen = r.get("chosen")
+        found = g.find(chosen) if isinstance(chosen, int) else None
+        _need(found is not None and found[1] is not g.actor, "resolving.chosen must be another top card")
+        g.chosen = found[1]  # type: ignore[index]
+    if step == OPEN:
+        open_for = r.get("open_for")
+        _need(open_for in (REVEAL_OR_KEEP, ELIMINATE), "resolving.open_for is 'reveal' or 'eliminate'")
+        pid = r.get("opening")
+        found = g.find(pid) if isinstance(pid, int) else None
+        _need(found is not None and found[1].kind is None, "resolving.opening must be a top card of unknown identity")
+        g.opening = found[1]  # type: ignore[index]
+        g.open_for = open_for
+        if open_for == REVEAL_OR_KEEP:
+            _need(g.opening is g.actor, "a revealed card to open is the card being resolved")
+    if step in _ABILITY_STEPS and step != MOVE_TO:
+        _need(bool(g._choices(g.ability)), "the ability has no legal choice here")  # type: ignore[arg-type]
