@@ -96,17 +96,18 @@ KEEP = Keep()
 REVEAL = Reveal()
 DIRECTION_CHOICES = tuple(ChooseDirection(d) for d in DIRECTIONS)
 
-_places: dict[tuple[Card, At], Place] = {}
+# _places[family][kind or 10 for a back] maps `at` to the interned Place.
+_places: list[list[dict[At, Place]]] = [[{} for _ in range(11)] for _ in range(5)]
 _targets: list[Target] = [Target(i) for i in range(64)]
 _moves: list[MoveTo] = [MoveTo(i) for i in range(64)]
 
 
 def place(c: Card, at: At) -> Place:
     """The interned `Place(c, at)`."""
-    key = (c, at)
-    p = _places.get(key)
+    table = _places[c.family][10 if c.kind is None else c.kind]
+    p = table.get(at)
     if p is None:
-        p = _places[key] = Place(c, at)
+        p = table[at] = Place(c, at)
     return p
 
 
@@ -163,7 +164,7 @@ def action_from_data(data: object) -> Action:
         at = data.get("at")
         if at not in (FIRST, LAST) and (not isinstance(at, int) or isinstance(at, bool)):
             raise ValueError(f"'at' is 'first', 'last' or a placement id, not {at!r}")
-        return place(card_from_data(data.get("card")), at)  # type: ignore[arg-type]
+        return place(card_from_data(data.get("card")), at)
     if kind == "open":
         return Open(card_from_data(data.get("card")))
     if kind == "direction":

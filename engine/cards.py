@@ -36,6 +36,10 @@ class Kind(IntEnum):
     AMBUSH = 8
     CONSPIRACY = 9
 
+    # Enum hashes by name in Python code; cards are hashed on the hot path,
+    # and hashing as the int is consistent with IntEnum's int equality.
+    __hash__ = int.__hash__
+
     @property
     def is_character(self) -> bool:
         """Characters stay in the queue face up; Intrigues are discarded."""
@@ -52,9 +56,7 @@ KIND_NAMES: tuple[str, ...] = tuple(k.name.lower() for k in Kind)
 KIND_BY_NAME: dict[str, Kind] = {name: Kind(i) for i, name in enumerate(KIND_NAMES)}
 # Characters a Shapeshifter may copy (ruling 12): a Shapeshifter itself is not
 # an ability to copy, so it is never offered.
-COPYABLE: frozenset[Kind] = frozenset(
-    {Kind.ARCHER, Kind.SOLDIER, Kind.SPY, Kind.HEIR, Kind.LORD}
-)
+COPYABLE: frozenset[Kind] = frozenset({Kind.ARCHER, Kind.SOLDIER, Kind.SPY, Kind.HEIR, Kind.LORD})
 
 FAMILY_NAMES: tuple[str, ...] = ("red", "blue", "green", "yellow", "black")
 FAMILY_BY_NAME: dict[str, int] = {name: i for i, name in enumerate(FAMILY_NAMES)}

@@ -24,13 +24,14 @@ class DirectionChosen(NamedTuple):
 
 class Placed(NamedTuple):
     """`card` is a card back in a masked event or when the engine does not
-    know it. `on` is the pid it covers, or None; `index` its slot's index."""
+    know it. `at` is as in the `Place` action; `slot` is the index of the slot
+    the card went to (resolution order)."""
 
     seat: int
     pid: int
     card: Card
-    at: object
-    index: int
+    at: str | int
+    slot: int
 
 
 class Kept(NamedTuple):
@@ -90,10 +91,10 @@ class Discarded(NamedTuple):
 
 
 class Moved(NamedTuple):
-    """A Royal Decree moved the card `pid` to queue index `index`."""
+    """A Royal Decree moved the card `pid` to queue index `to`."""
 
     pid: int
-    index: int
+    to: int
 
 
 class Uncovered(NamedTuple):
@@ -194,19 +195,20 @@ def event_to_data(event: Event) -> dict[str, Any]:
     """Plain data: ``{"type": name, field: value, ...}``; cards as [family, kind]."""
     data: dict[str, Any] = {"type": EVENT_NAMES[type(event)]}
     for name, value in zip(event._fields, event, strict=True):
+        out: Any = value
         if isinstance(value, Card):
-            value = card_to_data(value)
+            out = card_to_data(value)
         elif name == "cards":
-            value = [card_to_data(c) for c in value]
+            out = [card_to_data(c) for c in value]  # type: ignore[union-attr, arg-type]
         elif isinstance(value, tuple):
-            value = list(value)
-        data[name] = value
+            out = list(value)
+        data[name] = out
     return data
 
 
 def event_from_data(data: dict[str, Any]) -> Event:
     """The inverse of `event_to_data`; raises ValueError on malformed data."""
-    cls = EVENT_TYPES.get(data.get("type"))  # type: ignore[arg-type]
+    cls = EVENT_TYPES.get(str(data.get("type")))
     if cls is None:
         raise ValueError(f"unknown event type {data.get('type')!r}")
     values = []
@@ -221,4 +223,5 @@ def event_from_data(data: dict[str, Any]) -> Event:
         elif isinstance(value, list):
             value = tuple(value)
         values.append(value)
-    return cls(*values)  # type: ignore[no-any-return]
+    event: Event = cls(*values)
+    return event

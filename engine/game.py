@@ -279,6 +279,7 @@ class Game:
         self.next_pid = 0
         self.step = DIRECTION
         self.place_turn = 0  # placements made this round
+        self.order = self.placement_order()
         # Resolution: the slot being resolved, its acting top card, the
         # ability being applied (a Shapeshifter's copy differs from its kind),
         # the Royal Decree's chosen card, and the card awaiting an opening.
@@ -299,7 +300,9 @@ class Game:
         return self.step == OVER
 
     def placement_order(self) -> list[int]:
-        """Seats in placement order this round (2-player: first, second, first, second)."""
+        """Seats in placement order this round (2-player: first, second, first, second).
+
+        `self.order` caches it for the current round."""
         fp = self.first_player
         if self.two_player:
             return [fp, 1 - fp, fp, 1 - fp]
@@ -309,7 +312,7 @@ class Game:
         """The seat that owes the pending decision (None when the game is over)."""
         step = self.step
         if step == PLACE:
-            return self.placement_order()[self.place_turn]
+            return self.order[self.place_turn]
         if step == OPEN:
             assert self.opening is not None
             return self.opening.owner
@@ -357,7 +360,7 @@ class Game:
         if step == REVEAL_OR_KEEP:
             return [KEEP, REVEAL]
         if step == PLACE:
-            return self._place_options(self.placement_order()[self.place_turn])
+            return self._place_options(self.order[self.place_turn])
         if step in (ELIMINATE, STEAL, COPY, MOVE_CARD):
             assert self.ability is not None
             return [target(c.pid) for c in self._choices(self.ability)]
@@ -373,20 +376,18 @@ class Game:
 
     def _place_options(self, seat: int) -> list[Action]:
         hand = self.hands[seat]
-        ends: list[object] = [FIRST, LAST] if self.queue else [FIRST]
-        own: list[InPlay] = []
-        if self.round > 1:
-            own = [s[-1] for s in self.queue if s[-1].owner == seat]
+        q = self.queue
+        own = [s[-1] for s in q if s[-1].owner == seat] if self.round > 1 else []
+        two_player = self.two_player
         options: list[Action] = []
-        seen: set[Card] = set()
-        for c in hand:
-            if c in seen:
-                continue
-            seen.add(c)
-            for at in ends:
-                options.append(place(c, at))  # type: ignore[arg-type]
+        for i, c in enumerate(hand):
+            if c.kind is None and c in hand[:i]:
+                continue  # backs of one family are one choice
+            options.append(place(c, FIRST))
+            if q:
+                options.append(place(c, LAST))
             for top in own:
-                if not self.two_player or top.family == c.family:
+                if not two_player or top.family == c.family:
                     options.append(place(c, top.pid))
         return options
 
@@ -396,7 +397,7 @@ class Game:
         cur = self.cur
         actor = self.actor
         assert actor is not None
-        if ability == SOLDIER or ability == SPY or ability == SHAPESHIFTER:
+        if ability in (SOLDIER, SPY, SHAPESHIFTER):
             adj = []
             if cur > 0:
                 adj.append(q[cur - 1][-1])
@@ -436,11 +437,16 @@ class Game:
         fam = card.family
         known: set[Kind] = set()
         for s in self.queue:
-            for c in s:
-                if c.family == fam and c.kind is not None and c is not card:
-                    known.add(c.kind)
+            for ip in s:
+                if ip.family == fam and ip.kind is not None and ip is not card:
+                    known.add(ip.kind)
         seat = card.owner
-        for pile in (self.fronts[seat], self.hands[seat], self.set_aside[seat], self.draw_piles[seat]):
+        for pile in (
+            self.fronts[seat],
+            self.hands[seat],
+            self.set_aside[seat],
+            self.draw_piles[seat],
+        ):
             for c in pile:
                 if c.family == fam and c.kind is not None:
                     known.add(c.kind)
@@ -465,7 +471,9 @@ class Game:
             return
         if step == REVEAL_OR_KEEP:
             if type(action) is not Keep and type(action) is not Reveal:
-                raise IllegalAction(f"keep or reveal the face-down card, not {type(action).__name__}")
+                raise IllegalAction(
+                    f"keep or reveal the face-down card, not {type(action).__name__}"
+                )
             return
         if step in (ELIMINATE, STEAL, COPY, MOVE_CARD):
             if type(action) is not Target:
@@ -489,9 +497,13 @@ class Game:
             assert self.opening is not None
             c = action.card
             if c.family != self.opening.family or c.kind is None:
-                raise IllegalAction(f"card {self.opening.pid} is a {FAMILY_NAMES[self.opening.family]} card")
+                raise IllegalAction(
+                    f"card {self.opening.pid} is a {FAMILY_NAMES[self.opening.family]} card"
+                )
             if c.kind not in self._open_candidates(self.opening):
-                raise IllegalAction(f"{c} is accounted for elsewhere; it cannot be card {self.opening.pid}")
+                raise IllegalAction(
+                    f"{c} is accounted for elsewhere; it cannot be card {self.opening.pid}"
+                )
             return
         if step == DIRECTION:
             if type(action) is not ChooseDirection or action.direction not in DIRECTIONS:
@@ -554,7 +566,11 @@ class Game:
             opening.kind = action.card.kind
             reason = self.open_for
             self.opening = self.open_for = None
-            waiting = self._reveal(events) if reason == REVEAL_OR_KEEP else self._eliminate(opening, events)
+            waiting = (
+                self._reveal(events)
+                if reason == REVEAL_OR_KEEP
+                else self._eliminate(opening, events)
+            )
             if not waiting:
                 self._continue(events)
         elif step == MOVE_TO:
@@ -581,11 +597,12 @@ class Game:
     def _start_round(self, events: list[Event]) -> None:
         self.step = PLACE
         self.place_turn = 0
+        self.order = self.placement_order()
         events.append(RoundStarted(self.round, self.first_player))
         self._skip_empty_hands(events)
 
     def _skip_empty_hands(self, events: list[Event]) -> None:
-        order = self.placement_order()
+        order = self.order
         while self.place_turn < len(order) and not self.hands[order[self.place_turn]]:
             self.place_turn += 1
         if self.place_turn == len(order):
@@ -596,7 +613,7 @@ class Game:
             self._continue(events)
 
     def _place(self, action: Place, events: list[Event]) -> None:
-        seat = self.placement_order()[self.place_turn]
+        seat = self.order[self.place_turn]
         c = action.card
         self.hands[seat].remove(c)
         pid = self.next_pid
@@ -611,7 +628,7 @@ class Game:
             q.append([card])
             index = len(q) - 1
         else:
-            found = self.find(at)  # type: ignore[arg-type]
+            found = self.find(at)
             assert found is not None
             index = found[0]
             q[index].append(card)
@@ -651,8 +668,12 @@ class Game:
         actor.tokens = 0
         events.append(Revealed(actor.owner, actor.pid, CARDS[actor.family][kind], tokens))
         if tokens and kind != AMBUSH:
-            self._score(actor.owner, tokens * 2 if kind == CONSPIRACY else tokens,
-                        "conspiracy" if kind == CONSPIRACY else "tokens", events)
+            self._score(
+                actor.owner,
+                tokens * 2 if kind == CONSPIRACY else tokens,
+                "conspiracy" if kind == CONSPIRACY else "tokens",
+                events,
+            )
         return self._act(kind, events)
 
     def _score(self, seat: int, points: int, reason: str, events: list[Event]) -> None:
@@ -680,9 +701,7 @@ class Game:
             elif ability == HEIR:
                 name = actor.kind
                 events.append(AbilityUsed(actor.owner, actor.pid, "heir", None))
-                if not any(
-                    s[-1].face_up and s[-1].kind == name and s[-1] is not actor for s in q
-                ):
+                if not any(s[-1].face_up and s[-1].kind == name and s[-1] is not actor for s in q):
                     self._score(actor.owner, 2, "heir", events)
             elif ability == AMBUSH:
                 events.append(AbilityUsed(actor.owner, actor.pid, "ambush", None))
@@ -740,7 +759,9 @@ class Game:
         found = self.find(victim.pid)
         assert found is not None
         self._remove_top(found[0], events)
-        events.append(Eliminated(victim.pid, victim.card, victim.owner, actor.pid, attacker, tokens))
+        events.append(
+            Eliminated(victim.pid, victim.card, victim.owner, actor.pid, attacker, tokens)
+        )
         self._score(attacker, 1, "eliminate", events)
         if victim.kind == AMBUSH:
             if victim.owner != attacker:

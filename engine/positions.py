@@ -22,7 +22,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from .cards import BACKS, FAMILY_BY_NAME, FAMILY_NAMES, KIND_BY_NAME, Card, card_from_data, card_to_data
+from .actions import DIRECTIONS
+from .cards import (
+    BACKS,
+    FAMILY_BY_NAME,
+    FAMILY_NAMES,
+    KIND_BY_NAME,
+    Card,
+    card_from_data,
+    card_to_data,
+)
 from .game import (
     COPY,
     DIRECTION,
@@ -39,7 +48,6 @@ from .game import (
     InPlay,
     Rules,
 )
-from .actions import DIRECTIONS
 
 FORMAT = 1
 _ABILITY_STEPS = (ELIMINATE, STEAL, COPY, MOVE_CARD, MOVE_TO)
@@ -77,7 +85,13 @@ def _dump(game: Game, seat: int | None, full: bool) -> dict[str, Any]:
         for c in slot:
             shown = c.card if (c.face_up or sees(c.owner)) else BACKS[c.family]
             stack.append(
-                {"pid": c.pid, "owner": c.owner, "card": card_to_data(shown), "face_up": c.face_up, "tokens": c.tokens}
+                {
+                    "pid": c.pid,
+                    "owner": c.owner,
+                    "card": card_to_data(shown),
+                    "face_up": c.face_up,
+                    "tokens": c.tokens,
+                }
             )
         queue.append(stack)
     resolving = None
@@ -126,7 +140,10 @@ def _need(cond: bool, message: str) -> None:
 
 def _int(data: dict[str, Any], key: str, lo: int, hi: int) -> int:
     v = data.get(key)
-    _need(isinstance(v, int) and not isinstance(v, bool) and lo <= v <= hi, f"{key!r} must be an integer in {lo}..{hi}, got {v!r}")
+    _need(
+        isinstance(v, int) and not isinstance(v, bool) and lo <= v <= hi,
+        f"{key!r} must be an integer in {lo}..{hi}, got {v!r}",
+    )
     return v  # type: ignore[return-value]
 
 
@@ -168,7 +185,10 @@ def from_data(data: dict[str, Any]) -> Game:
         out = []
         for seat, row in enumerate(rows):
             cards = _cards(row, f"{key}[{seat}]")
-            _need(all(family_seat.get(c.family) == seat for c in cards), f"{key}[{seat}] holds a card of another seat's family")
+            _need(
+                all(family_seat.get(c.family) == seat for c in cards),
+                f"{key}[{seat}] holds a card of another seat's family",
+            )
             out.append(cards)
         return out
 
@@ -178,7 +198,9 @@ def from_data(data: dict[str, Any]) -> Game:
     g.fronts = seat_cards("fronts")
     scores = data.get("scores")
     _need(
-        isinstance(scores, list) and len(scores) == n and all(isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in scores),
+        isinstance(scores, list)
+        and len(scores) == n
+        and all(isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in scores),
         "scores: one non-negative integer per seat",
     )
     g.scores = list(scores)  # type: ignore[arg-type]
@@ -187,7 +209,10 @@ def from_data(data: dict[str, Any]) -> Game:
     _need(isinstance(queue_data, list), "queue must be a list of slots")
     pids: set[int] = set()
     for i, slot_data in enumerate(queue_data):
-        _need(isinstance(slot_data, list) and slot_data, f"slot {i} must be a non-empty list (bottom first)")
+        _need(
+            isinstance(slot_data, list) and bool(slot_data),
+            f"slot {i} must be a non-empty list (bottom first)",
+        )
         slot = []
         for cd in slot_data:
             _need(isinstance(cd, dict), f"slot {i}: a card in play is a map")
@@ -196,10 +221,15 @@ def from_data(data: dict[str, Any]) -> Game:
             pids.add(pid)
             (c,) = _cards([cd.get("card")], f"card {pid}")
             owner = _int(cd, "owner", 0, n - 1)
-            _need(family_seat.get(c.family) == owner, f"card {pid} is not of a family of seat {owner}")
+            _need(
+                family_seat.get(c.family) == owner, f"card {pid} is not of a family of seat {owner}"
+            )
             face_up = cd.get("face_up", False)
             _need(isinstance(face_up, bool), f"card {pid}: face_up must be a boolean")
-            _need(not (face_up and c.kind is None), f"card {pid} is face up, so its identity is public")
+            _need(
+                not (face_up and c.kind is None),
+                f"card {pid} is face up, so its identity is public",
+            )
             tokens = _int(cd, "tokens", 0, 1 << 16)
             slot.append(InPlay(pid, owner, c.family, c.kind, face_up, tokens))
         _need(len({c.owner for c in slot}) == 1, f"slot {i} mixes owners")
@@ -209,12 +239,21 @@ def from_data(data: dict[str, Any]) -> Game:
     g.next_pid = _int(data, "next_pid", 0, 1 << 20)
     _need(all(p < g.next_pid for p in pids), "next_pid must exceed every pid in play")
 
-    known: list[Card] = [c for rows in (g.hands, g.set_aside, g.draw_piles, g.fronts) for row in rows for c in row if c.kind is not None]
+    known: list[Card] = [
+        c
+        for rows in (g.hands, g.set_aside, g.draw_piles, g.fronts)
+        for row in rows
+        for c in row
+        if c.kind is not None
+    ]
     known += [c.card for s in g.queue for c in s if c.kind is not None]
     _need(len(known) == len(set(known)), "a card is in two places")
 
     step = data.get("step", PLACE)
-    _need(step in (DIRECTION, PLACE, REVEAL_OR_KEEP, OPEN, *_ABILITY_STEPS, OVER), f"unknown step {step!r}")
+    _need(
+        step in (DIRECTION, PLACE, REVEAL_OR_KEEP, OPEN, *_ABILITY_STEPS, OVER),
+        f"unknown step {step!r}",
+    )
     g.step = step
     if step == DIRECTION:
         _need(direction is None, "the direction is already chosen")
@@ -224,10 +263,16 @@ def from_data(data: dict[str, Any]) -> Game:
         order = g.placement_order()
         g.place_turn = _int(data, "placed", 0, len(order) - 1)
         _need(bool(g.hands[order[g.place_turn]]), "the seat to place has no card")
-        _need(g.round > 1 or len(g.queue) >= g.place_turn, "round 1 cannot have fewer slots than placements")
+        _need(
+            g.round > 1 or len(g.queue) >= g.place_turn,
+            "round 1 cannot have fewer slots than placements",
+        )
     elif step == OVER:
         winners = data.get("winners")
-        _need(isinstance(winners, list) and all(isinstance(w, int) and 0 <= w < n for w in winners), "winners: a list of seats")
+        _need(
+            isinstance(winners, list) and all(isinstance(w, int) and 0 <= w < n for w in winners),
+            "winners: a list of seats",
+        )
         g.winners = tuple(winners)  # type: ignore[arg-type]
     elif step != DIRECTION:
         _load_resolution(g, data.get("resolving"))
@@ -247,20 +292,31 @@ def _load_resolution(g: Game, r: Any) -> None:
     if step == REVEAL_OR_KEEP:
         _need(not g.actor.face_up, "keep or reveal is asked only of a face-down top card")
     elif step in _ABILITY_STEPS or (step == OPEN and r.get("open_for") == ELIMINATE):
-        _need(ability in KIND_BY_NAME, f"resolving.ability must name the ability in use, got {ability!r}")
+        _need(
+            ability in KIND_BY_NAME,
+            f"resolving.ability must name the ability in use, got {ability!r}",
+        )
         g.ability = KIND_BY_NAME[ability]
         _need(g.actor.face_up, "the acting card must be face up")
     if step == MOVE_TO:
         chosen = r.get("chosen")
         found = g.find(chosen) if isinstance(chosen, int) else None
-        _need(found is not None and found[1] is not g.actor, "resolving.chosen must be another top card")
+        _need(
+            found is not None and found[1] is not g.actor,
+            "resolving.chosen must be another top card",
+        )
         g.chosen = found[1]  # type: ignore[index]
     if step == OPEN:
         open_for = r.get("open_for")
-        _need(open_for in (REVEAL_OR_KEEP, ELIMINATE), "resolving.open_for is 'reveal' or 'eliminate'")
+        _need(
+            open_for in (REVEAL_OR_KEEP, ELIMINATE), "resolving.open_for is 'reveal' or 'eliminate'"
+        )
         pid = r.get("opening")
         found = g.find(pid) if isinstance(pid, int) else None
-        _need(found is not None and found[1].kind is None, "resolving.opening must be a top card of unknown identity")
+        _need(
+            found is not None and found[1].kind is None,
+            "resolving.opening must be a top card of unknown identity",
+        )
         g.opening = found[1]  # type: ignore[index]
         g.open_for = open_for
         if open_for == REVEAL_OR_KEEP:

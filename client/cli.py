@@ -1,0 +1,70 @@
+"""The `oriflamme` command: one entry point, one subcommand per job.
+
+Each subcommand imports only what it needs, so `oriflamme selfplay` runs with
+the engine alone.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+
+
+def _selfplay(args: argparse.Namespace) -> int:
+    from oriflamme.engine.selfplay import format_report, run_selfplay
+
+    strategies = args.strategy.split(",")
+    variant = "two-player" if args.variant == "two-player" else "standard"
+    players = args.players if args.players is not None else (2 if variant == "two-player" else 4)
+    try:
+        report = run_selfplay(
+            players,
+            args.games,
+            seed=args.seed,
+            strategies=strategies,
+            variant=variant,
+            edition=args.edition,
+        )
+    except ValueError as e:
+        print(f"oriflamme selfplay: {e}", file=sys.stderr)
+        return 2
+    print(json.dumps(report, indent=2) if args.json else format_report(report))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="oriflamme", description="Oriflamme played across machines."
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    sp = sub.add_parser(
+        "selfplay",
+        help="play games between built-in players with the engine alone and print statistics",
+    )
+    sp.add_argument("--players", type=int, default=None, help="3-5 (2 with --variant two-player)")
+    sp.add_argument("--games", type=int, default=100)
+    sp.add_argument("--seed", type=int, default=None, help="make the run reproducible")
+    sp.add_argument(
+        "--strategy",
+        default="random",
+        help="random, heuristic, or a comma-separated list assigned to seats in turn "
+        "(e.g. heuristic,random)",
+    )
+    sp.add_argument("--variant", choices=["standard", "two-player"], default="standard")
+    sp.add_argument("--edition", choices=["revised", "first"], default="revised")
+    sp.add_argument("--json", action="store_true", help="print the report as JSON")
+    sp.set_defaults(func=_selfplay)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    code: int = args.func(args)
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())
