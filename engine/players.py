@@ -18,7 +18,8 @@ identity (self-play) or only that seat's (a bot's own game view).
 from __future__ import annotations
 
 import random
-from typing import Protocol
+from collections.abc import Callable
+from typing import Any, Protocol
 
 from .actions import FIRST, KEEP, LAST, REVEAL, Action, Open, Place, Target
 from .cards import Kind
@@ -97,19 +98,19 @@ class HeuristicPlayer(RandomPlayer):
         if len(options) == 1 or step in (DIRECTION, MOVE_TO):
             return options[int(self.rng.random() * len(options))]
         if step == PLACE:
-            return self._best(options, lambda a: self._place_value(game, seat, a))  # type: ignore[arg-type]
+            return self._best(options, lambda a: self._place_value(game, seat, a))
         if step == REVEAL_OR_KEEP:
             return REVEAL if self._should_reveal(game, seat) else KEEP
         if step in (ELIMINATE, STEAL, COPY, MOVE_CARD):
-            return self._best(options, lambda a: self._target_value(game, seat, step, a))  # type: ignore[arg-type]
+            return self._best(options, lambda a: self._target_value(game, seat, step, a))
         if step == OPEN:
             # Only an engine that lacks this seat's own identity asks; any
             # candidate is as good as another for the player.
             assert isinstance(options[0], Open)
         return options[int(self.rng.random() * len(options))]
 
-    def _best(self, options: list[Action], value: object) -> Action:
-        scored = [(value(a) + self.rng.random() * 0.01, i) for i, a in enumerate(options)]  # type: ignore[operator]
+    def _best(self, options: list[Action], value: Callable[[Any], float]) -> Action:
+        scored = [(value(a) + self.rng.random() * 0.01, i) for i, a in enumerate(options)]
         return options[max(scored)[1]]
 
     # ------------------------------------------------------------- knowledge
@@ -195,7 +196,8 @@ class HeuristicPlayer(RandomPlayer):
             return value
         # Covering one of our cards: worth it to protect a hidden Conspiracy
         # or a face-up card from a threat, otherwise it wastes the covered card.
-        found = game.find(at)  # type: ignore[arg-type]
+        assert isinstance(at, int)
+        found = game.find(at)
         assert found is not None
         covered = found[1]
         if covered.kind == Kind.CONSPIRACY and not covered.face_up:
