@@ -5,6 +5,7 @@ interned instances (see `place`, `target`, `move_to`), so building them costs
 no allocation on the hot path; constructing your own equal value works the
 same.
 
+>>> from oriflamme.engine.cards import card
 >>> Place(card("red", "archer"), FIRST) == place(card("red", "archer"), "first")
 True
 >>> action_to_data(Target(4))

@@ -138,8 +138,8 @@ def _need(cond: bool, message: str) -> None:
         raise PositionError(message)
 
 
-def _int(data: dict[str, Any], key: str, lo: int, hi: int) -> int:
-    v = data.get(key)
+def _int(data: dict[str, Any], key: str, lo: int, hi: int, default: int | None = None) -> int:
+    v = data.get(key, default)
     _need(
         isinstance(v, int) and not isinstance(v, bool) and lo <= v <= hi,
         f"{key!r} must be an integer in {lo}..{hi}, got {v!r}",
@@ -172,8 +172,8 @@ def from_data(data: dict[str, Any]) -> Game:
     except ValueError as e:
         raise PositionError(str(e)) from None
     n = rules.players
-    g = Game(rules, _int(data, "first_player", 0, n - 1))
-    g.round = _int(data, "round", 1, ROUNDS)
+    g = Game(rules, _int(data, "first_player", 0, n - 1, 0))
+    g.round = _int(data, "round", 1, ROUNDS, 1)
     direction = data.get("direction")
     _need(direction is None or direction in DIRECTIONS, f"direction is one of {DIRECTIONS} or None")
     g.direction = direction
@@ -196,7 +196,7 @@ def from_data(data: dict[str, Any]) -> Game:
     g.set_aside = seat_cards("set_aside")
     g.draw_piles = seat_cards("draw_piles")
     g.fronts = seat_cards("fronts")
-    scores = data.get("scores")
+    scores = data.get("scores", [1] * n)
     _need(
         isinstance(scores, list)
         and len(scores) == n
@@ -236,7 +236,7 @@ def from_data(data: dict[str, Any]) -> Game:
         if rules.variant == "two-player":
             _need(len({c.family for c in slot}) == 1, f"slot {i} mixes families")
         g.queue.append(slot)
-    g.next_pid = _int(data, "next_pid", 0, 1 << 20)
+    g.next_pid = _int(data, "next_pid", 0, 1 << 20, max(pids, default=-1) + 1)
     _need(all(p < g.next_pid for p in pids), "next_pid must exceed every pid in play")
 
     known: list[Card] = [
@@ -261,7 +261,7 @@ def from_data(data: dict[str, Any]) -> Game:
         _need(direction is not None, "the direction must be chosen before step " + repr(step))
     if step == PLACE:
         order = g.placement_order()
-        g.place_turn = _int(data, "placed", 0, len(order) - 1)
+        g.place_turn = _int(data, "placed", 0, len(order) - 1, 0)
         _need(bool(g.hands[order[g.place_turn]]), "the seat to place has no card")
         _need(
             g.round > 1 or len(g.queue) >= g.place_turn,
