@@ -203,7 +203,7 @@ def from_data(data: dict[str, Any]) -> Game:
         and all(isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in scores),
         "scores: one non-negative integer per seat",
     )
-    g.scores = list(scores)  # type: ignore[arg-type]
+    g.scores = list(scores)
 
     queue_data = data.get("queue", [])
     _need(isinstance(queue_data, list), "queue must be a list of slots")
