@@ -19,10 +19,19 @@ play: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest
 
+# mypy cannot see setuptools' editable-install import hook, so it type-checks
+# through a tree of symlinks that lays the folders out as the installed
+# namespace package (oriflamme/engine -> engine, ...).
+TYPECHECK := $(VENV)/typecheck
+
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/mypy engine protocol
+	mkdir -p $(TYPECHECK)/oriflamme
+	ln -sfn ../../../engine $(TYPECHECK)/oriflamme/engine
+	ln -sfn ../../../protocol $(TYPECHECK)/oriflamme/protocol
+	cd $(TYPECHECK) && ../bin/mypy --config-file ../../pyproject.toml \
+		-p oriflamme.engine -p oriflamme.protocol
 
 bench: $(STAMP)
 	$(BIN)/python bench/engine.py

@@ -12,7 +12,7 @@ each seat and to spectators.
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import Any, ForwardRef, NamedTuple
 
 from .cards import BACKS, Card, card_from_data, card_to_data
 
@@ -32,6 +32,13 @@ class Placed(NamedTuple):
     card: Card
     at: str | int
     slot: int
+
+
+class PlacementSkipped(NamedTuple):
+    """The referee skipped `seat`'s placement (a player who timed out or left:
+    the server cannot place a card it does not know)."""
+
+    seat: int
 
 
 class Kept(NamedTuple):
@@ -145,6 +152,7 @@ class GameEnded(NamedTuple):
 Event = (
     DirectionChosen
     | Placed
+    | PlacementSkipped
     | Kept
     | Revealed
     | AbilityUsed
@@ -164,6 +172,7 @@ Event = (
 EVENT_TYPES: dict[str, type[Any]] = {
     "direction_chosen": DirectionChosen,
     "placed": Placed,
+    "placement_skipped": PlacementSkipped,
     "kept": Kept,
     "revealed": Revealed,
     "ability_used": AbilityUsed,
@@ -180,6 +189,15 @@ EVENT_TYPES: dict[str, type[Any]] = {
     "game_ended": GameEnded,
 }
 EVENT_NAMES: dict[type[Any], str] = {cls: name for name, cls in EVENT_TYPES.items()}
+# Each field's annotation as text ("int", "Card", "int | None", ...), to check
+# plain data against (NamedTuple keeps string annotations as ForwardRefs).
+_FIELD_TYPES: dict[type[Any], dict[str, str]] = {
+    cls: {
+        field: a.__forward_arg__ if isinstance(a, ForwardRef) else str(a)
+        for field, a in cls.__annotations__.items()
+    }
+    for cls in EVENT_TYPES.values()
+}
 
 
 def mask_event(event: Event, seat: int | None) -> Event:
@@ -206,22 +224,45 @@ def event_to_data(event: Event) -> dict[str, Any]:
     return data
 
 
-def event_from_data(data: dict[str, Any]) -> Event:
+def _field_from_data(kind: str, name: str, value: Any) -> Any:
+    """Check and convert one field by its annotation; ValueError if it does not fit."""
+    if kind == "Card":
+        return card_from_data(value)
+    if kind == "tuple[Card, ...]":
+        if not isinstance(value, list | tuple):
+            raise ValueError(f"{name!r} must be a list of cards")
+        return tuple(card_from_data(c) for c in value)
+    if kind == "tuple[int, ...]":
+        if not isinstance(value, list | tuple) or not all(_is_int(v) for v in value):
+            raise ValueError(f"{name!r} must be a list of integers")
+        return tuple(value)
+    allowed = kind.split(" | ")
+    if (
+        ("int" in allowed and _is_int(value))
+        or ("str" in allowed and isinstance(value, str))
+        or ("bool" in allowed and isinstance(value, bool))
+        or ("None" in allowed and value is None)
+    ):
+        return value
+    raise ValueError(f"{name!r} must be {kind}, not {value!r}")
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def event_from_data(data: Any) -> Event:
     """The inverse of `event_to_data`; raises ValueError on malformed data."""
-    cls = EVENT_TYPES.get(str(data.get("type")))
+    if not isinstance(data, dict):
+        raise ValueError(f"an event is a map, not {type(data).__name__}")
+    name = data.get("type")
+    cls = EVENT_TYPES.get(name) if isinstance(name, str) else None
     if cls is None:
-        raise ValueError(f"unknown event type {data.get('type')!r}")
+        raise ValueError(f"unknown event type {name!r}")
     values = []
-    for name in cls._fields:
-        if name not in data:
-            raise ValueError(f"event {data['type']!r} lacks {name!r}")
-        value = data[name]
-        if name == "card":
-            value = card_from_data(value)
-        elif name == "cards":
-            value = tuple(card_from_data(c) for c in value)
-        elif isinstance(value, list):
-            value = tuple(value)
-        values.append(value)
+    for field in cls._fields:
+        if field not in data:
+            raise ValueError(f"event {name!r} lacks {field!r}")
+        values.append(_field_from_data(_FIELD_TYPES[cls][field], field, data[field]))
     event: Event = cls(*values)
     return event

@@ -71,6 +71,7 @@ from .events import (
     Moved,
     NoEffect,
     Placed,
+    PlacementSkipped,
     Revealed,
     RoundEnded,
     RoundStarted,
@@ -476,7 +477,7 @@ class Game:
                 )
             return
         if step in (ELIMINATE, STEAL, COPY, MOVE_CARD):
-            if type(action) is not Target:
+            if type(action) is not Target or type(action.pid) is not int:
                 raise IllegalAction(f"choose a card to {step.replace('_', ' ')} with a target")
             assert self.ability is not None
             if not any(c.pid == action.pid for c in self._choices(self.ability)):
@@ -486,7 +487,7 @@ class Game:
                 )
             return
         if step == MOVE_TO:
-            if type(action) is not MoveTo:
+            if type(action) is not MoveTo or type(action.index) is not int:
                 raise IllegalAction("choose where the card goes with move_to")
             if action.index not in self._move_indices():
                 raise IllegalAction(f"the card cannot be moved to index {action.index}")
@@ -496,6 +497,8 @@ class Game:
                 raise IllegalAction("open the card: its identity is needed")
             assert self.opening is not None
             c = action.card
+            if not isinstance(c, Card):
+                raise IllegalAction(f"open with a card, not {c!r}")
             if c.family != self.opening.family or c.kind is None:
                 raise IllegalAction(
                     f"card {self.opening.pid} is a {FAMILY_NAMES[self.opening.family]} card"
@@ -513,6 +516,8 @@ class Game:
 
     def _check_place(self, seat: int, action: Place) -> None:
         c = action.card
+        if not isinstance(c, Card):
+            raise IllegalAction(f"place a card, not {c!r}")
         if c not in self.hands[seat]:
             raise IllegalAction(f"{c} is not in seat {seat}'s hand")
         at = action.at
@@ -522,7 +527,7 @@ class Game:
             if not self.queue:
                 raise IllegalAction("the queue is empty: the first card goes 'first' (the middle)")
             return
-        if not isinstance(at, int) or isinstance(at, bool):
+        if type(at) is not int:
             raise IllegalAction(f"place at 'first', 'last' or on a pid, not {at!r}")
         if self.round == 1:
             raise IllegalAction("no stacking in round 1: place at 'first' or 'last'")
@@ -586,6 +591,22 @@ class Game:
             assert found is not None
             if not self._choose(found[1], events):
                 self._continue(events)
+        return events
+
+    def skip_placement(self) -> list[Event]:
+        """The referee skips the pending placement: its seat places nothing this
+        round and keeps the card in hand. Not a player's choice (placing is
+        mandatory), so it is never among the legal actions; the server uses it
+        for a seat whose player timed out or left.
+
+        Raises `IllegalAction` unless a placement is pending.
+        """
+        if self.step != PLACE:
+            raise IllegalAction(f"no placement to skip: the game waits for {self.step}")
+        self._legal = None
+        events: list[Event] = [PlacementSkipped(self.order[self.place_turn])]
+        self.place_turn += 1
+        self._skip_empty_hands(events)
         return events
 
     def _await_opening(self, card: InPlay, reason: str) -> bool:
@@ -789,7 +810,9 @@ class Game:
 
     def _move(self, index: int, events: list[Event]) -> None:
         chosen = self.chosen
-        assert chosen is not None
+        actor = self.actor
+        assert chosen is not None and actor is not None
+        events.append(AbilityUsed(actor.owner, actor.pid, "royal_decree", chosen.pid))
         found = self.find(chosen.pid)
         assert found is not None
         j = found[0]
@@ -859,14 +882,18 @@ def new_game(
     edition: str = REVISED,
     first_player: int = 0,
     deal: Sequence[SeatDeal] | None = None,
+    families: Sequence[Sequence[int]] | None = None,
     seed: int | None = None,
     rng: random.Random | None = None,
 ) -> Game:
     """A game at its start, waiting for the first player's direction.
 
+    `families[seat]` are the family indices each seat plays (default: seat 0
+    red, seat 1 blue, ...; 2-player: red and blue against green and yellow).
     Without `deal`, cards are dealt from `rng` (or a Random seeded with `seed`).
     """
-    rules = Rules(players, variant, edition)
+    fams = tuple(tuple(fs) for fs in families) if families is not None else ()
+    rules = Rules(players, variant, edition, fams)
     if not 0 <= first_player < players:
         raise ValueError(f"no seat {first_player}")
     if deal is None:

@@ -69,8 +69,15 @@ def view(game: Game, seat: int | None) -> dict[str, Any]:
     return data
 
 
-def _mask(cards: list[Card], visible: bool) -> list[list[str | None]]:
-    return [card_to_data(c if visible else BACKS[c.family]) for c in cards]
+def _mask(cards: list[Card], visible: bool, ordered: bool = False) -> list[list[str | None]]:
+    """Cards as plain data, as backs unless `visible`. Hidden cards of an
+    unordered pile are sorted by family: their order would tell which one
+    left (in the 2-player variant, whether the card just drawn was played).
+    A draw pile is `ordered`: the order of its families is public."""
+    if visible:
+        return [card_to_data(c) for c in cards]
+    families = [c.family for c in cards] if ordered else sorted(c.family for c in cards)
+    return [card_to_data(BACKS[f]) for f in families]
 
 
 def _dump(game: Game, seat: int | None, full: bool) -> dict[str, Any]:
@@ -115,7 +122,7 @@ def _dump(game: Game, seat: int | None, full: bool) -> dict[str, Any]:
         "scores": list(g.scores),
         "hands": [_mask(h, sees(s)) for s, h in enumerate(g.hands)],
         "set_aside": [_mask(h, sees(s)) for s, h in enumerate(g.set_aside)],
-        "draw_piles": [_mask(h, full) for h in g.draw_piles],
+        "draw_piles": [_mask(h, full, ordered=True) for h in g.draw_piles],
         "fronts": [_mask(h, True) for h in g.fronts],
         "queue": queue,
         "next_pid": g.next_pid,
@@ -248,6 +255,16 @@ def from_data(data: dict[str, Any]) -> Game:
     ]
     known += [c.card for s in g.queue for c in s if c.kind is not None]
     _need(len(known) == len(set(known)), "a card is in two places")
+    per_family = [0] * len(FAMILY_NAMES)
+    for rows in (g.hands, g.set_aside, g.draw_piles, g.fronts):
+        for row in rows:
+            for c in row:
+                per_family[c.family] += 1
+    for s in g.queue:
+        for ip in s:
+            per_family[ip.family] += 1
+    for f, count in enumerate(per_family):
+        _need(count <= 10, f"family {FAMILY_NAMES[f]} has {count} cards; a family has 10")
 
     step = data.get("step", PLACE)
     _need(
@@ -293,7 +310,7 @@ def _load_resolution(g: Game, r: Any) -> None:
         _need(not g.actor.face_up, "keep or reveal is asked only of a face-down top card")
     elif step in _ABILITY_STEPS or (step == OPEN and r.get("open_for") == ELIMINATE):
         _need(
-            ability in KIND_BY_NAME,
+            isinstance(ability, str) and ability in KIND_BY_NAME,
             f"resolving.ability must name the ability in use, got {ability!r}",
         )
         g.ability = KIND_BY_NAME[ability]
