@@ -31,7 +31,31 @@ def _selfplay(args: argparse.Namespace) -> int:
         print(f"oriflamme selfplay: {e}", file=sys.stderr)
         return 2
     print(json.dumps(report, indent=2) if args.json else format_report(report))
+    if args.record:
+        return _write_record(args, players, variant)
     return 0
+
+
+def _write_record(args: argparse.Namespace, players: int, variant: str) -> int:
+    """Play one more game through the referee, with seeds, commitments and
+    openings as over the network, and write its record for `oriflamme verify`."""
+    from oriflamme.protocol.localgame import play_local_game
+
+    record = play_local_game(players, variant=variant, edition=args.edition, seed=args.seed)
+    try:
+        with open(args.record, "wb") as f:
+            f.write(record)
+    except OSError as e:
+        print(f"oriflamme selfplay: cannot write {args.record}: {e.strerror}", file=sys.stderr)
+        return 2
+    print(f"wrote the record of one committed game to {args.record} ({len(record)} bytes)")
+    return 0
+
+
+def _verify(args: argparse.Namespace) -> int:
+    from oriflamme.protocol.verify import main as verify_main
+
+    return verify_main([args.record])
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -56,7 +80,20 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--variant", choices=["standard", "two-player"], default="standard")
     sp.add_argument("--edition", choices=["revised", "first"], default="revised")
     sp.add_argument("--json", action="store_true", help="print the report as JSON")
+    sp.add_argument(
+        "--record",
+        metavar="FILE",
+        help="also play one game with the full commit-reveal protocol (in process) "
+        "and write its game record to FILE",
+    )
     sp.set_defaults(func=_selfplay)
+
+    vp = sub.add_parser(
+        "verify",
+        help="re-check a finished game's record offline (commitments, seeds, deal, replay)",
+    )
+    vp.add_argument("record", help="the game record file (msgpack)")
+    vp.set_defaults(func=_verify)
     return parser
 
 
