@@ -25,14 +25,17 @@ from typing import Any
 from .actions import DIRECTIONS
 from .cards import (
     BACKS,
+    COPYABLE,
     FAMILY_BY_NAME,
     FAMILY_NAMES,
     KIND_BY_NAME,
     Card,
+    Kind,
     card_from_data,
     card_to_data,
 )
 from .game import (
+    _CHOICE_STEP,
     COPY,
     DIRECTION,
     ELIMINATE,
@@ -315,6 +318,20 @@ def _load_resolution(g: Game, r: Any) -> None:
         )
         g.ability = KIND_BY_NAME[ability]
         _need(g.actor.face_up, "the acting card must be face up")
+        actor_kind = g.actor.kind
+        _need(
+            g.ability == actor_kind or (actor_kind == Kind.SHAPESHIFTER and g.ability in COPYABLE),
+            f"a {actor_kind.label if actor_kind is not None else '?'} cannot apply the "
+            f"{g.ability.label} ability (only a Shapeshifter copies another card's)",
+        )
+        wanted = _CHOICE_STEP.get(g.ability)
+        expected_step = ELIMINATE if step == OPEN else step
+        if expected_step == MOVE_TO:
+            expected_step = MOVE_CARD
+        _need(
+            wanted == expected_step,
+            f"the {g.ability.label} ability does not wait in step {step!r}",
+        )
     if step == MOVE_TO:
         chosen = r.get("chosen")
         found = g.find(chosen) if isinstance(chosen, int) else None
