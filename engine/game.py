@@ -779,18 +779,19 @@ class Game:
         victim.face_up = True
         found = self.find(victim.pid)
         assert found is not None
-        self._remove_top(found[0], events)
-        events.append(
-            Eliminated(victim.pid, victim.card, victim.owner, actor.pid, attacker, tokens)
+        self._remove_top(
+            found[0],
+            events,
+            Eliminated(victim.pid, victim.card, victim.owner, actor.pid, attacker, tokens),
         )
         self._score(attacker, 1, "eliminate", events)
         if victim.kind == AMBUSH:
             if victim.owner != attacker:
                 self._score(victim.owner, 4, "ambush", events)
                 # The attacker is the acting card, on top of the slot being resolved.
-                self._remove_top(self.cur, events)
-                events.append(Discarded(actor.pid, actor.card, attacker, "ambush", actor.tokens))
-                actor.tokens = 0
+                self._remove_top(
+                    self.cur, events, Discarded(actor.pid, actor.card, attacker, "ambush", 0)
+                )
             elif self.rules.edition == FIRST_EDITION:
                 self._score(attacker, 1, "ambush", events)
         return self._done(events)
@@ -801,9 +802,9 @@ class Game:
         assert actor is not None and actor.kind is not None
         slot = self.cur_slot
         if actor.kind >= ASSASSINATION and slot and slot[-1] is actor:
-            self._remove_top(self.cur, events)
-            events.append(Discarded(actor.pid, actor.card, actor.owner, "used", actor.tokens))
-            actor.tokens = 0
+            self._remove_top(
+                self.cur, events, Discarded(actor.pid, actor.card, actor.owner, "used", 0)
+            )
         self.ability = None
         self.chosen = None
         return False
@@ -816,22 +817,27 @@ class Game:
         found = self.find(chosen.pid)
         assert found is not None
         j = found[0]
-        self.queue[j].pop()
-        if self.queue[j]:
-            events.append(Uncovered(self.queue[j][-1].pid, self.queue[j][-1].face_up))
-        else:
+        left = self.queue[j]
+        left.pop()
+        if not left:
             self._drop_slot(j)
         self.queue.insert(index, [chosen])
         if index <= self.cur:
             self.cur += 1
         events.append(Moved(chosen.pid, index))
+        if left:
+            events.append(Uncovered(left[-1].pid, left[-1].face_up))
 
-    def _remove_top(self, i: int, events: list[Event]) -> None:
-        """Take the top card of slot `i` out of the queue to its owner's front."""
+    def _remove_top(self, i: int, events: list[Event], why: Event) -> None:
+        """Take the top card of slot `i` out of the queue, face up, to its
+        owner's front; `why` (the elimination or discard) is told first, then
+        the card it uncovers, if any."""
         slot = self.queue[i]
         card = slot.pop()
         card.face_up = True
+        card.tokens = 0
         self.fronts[card.owner].append(card.card)
+        events.append(why)
         if slot:
             events.append(Uncovered(slot[-1].pid, slot[-1].face_up))
         else:

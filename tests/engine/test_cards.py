@@ -133,8 +133,8 @@ def test_soldier_with_no_neighbour_does_nothing() -> None:
         [
             Revealed(2, 1, C("green assassination"), 0),
             AbilityUsed(2, 1, "assassination", 1),
-            Uncovered(0, True),
             Eliminated(1, C("green assassination"), 2, 1, 2, 0),
+            Uncovered(0, True),
             Scored(2, 1, "eliminate"),
             NoEffect(2, 0, "soldier"),
             *END_OF_ROUND_2,
@@ -193,8 +193,8 @@ def test_spy_with_no_neighbour_does_nothing() -> None:
     assert_events(
         events[2:],
         [
-            Uncovered(0, True),
             Eliminated(1, C("blue assassination"), 1, 1, 1, 0),
+            Uncovered(0, True),
             Scored(1, 1, "eliminate"),
             NoEffect(1, 0, "spy"),
             *END_OF_ROUND_2,
@@ -300,8 +300,8 @@ def test_shapeshifter_copying_an_archer_may_eliminate_itself() -> None:
         events,
         [
             AbilityUsed(0, 1, "archer", 1),
-            Uncovered(0, False),
             Eliminated(1, C("red shapeshifter"), 0, 1, 0, 0),
+            Uncovered(0, False),
             Scored(0, 1, "eliminate"),
         ],
     )
@@ -391,8 +391,8 @@ def test_assassination_is_offered_every_top_card_and_is_discarded_after() -> Non
         events[:5],
         [
             AbilityUsed(4, 3, "assassination", 1),
-            Uncovered(0, False),
             Eliminated(1, C("yellow lord"), 3, 3, 4, 0),
+            Uncovered(0, False),
             Scored(4, 1, "eliminate"),
             Discarded(3, C("black assassination"), 4, "used", 0),
         ],
@@ -475,8 +475,8 @@ def test_royal_decree_with_one_card_to_move_asks_only_where() -> None:
         events[:4],
         [
             AbilityUsed(0, 2, "royal_decree", 1),
-            Uncovered(0, False),
             Moved(1, 2),
+            Uncovered(0, False),
             Discarded(2, C("red royal_decree"), 0, "used", 0),
         ],
     )
@@ -494,8 +494,8 @@ def test_royal_decree_with_no_other_top_card_does_nothing() -> None:
         [
             Revealed(0, 1, C("red royal_decree"), 0),
             NoEffect(0, 1, "royal_decree"),
-            Uncovered(0, False),
             Discarded(1, C("red royal_decree"), 0, "used", 0),
+            Uncovered(0, False),
         ],
     )
     assert g.decision == Decision(0, "reveal", KEEP_OR_REVEAL, 0)

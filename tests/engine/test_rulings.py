@@ -318,8 +318,8 @@ def test_ruling_06_card_uncovered_after_intrigue_is_handled_at_once() -> None:
             AbilityUsed(0, 1, "assassination", 3),
             Eliminated(3, C("green spy"), 2, 1, 0, 0),
             Scored(0, 1, "eliminate"),
-            Uncovered(0, False),
             Discarded(1, C("red assassination"), 0, "used", 0),
+            Uncovered(0, False),
         ],
     )
     # The face-down Heir under it is next, before the Lord.
@@ -341,8 +341,8 @@ def test_ruling_06_face_up_card_uncovered_after_intrigue_acts_at_once() -> None:
             AbilityUsed(0, 1, "assassination", 3),
             Eliminated(3, C("green heir"), 2, 1, 0, 0),
             Scored(0, 1, "eliminate"),
-            Uncovered(0, True),
             Discarded(1, C("red assassination"), 0, "used", 0),
+            Uncovered(0, True),
             AbilityUsed(0, 0, "spy", 2),
             Stolen(0, 1, 1),
         ],
@@ -361,8 +361,8 @@ def test_ruling_06_card_under_an_archer_that_shot_itself_is_handled_at_once() ->
         events,
         [
             AbilityUsed(0, 1, "archer", 1),
-            Uncovered(0, False),
             Eliminated(1, C("red archer"), 0, 1, 0, 0),
+            Uncovered(0, False),
             Scored(0, 1, "eliminate"),
         ],
     )
@@ -393,8 +393,8 @@ def test_ruling_06_card_under_an_attacker_discarded_by_an_ambush_is_handled_at_o
             Eliminated(2, C("blue ambush"), 1, 1, 0, 2),
             Scored(0, 1, "eliminate"),
             Scored(1, 4, "ambush"),
-            Uncovered(0, True),
             Discarded(1, C("red soldier"), 0, "ambush", 0),
+            Uncovered(0, True),
             AbilityUsed(0, 0, "heir", None),
             Scored(0, 2, "heir"),
         ],
@@ -413,8 +413,8 @@ def test_ruling_06_card_uncovered_in_a_passed_slot_does_nothing_this_round() -> 
         events,
         [
             AbilityUsed(0, 2, "soldier", 1),
-            Uncovered(0, False),
             Eliminated(1, C("blue spy"), 1, 2, 0, 1),
+            Uncovered(0, False),
             Scored(0, 1, "eliminate"),
         ],
     )
@@ -438,8 +438,8 @@ def test_ruling_06_card_uncovered_in_a_slot_not_yet_reached_is_handled_when_reac
         [
             Revealed(0, 0, C("red soldier"), 0),
             AbilityUsed(0, 0, "soldier", 2),
-            Uncovered(1, False),
             Eliminated(2, C("blue spy"), 1, 0, 0, 0),
+            Uncovered(1, False),
             Scored(0, 1, "eliminate"),
         ],
     )
@@ -471,8 +471,8 @@ def test_ruling_07_archer_eliminates_the_first_or_the_last_top_card() -> None:
         events,
         [
             AbilityUsed(2, 3, "archer", 5),
-            Uncovered(4, False),
             Eliminated(5, C("blue conspiracy"), 1, 3, 2, 2),
+            Uncovered(4, False),
             Scored(2, 1, "eliminate"),
         ],
     )
@@ -535,8 +535,8 @@ def test_ruling_08_soldier_eliminates_an_adjacent_top_card_never_itself() -> Non
         events,
         [
             AbilityUsed(1, 2, "soldier", 1),
-            Uncovered(0, False),
             Eliminated(1, C("red heir"), 0, 2, 1, 0),
+            Uncovered(0, False),
             Scored(1, 1, "eliminate"),
         ],
     )
@@ -918,8 +918,8 @@ def test_ruling_14_moving_a_stack_top_uncovers_the_card_below() -> None:
         events,
         [
             AbilityUsed(0, 2, "royal_decree", 1),
-            Uncovered(0, False),
             Moved(1, 3),
+            Uncovered(0, False),
             Discarded(2, C("red royal_decree"), 0, "used", 0),
         ],
     )
@@ -942,8 +942,8 @@ def test_ruling_14_decree_on_a_stack_uncovered_card_acts_before_a_card_moved_beh
         [
             AbilityUsed(0, 1, "royal_decree", 3),
             Moved(3, 1),
-            Uncovered(0, True),
             Discarded(1, C("red royal_decree"), 0, "used", 0),
+            Uncovered(0, True),
             AbilityUsed(0, 0, "heir", None),
             Scored(0, 2, "heir"),
         ],
