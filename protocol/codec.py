@@ -1,0 +1,211 @@
+"""Framing and safe msgpack decoding.
+
+How this works
+--------------
+A frame is a 4-byte big-endian unsigned payload length ``n`` followed by ``n``
+bytes that hold exactly one msgpack map with string keys; ``1 <= n <=
+max_frame`` (65536 by default). `FrameDecoder` takes bytes in any chunking
+and hands out the decoded maps one by one:
+
+* the length is checked as soon as the 4 header bytes are in, so a peer
+  cannot make us wait for (or buffer) a frame over the limit: an incomplete
+  frame never holds more than ``4 + max_frame - 1`` bytes;
+* each payload is decoded on its own with `msgpack.unpackb`, configured for
+  untrusted input: ``raw=False`` (str is UTF-8 text, bin is bytes),
+  ``strict_map_key=True``, every ``max_*_len`` bounded by the frame limit,
+  ext types refused (``max_ext_len=0`` also stops the timestamp type, which
+  msgpack would otherwise decode without asking ``ext_hook``);
+* any failure is a `RemoteProtocolError` (``malformed_frame`` or
+  ``frame_too_large``) and is sticky: the decoder drops its buffer, ignores
+  further bytes and raises the same error on every later call. A decoder
+  that failed is never reused.
+
+>>> frame = encode_frame({"type": "ping", "id": 1})
+>>> frame.hex()
+'0000000f82a474797065a470696e67a2696401'
+>>> decoder = FrameDecoder()
+>>> decoder.feed(frame[:3]); decoder.next_frame() is None
+True
+>>> decoder.feed(frame[3:]); decoder.next_frame()
+{'type': 'ping', 'id': 1}
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Mapping
+from typing import Any, NoReturn
+
+import msgpack
+
+from .errors import (
+    FRAME_TOO_LARGE,
+    INVALID_FIELD,
+    MALFORMED_FRAME,
+    LocalProtocolError,
+    RemoteProtocolError,
+)
+
+DEFAULT_MAX_FRAME = 65536
+HEADER = struct.Struct(">I")
+HEADER_SIZE = HEADER.size
+# Compact the buffer once this many consumed bytes sit at its front.
+_COMPACT_AT = 1 << 16
+
+
+def _refuse_ext(code: int, data: bytes) -> NoReturn:
+    raise ValueError(f"ext type {code} is not allowed")
+
+
+def pack(data: Mapping[str, Any]) -> bytes:
+    """The msgpack payload for one map (str as str, bytes as bin)."""
+    try:
+        return msgpack.packb(data, use_bin_type=True)
+    except (TypeError, ValueError, OverflowError) as e:
+        raise LocalProtocolError(INVALID_FIELD, f"cannot encode: {e}") from None
+
+
+def encode_frame(data: Mapping[str, Any], max_frame: int = DEFAULT_MAX_FRAME) -> bytes:
+    """Header and payload for one map. Raises `LocalProtocolError`
+    (``frame_too_large``) rather than produce a frame the peer must refuse."""
+    payload = pack(data)
+    if len(payload) > max_frame:
+        raise LocalProtocolError(
+            FRAME_TOO_LARGE,
+            f"a {data.get('type')!r} frame of {len(payload)} bytes exceeds {max_frame}",
+        )
+    return HEADER.pack(len(payload)) + payload
+
+
+def decode_payload(
+    payload: bytes | bytearray, max_frame: int = DEFAULT_MAX_FRAME
+) -> dict[str, Any]:
+    """Decode one frame's payload into a map with string keys.
+
+    Raises `RemoteProtocolError` with code ``malformed_frame`` for anything
+    else: bad msgpack, trailing bytes, ext types, invalid UTF-8, a value that
+    is not a map, or a key that is not a string.
+    """
+    try:
+        value = msgpack.unpackb(
+            payload,
+            raw=False,
+            strict_map_key=True,
+            use_list=True,
+            ext_hook=_refuse_ext,
+            max_str_len=max_frame,
+            max_bin_len=max_frame,
+            max_array_len=max_frame,
+            max_map_len=max_frame,
+            max_ext_len=0,
+        )
+    except (ValueError, msgpack.UnpackException) as e:
+        raise RemoteProtocolError(
+            MALFORMED_FRAME, f"not one valid msgpack value: {e}"[:300]
+        ) from None
+    if type(value) is not dict:
+        raise RemoteProtocolError(
+            MALFORMED_FRAME, f"a frame holds a map, not {type(value).__name__}"
+        )
+    for key in value:
+        if type(key) is not str:
+            raise RemoteProtocolError(MALFORMED_FRAME, "map keys must be strings")
+    return value
+
+
+class FrameDecoder:
+    """Bytes in, decoded frames out; see the module docstring.
+
+    `feed` never fails; `next_frame` returns the next map, None when it needs
+    more bytes, or raises `RemoteProtocolError` (and keeps raising it).
+    """
+
+    def __init__(self, max_frame: int = DEFAULT_MAX_FRAME) -> None:
+        if not 1 <= max_frame <= 2**32 - 1:
+            raise ValueError(f"max_frame must be 1..{2**32 - 1}, not {max_frame}")
+        self.max_frame = max_frame
+        self._buf = bytearray()
+        self._pos = 0
+        self._eof = False
+        self._error: RemoteProtocolError | None = None
+
+    @property
+    def buffered(self) -> int:
+        """Bytes received and not yet handed out as frames."""
+        return len(self._buf) - self._pos
+
+    @property
+    def at_eof(self) -> bool:
+        """The peer closed and every complete frame has been handed out."""
+        return self._eof and self.buffered == 0 and self._error is None
+
+    @property
+    def error(self) -> RemoteProtocolError | None:
+        """The error this decoder failed with, if it did."""
+        return self._error
+
+    def feed(self, data: bytes | bytearray | memoryview) -> None:
+        """Add received bytes; ``b""`` means the peer closed the connection."""
+        if self._error is not None:
+            return
+        if not data:
+            self._eof = True
+            return
+        if self._eof:
+            raise RuntimeError("bytes fed after end of file")
+        self._buf += data
+        if self.buffered >= HEADER_SIZE:
+            # Refuse an oversized frame now, rather than hold its bytes.
+            (length,) = HEADER.unpack_from(self._buf, self._pos)
+            if length > self.max_frame:
+                self._record(RemoteProtocolError(FRAME_TOO_LARGE, self._too_large(length)))
+
+    def next_frame(self) -> dict[str, Any] | None:
+        """The next decoded frame, or None until more bytes arrive."""
+        if self._error is not None:
+            raise self._error
+        buf = self._buf
+        pos = self._pos
+        available = len(buf) - pos
+        if available >= HEADER_SIZE:
+            (length,) = HEADER.unpack_from(buf, pos)
+            if length > self.max_frame:
+                self._fail(RemoteProtocolError(FRAME_TOO_LARGE, self._too_large(length)))
+            if length == 0:
+                self._fail(RemoteProtocolError(MALFORMED_FRAME, "a frame's payload length is 0"))
+            end = pos + HEADER_SIZE + length
+            if end <= len(buf):
+                payload = buf[pos + HEADER_SIZE : end]
+                if end == len(buf):
+                    buf.clear()
+                    self._pos = 0
+                elif end >= _COMPACT_AT:
+                    del buf[:end]
+                    self._pos = 0
+                else:
+                    self._pos = end
+                try:
+                    return decode_payload(payload, self.max_frame)
+                except RemoteProtocolError as e:
+                    self._fail(e)
+        if self._eof and available:
+            self._fail(RemoteProtocolError(MALFORMED_FRAME, "the connection closed inside a frame"))
+        return None
+
+    def _too_large(self, length: int) -> str:
+        return f"a frame of {length} bytes exceeds the limit of {self.max_frame}"
+
+    def fail(self, error: RemoteProtocolError) -> None:
+        """Fail for good with `error` (a connection that gave up on its peer):
+        drop the buffer, ignore further bytes, raise `error` from now on."""
+        if self._error is None:
+            self._record(error)
+
+    def _record(self, error: RemoteProtocolError) -> None:
+        self._error = error
+        self._buf = bytearray()
+        self._pos = 0
+
+    def _fail(self, error: RemoteProtocolError) -> NoReturn:
+        self._record(error)
+        raise error

@@ -1,0 +1,204 @@
+"""One example of every message, for docs/PROTOCOL.md and docs/protocol-v1.json.
+
+The examples are real values: they pass the same checks as anything decoded
+from the wire, their commitments are computed by `commitments` from the
+example seeds and nonces below, and the game views and events come from the
+engine. They tell one story: Ann (player 7) hosts a 3-player room (room 12)
+with two bots, and plays seat 0 with the red family.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+from oriflamme.engine import (
+    BACKS,
+    FIRST,
+    LAST,
+    LEFT_TO_RIGHT,
+    ChooseDirection,
+    Place,
+    Rules,
+    action_to_data,
+    card,
+    event_to_data,
+    hidden_deal,
+    mask_event,
+    new_game,
+    view,
+)
+
+from . import messages as m
+from .commitments import SERVER_SEAT, card_commitment, seed_commitment
+
+
+def example_bytes(label: str, size: int = 32) -> bytes:
+    """Deterministic example bytes: the first `size` bytes of SHA-256(label)."""
+    return hashlib.sha256(label.encode()).digest()[:size]
+
+
+GAME = example_bytes("example game", 16)
+TOKEN = example_bytes("example session token")
+SERVER_SEED = example_bytes("example server seed")
+CLIENT_SEEDS = tuple(example_bytes(f"example client seed {seat}") for seat in range(3))
+SEED_COMMITMENTS = tuple(
+    seed_commitment(GAME, seat, seed) for seat, seed in enumerate(CLIENT_SEEDS)
+)
+SERVER_COMMITMENT = seed_commitment(GAME, SERVER_SEAT, SERVER_SEED)
+SETTINGS = m.Settings(
+    players=3, variant="standard", edition="revised", turn_timer=60, first_player="host"
+)
+ROOM = 12
+ANN = 7
+
+RED_SOLDIER = card("red", "soldier")
+NONCE_0 = example_bytes("example nonce 0")
+COMMITMENT_0 = card_commitment(GAME, 0, 0, RED_SOLDIER, NONCE_0)
+RED_SPY = card("red", "spy")
+NONCE_3 = example_bytes("example nonce 3")
+COMMITMENT_3 = card_commitment(GAME, 0, 3, RED_SPY, NONCE_3)
+
+
+def _seats(ready: bool) -> tuple[m.SeatInfo, ...]:
+    return (
+        m.SeatInfo(seat=0, name="Ann", player=ANN, ready=ready, connected=True),
+        m.SeatInfo(seat=1, name="Bot 1", bot="heuristic", ready=True, connected=True),
+        m.SeatInfo(seat=2, name="Bot 2", bot="random", ready=True, connected=True),
+    )
+
+
+def example_game_state() -> m.GameState:
+    """Seat 0's push after seat 1 placed the second card of round 1."""
+    game = new_game(3, deal=hidden_deal(Rules(3)))
+    game.apply(ChooseDirection(LEFT_TO_RIGHT))
+    game.apply(Place(BACKS[0], FIRST))
+    events = game.apply(Place(BACKS[1], LAST))
+    decision = game.decision
+    assert decision is not None
+    return m.GameState(
+        seq=9,
+        game=GAME,
+        view=view(game, 0),
+        events=[event_to_data(mask_event(e, 0)) for e in events],
+        commitments=(
+            m.PlacementCommitment(pid=1, seat=1, commitment=example_bytes("seat 1 commitment 1")),
+        ),
+        openings=(),
+        snapshot=False,
+        decision=m.Decision(
+            seat=decision.seat,
+            kind=decision.kind,
+            turn=3,
+            options=[action_to_data(a) for a in decision.options],
+            time_left=60000,
+        ),
+    )
+
+
+def examples() -> dict[str, m.Message]:
+    """An example of every message type, by type."""
+    found: list[m.Message] = [
+        m.Hello(versions=(1,), client="oriflamme-cli/0.1", name="Ann", id=1),
+        m.Welcome(
+            version=1,
+            token=TOKEN,
+            player=ANN,
+            server="oriflamme/0.1",
+            resumed=False,
+            idle_timeout=120,
+            id=1,
+        ),
+        m.Ping(id=40),
+        m.Pong(id=40),
+        m.Ok(id=3),
+        m.Error(code="room_full", message="room 12 has no free seat", fatal=False, id=5),
+        m.ListRooms(id=2),
+        m.RoomList(
+            rooms=(
+                m.RoomSummary(
+                    room=ROOM,
+                    name="Ann's table",
+                    host="Ann",
+                    state="waiting",
+                    settings=SETTINGS,
+                    seated=1,
+                    spectators=0,
+                ),
+            ),
+            id=2,
+        ),
+        m.CreateRoom(settings=SETTINGS, name="Ann's table", id=3),
+        m.JoinRoom(room=ROOM, id=4),
+        m.Spectate(room=ROOM, id=5),
+        m.LeaveRoom(id=6),
+        m.Ready(ready=True, id=7),
+        m.StartGame(first_player=0, id=8),
+        m.AddBot(strategy="heuristic", id=9),
+        m.RemoveBot(seat=2, id=10),
+        m.Chat(text="good luck, everyone", id=11),
+        m.Sync(id=12),
+        m.RoomState(
+            seq=4,
+            room=ROOM,
+            name="Ann's table",
+            settings=SETTINGS,
+            host=ANN,
+            state="waiting",
+            seats=_seats(True),
+            spectators=0,
+            seat=0,
+        ),
+        m.ChatMessage(seq=5, room=ROOM, player=ANN, name="Ann", text="good luck, everyone"),
+        m.GameStarted(
+            seq=6,
+            room=ROOM,
+            game=GAME,
+            settings=SETTINGS,
+            first_player=0,
+            families=(("red",), ("blue",), ("green",)),
+            server_commitment=SERVER_COMMITMENT,
+            time_left=30000,
+            seat=0,
+        ),
+        m.SeedCommit(commitment=SEED_COMMITMENTS[0], id=13),
+        m.ServerSeed(seq=7, game=GAME, seed=SERVER_SEED, commitments=SEED_COMMITMENTS),
+        example_game_state(),
+        m.Direction(turn=0, direction="left-to-right", id=14),
+        m.Place(turn=1, at="first", family="red", commitment=COMMITMENT_0, id=15),
+        m.Keep(turn=4, id=16),
+        m.Reveal(turn=4, card=RED_SOLDIER, nonce=NONCE_0, id=17),
+        m.Choose(turn=5, target=2, id=18),
+        m.Move(turn=9, index=0, id=19),
+        m.OpenRequest(seq=30, game=GAME, pid=3, time_left=60000),
+        m.Open(pid=3, card=RED_SPY, nonce=NONCE_3, id=20),
+        m.FinalRevealRequest(seq=95, game=GAME, pids=(3,), time_left=60000),
+        m.FinalReveal(
+            seed=CLIENT_SEEDS[0],
+            openings=(m.CardOpening(pid=3, card=RED_SPY, nonce=NONCE_3),),
+            id=21,
+        ),
+        m.HandOver(
+            seed=CLIENT_SEEDS[0],
+            openings=(m.CardOpening(pid=3, card=RED_SPY, nonce=NONCE_3),),
+            id=22,
+        ),
+        m.GameEnd(
+            seq=96,
+            game=GAME,
+            complete=True,
+            scores=(9, 12, 7),
+            winners=(1,),
+            forfeits=(),
+            verification=tuple(m.Verdict(seat=s, status="ok") for s in range(3)),
+            seeds=tuple(m.SeatSeed(seat=s, seed=seed) for s, seed in enumerate(CLIENT_SEEDS)),
+            openings=(m.CardOpening(pid=3, card=RED_SPY, nonce=NONCE_3),),
+            record_id=GAME.hex(),
+        ),
+    ]
+    return {message.TYPE: message for message in found}
+
+
+def plain(message: m.Message) -> dict[str, Any]:
+    """The example as plain data (what is encoded)."""
+    return m.to_data(message)

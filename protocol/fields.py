@@ -1,0 +1,531 @@
+"""Field kinds: the wire types of message fields, and the spec machinery.
+
+How this works
+--------------
+A message or a nested structure is a frozen dataclass declared with the
+`message` or `struct` decorator; each field is declared with `wire(kind,
+doc)` (required) or `wire(kind, doc, default=None)` (optional). That one
+declaration is the whole spec: `load` checks and converts a decoded msgpack
+map into the dataclass, the dataclass constructor checks Python values, `dump`
+turns it back into plain data, and the catalog (docs/protocol-v1.json and the
+tables of docs/PROTOCOL.md) is generated from the same `FieldSpec` tuples.
+
+A `Kind` knows three directions:
+
+* ``load(wire_value)``: check a value as decoded from msgpack and convert it
+  (a card ``["red", "soldier"]`` becomes an engine `Card`, a list a tuple, a
+  map a struct);
+* ``check(python_value)``: check a value given to a constructor;
+* ``dump(python_value)``: the plain data to encode.
+
+Both checks raise `Invalid`; the caller adds the field's path and turns it
+into a `RemoteProtocolError` (decoding) or a `LocalProtocolError`
+(constructing), both with code ``invalid_field``.
+
+Optional fields may be absent or nil on the wire, which mean the same: the
+Python value is None, and None is never encoded.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Callable
+from typing import Any, ClassVar, TypeVar, dataclass_transform, overload
+
+from oriflamme.engine import FAMILY_NAMES, Card, card_from_data, card_to_data
+
+from .errors import INVALID_FIELD, LocalProtocolError
+
+U32 = 2**32 - 1
+
+# C0 and C1 control characters and DEL: refused in every text field, so that
+# no peer can move a terminal's cursor or inject escape sequences.
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+_TOKEN = re.compile(r"[a-z][a-z0-9_]*\Z")
+
+
+class Invalid(Exception):
+    """A value that does not fit its field; `path` grows as it bubbles up."""
+
+    def __init__(self, problem: str, path: str = "") -> None:
+        super().__init__(problem)
+        self.problem = problem
+        self.path = path
+
+    def within(self, name: str) -> Invalid:
+        """The same problem, one level further out (``name`` is a field or ``[i]``)."""
+        joined = (
+            name + self.path
+            if self.path.startswith("[")
+            else ".".join(filter(None, (name, self.path)))
+        )
+        return Invalid(self.problem, joined)
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.problem}" if self.path else self.problem
+
+
+def _type_name(value: object) -> str:
+    if value is None:
+        return "nil"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int):
+        return "an integer"
+    if isinstance(value, float):
+        return "a float"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, bytes):
+        return "binary"
+    if isinstance(value, list | tuple):
+        return "an array"
+    if isinstance(value, dict):
+        return "a map"
+    return type(value).__name__
+
+
+class Kind:
+    """A wire type. Subclasses override `load`, `check`, `dump` as needed."""
+
+    name = "any"
+
+    def load(self, value: object) -> Any:
+        self.check(value)
+        return value
+
+    def check(self, value: object) -> None:
+        raise NotImplementedError
+
+    def dump(self, value: Any) -> object:
+        return value
+
+    def describe(self) -> dict[str, Any]:
+        """The machine-readable description used in the JSON catalog."""
+        return {"type": self.name}
+
+    def notation(self) -> str:
+        """A short human description for the document's tables."""
+        return self.name
+
+
+class UInt(Kind):
+    """An integer in ``lo..hi`` (booleans are not integers here)."""
+
+    name = "uint"
+
+    def __init__(self, lo: int = 0, hi: int = U32) -> None:
+        self.lo = lo
+        self.hi = hi
+
+    def check(self, value: object) -> None:
+        if type(value) is not int:
+            raise Invalid(f"expected an integer, got {_type_name(value)}")
+        if not self.lo <= value <= self.hi:
+            raise Invalid(f"expected {self.lo}..{self.hi}, got {value}")
+
+    def load(self, value: object) -> Any:
+        if type(value) is not int or not self.lo <= value <= self.hi:
+            self.check(value)
+        return value
+
+    def describe(self) -> dict[str, Any]:
+        return {"type": "uint", "min": self.lo, "max": self.hi}
+
+    def notation(self) -> str:
+        return f"uint {self.lo}..{self.hi}"
+
+
+class Bool(Kind):
+    name = "bool"
+
+    def check(self, value: object) -> None:
+        if type(value) is not bool:
+            raise Invalid(f"expected true or false, got {_type_name(value)}")
+
+    def notation(self) -> str:
+        return "bool"
+
+
+class Text(Kind):
+    """A UTF-8 string of ``lo..hi`` characters (code points), no control characters."""
+
+    name = "text"
+
+    def __init__(self, lo: int, hi: int) -> None:
+        self.lo = lo
+        self.hi = hi
+
+    def check(self, value: object) -> None:
+        if type(value) is not str:
+            raise Invalid(f"expected a string, got {_type_name(value)}")
+        if not self.lo <= len(value) <= self.hi:
+            raise Invalid(f"expected {self.lo}..{self.hi} characters, got {len(value)}")
+        if _CONTROL.search(value):
+            raise Invalid("control characters are not allowed")
+
+    def describe(self) -> dict[str, Any]:
+        return {"type": "text", "min_length": self.lo, "max_length": self.hi}
+
+    def notation(self) -> str:
+        return f"str, {self.lo}..{self.hi} characters"
+
+
+class Token(Kind):
+    """A short lowercase identifier: ``[a-z][a-z0-9_]*``, at most `hi` characters."""
+
+    name = "token"
+
+    def __init__(self, hi: int = 32) -> None:
+        self.hi = hi
+
+    def check(self, value: object) -> None:
+        if type(value) is not str:
+            raise Invalid(f"expected a string, got {_type_name(value)}")
+        if not 1 <= len(value) <= self.hi or not _TOKEN.match(value):
+            raise Invalid(
+                f"expected a lowercase identifier of 1..{self.hi} characters, got {value!r}"
+            )
+
+    def describe(self) -> dict[str, Any]:
+        return {"type": "token", "pattern": "[a-z][a-z0-9_]*", "max_length": self.hi}
+
+    def notation(self) -> str:
+        return f"str `[a-z][a-z0-9_]*`, 1..{self.hi} characters"
+
+
+class Enum(Kind):
+    """One of a fixed set of strings."""
+
+    name = "enum"
+
+    def __init__(self, *values: str) -> None:
+        self.values = values
+        self._set = frozenset(values)
+
+    def check(self, value: object) -> None:
+        if type(value) is not str or value not in self._set:
+            shown = repr(value) if isinstance(value, str) else _type_name(value)
+            raise Invalid(f"expected one of {', '.join(self.values)}; got {shown}")
+
+    def describe(self) -> dict[str, Any]:
+        return {"type": "enum", "values": list(self.values)}
+
+    def notation(self) -> str:
+        return " \\| ".join(f'`"{v}"`' for v in self.values)
+
+
+class Bin(Kind):
+    """Binary (msgpack bin) of exactly `size` bytes."""
+
+    name = "bin"
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+
+    def check(self, value: object) -> None:
+        if type(value) is not bytes:
+            raise Invalid(f"expected {self.size} bytes of binary (bin), got {_type_name(value)}")
+        if len(value) != self.size:
+            raise Invalid(f"expected {self.size} bytes, got {len(value)}")
+
+    def describe(self) -> dict[str, Any]:
+        return {"type": "bin", "length": self.size}
+
+    def notation(self) -> str:
+        return f"bin, {self.size} bytes"
+
+
+class CardKind(Kind):
+    """A card with a known identity: ``["red", "soldier"]`` on the wire, a `Card` in Python."""
+
+    name = "card"
+
+    def load(self, value: object) -> Any:
+        try:
+            card = card_from_data(value)
+        except ValueError as e:
+            raise Invalid(f"expected a card [family, kind]: {e}") from None
+        if card.kind is None:
+            raise Invalid("expected a card with its kind, not a card back")
+        return card
+
+    def check(self, value: object) -> None:
+        if not isinstance(value, Card) or value.kind is None:
+            raise Invalid(f"expected a Card with a kind, got {value!r}")
+
+    def dump(self, value: Any) -> object:
+        return card_to_data(value)
+
+    def notation(self) -> str:
+        return "card `[family, kind]`"
+
+
+class At(Kind):
+    """Where a card is placed: ``"first"``, ``"last"``, or the pid of a card to cover."""
+
+    name = "at"
+
+    def __init__(self) -> None:
+        self._pid = UInt()
+
+    def check(self, value: object) -> None:
+        if value == "first" or value == "last":
+            return
+        if type(value) is not int:
+            raise Invalid(f'expected "first", "last" or a pid, got {_type_name(value)}')
+        self._pid.check(value)
+
+    def describe(self) -> dict[str, Any]:
+        return {"type": "at", "values": ["first", "last"], "or": self._pid.describe()}
+
+    def notation(self) -> str:
+        return f'`"first"` \\| `"last"` \\| pid ({self._pid.notation()})'
+
+
+class PlainMap(Kind):
+    """A map with string keys, passed through as plain data (engine views,
+    events and actions). With `typed`, it must also have a string ``type``."""
+
+    name = "map"
+
+    def __init__(self, what: str, typed: bool = False) -> None:
+        self.what = what
+        self.typed = typed
+
+    def check(self, value: object) -> None:
+        if type(value) is not dict:
+            raise Invalid(f"expected a map ({self.what}), got {_type_name(value)}")
+        for key in value:
+            if type(key) is not str:
+                raise Invalid("map keys must be strings")
+        if self.typed and type(value.get("type")) is not str:
+            raise Invalid(f"{self.what} needs a string 'type'")
+
+    def describe(self) -> dict[str, Any]:
+        return {"type": "map", "of": self.what}
+
+    def notation(self) -> str:
+        return f"map: {self.what}"
+
+
+class ListOf(Kind):
+    """An array of ``lo..hi`` items of one kind; a tuple in Python."""
+
+    name = "list"
+
+    def __init__(self, item: Kind, lo: int = 0, hi: int = 64) -> None:
+        self.item = item
+        self.lo = lo
+        self.hi = hi
+
+    def _length(self, value: list[Any] | tuple[Any, ...]) -> None:
+        if not self.lo <= len(value) <= self.hi:
+            raise Invalid(f"expected {self.lo}..{self.hi} items, got {len(value)}")
+
+    def load(self, value: object) -> Any:
+        if type(value) is not list:
+            raise Invalid(f"expected an array, got {_type_name(value)}")
+        self._length(value)
+        load = self.item.load
+        out = []
+        for i, item in enumerate(value):
+            try:
+                out.append(load(item))
+            except Invalid as e:
+                raise e.within(f"[{i}]") from None
+        return tuple(out)
+
+    def check(self, value: object) -> None:
+        if type(value) is not tuple:
+            raise Invalid(f"expected a tuple, got {type(value).__name__}")
+        self._length(value)
+        for i, item in enumerate(value):
+            try:
+                self.item.check(item)
+            except Invalid as e:
+                raise e.within(f"[{i}]") from None
+
+    def dump(self, value: Any) -> object:
+        dump = self.item.dump
+        return [dump(item) for item in value]
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "type": "list",
+            "min_items": self.lo,
+            "max_items": self.hi,
+            "items": self.item.describe(),
+        }
+
+    def notation(self) -> str:
+        return f"array of {self.lo}..{self.hi} × {self.item.notation()}"
+
+
+class FastList(ListOf):
+    """A list of plain maps kept as a list (no copy): views' events and actions
+    are forwarded as they are, so only their shape is checked."""
+
+    def load(self, value: object) -> Any:
+        if type(value) is not list:
+            raise Invalid(f"expected an array, got {_type_name(value)}")
+        self._length(value)
+        check = self.item.check
+        for i, item in enumerate(value):
+            try:
+                check(item)
+            except Invalid as e:
+                raise e.within(f"[{i}]") from None
+        return value
+
+    def check(self, value: object) -> None:
+        if type(value) is not list:
+            raise Invalid(f"expected a list, got {type(value).__name__}")
+        self._length(value)
+        for i, item in enumerate(value):
+            try:
+                self.item.check(item)
+            except Invalid as e:
+                raise e.within(f"[{i}]") from None
+
+    def dump(self, value: Any) -> object:
+        return value
+
+
+def family_kind() -> Enum:
+    return Enum(*FAMILY_NAMES)
+
+
+# ------------------------------------------------------------------ specs
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class FieldSpec:
+    """One field: its wire name, kind, meaning, and whether it must be present."""
+
+    name: str
+    kind: Kind
+    doc: str
+    required: bool
+
+
+@overload
+def wire(kind: Kind, doc: str) -> Any: ...
+@overload
+def wire(kind: Kind, doc: str, *, default: None) -> Any: ...
+def wire(kind: Kind, doc: str, *, default: Any = dataclasses.MISSING) -> Any:
+    """Declare a field: required, or optional with ``default=None``."""
+    if default is not dataclasses.MISSING and default is not None:
+        raise ValueError("an optional field's default is None (absent)")
+    return dataclasses.field(default=default, metadata={"wire": (kind, doc)})
+
+
+class WireValue:
+    """Base of messages and structs: checks its fields when constructed."""
+
+    __slots__ = ()
+    WIRE_NAME: ClassVar[str]
+    FIELDS: ClassVar[tuple[FieldSpec, ...]]
+
+    def __post_init__(self) -> None:
+        try:
+            for spec in self.FIELDS:
+                value = getattr(self, spec.name)
+                if value is None:
+                    if spec.required:
+                        raise Invalid("required field is missing", spec.name)
+                    continue
+                try:
+                    spec.kind.check(value)
+                except Invalid as e:
+                    raise e.within(spec.name) from None
+            self.validate()
+        except Invalid as e:
+            raise LocalProtocolError(INVALID_FIELD, f"{self.WIRE_NAME}.{e}") from None
+
+    def validate(self) -> None:
+        """Checks across fields; raise `Invalid`. Runs after the fields' own checks."""
+
+
+W = TypeVar("W", bound=WireValue)
+
+
+def _collect(cls: type[WireValue]) -> tuple[FieldSpec, ...]:
+    specs = []
+    for f in dataclasses.fields(cls):  # type: ignore[arg-type]
+        kind, doc = f.metadata["wire"]
+        specs.append(FieldSpec(f.name, kind, doc, f.default is dataclasses.MISSING))
+    return tuple(specs)
+
+
+@dataclass_transform(frozen_default=True, kw_only_default=True, field_specifiers=(wire,))
+def struct(name: str) -> Callable[[type[W]], type[W]]:
+    """Make a nested wire structure (a map inside a message) named `name`."""
+
+    def make(cls: type[W]) -> type[W]:
+        made = dataclasses.dataclass(frozen=True, slots=True, kw_only=True)(cls)
+        made.WIRE_NAME = name
+        made.FIELDS = _collect(made)
+        return made
+
+    return make
+
+
+class StructKind(Kind):
+    """A nested map described by a `struct` class; the dataclass in Python."""
+
+    name = "struct"
+
+    def __init__(self, cls: type[WireValue]) -> None:
+        self.cls = cls
+
+    def load(self, value: object) -> Any:
+        if type(value) is not dict:
+            raise Invalid(f"expected a map ({self.cls.WIRE_NAME}), got {_type_name(value)}")
+        return load_fields(self.cls, value)
+
+    def check(self, value: object) -> None:
+        if type(value) is not self.cls:
+            raise Invalid(f"expected {self.cls.__name__}, got {type(value).__name__}")
+
+    def dump(self, value: Any) -> object:
+        return dump_fields(value)
+
+    def describe(self) -> dict[str, Any]:
+        return {"type": "struct", "name": self.cls.WIRE_NAME}
+
+    def notation(self) -> str:
+        return f"[{self.cls.WIRE_NAME}](#structure-{self.cls.WIRE_NAME})"
+
+
+def load_fields(cls: type[W], data: dict[Any, Any]) -> W:
+    """Build `cls` from a decoded map: every declared field checked and
+    converted, unknown keys ignored. Raises `Invalid` with the field's path."""
+    obj = object.__new__(cls)
+    # The values are checked here, so the dataclass __init__ (which would
+    # check them again) is bypassed; frozen dataclasses set fields this way too.
+    setter = object.__setattr__
+    for spec in cls.FIELDS:
+        value = data.get(spec.name)
+        if value is None:
+            if spec.required:
+                raise Invalid("required field is missing", spec.name)
+        else:
+            try:
+                value = spec.kind.load(value)
+            except Invalid as e:
+                raise e.within(spec.name) from None
+        setter(obj, spec.name, value)
+    obj.validate()
+    return obj
+
+
+def dump_fields(obj: WireValue) -> dict[str, Any]:
+    """Plain data for a message or struct; None (absent) fields are left out."""
+    out: dict[str, Any] = {}
+    for spec in obj.FIELDS:
+        value = getattr(obj, spec.name)
+        if value is not None:
+            out[spec.name] = spec.kind.dump(value)
+    return out

@@ -1,0 +1,829 @@
+"""Every message of protocol v1, both directions, as small frozen values.
+
+Each class is the single spec of its message: the ``wire(...)`` declarations
+give every field's wire name, type, bounds, presence and meaning. From them
+`from_data` validates what arrives, the constructors validate what we build,
+`to_data` gives the plain data to encode, and `oriflamme.protocol.catalog`
+generates docs/protocol-v1.json and the tables of docs/PROTOCOL.md.
+
+>>> msg = Place(turn=4, at="first", family="red", commitment=bytes(32), id=7)
+>>> data = to_data(msg)
+>>> data["type"], data["at"], data["id"]
+('place', 'first', 7)
+>>> from_data(data, "client") == msg
+True
+>>> from_data({"type": "place", "turn": 4, "at": "middle", "family": "red",
+...            "commitment": bytes(32), "id": 7}, "client")
+Traceback (most recent call last):
+...
+oriflamme.protocol.errors.RemoteProtocolError: invalid_field: place.at: expected "first", "last" or a pid, got a string
+
+Unknown fields are ignored (evolution rule); a missing, ill-typed or
+out-of-range field raises `RemoteProtocolError` with code ``invalid_field``,
+an unknown ``type`` one with code ``unknown_message``; nothing else escapes.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any, ClassVar, Literal, TypeVar, dataclass_transform
+
+from oriflamme.engine import DIRECTIONS, EDITIONS, VARIANTS, Card
+from oriflamme.engine.game import STEPS
+
+from .commitments import (
+    COMMITMENT_SIZE,
+    GAME_ID_SIZE,
+    MAX_SEATS,
+    NONCE_SIZE,
+    PROTOCOL_VERSION,
+    SEED_SIZE,
+)
+from .errors import CODES, INVALID_FIELD, UNKNOWN_MESSAGE, RemoteProtocolError
+from .fields import (
+    U32,
+    At,
+    Bin,
+    Bool,
+    CardKind,
+    Enum,
+    FastList,
+    Invalid,
+    ListOf,
+    PlainMap,
+    StructKind,
+    Text,
+    Token,
+    UInt,
+    WireValue,
+    dump_fields,
+    family_kind,
+    load_fields,
+    struct,
+    wire,
+)
+from .record import STATUSES
+
+SUPPORTED_VERSIONS: tuple[int, ...] = (PROTOCOL_VERSION,)
+
+Sender = Literal["client", "server"]
+Role = Literal["request", "reply", "push"]
+
+TOKEN_SIZE = 32
+MAX_PLACEMENTS = 64  # a game has at most 30 placements (5 seats x 6 rounds)
+
+# Kinds shared by many fields.
+ID = UInt()
+SEQ = UInt(1, U32)
+SEAT = UInt(0, MAX_SEATS - 1)
+PID = UInt()
+TURN = UInt()
+ROOM = UInt(1, U32)
+PLAYER = UInt(1, U32)
+MILLIS = UInt()
+GAME_ID = Bin(GAME_ID_SIZE)
+SEED = Bin(SEED_SIZE)
+NONCE = Bin(NONCE_SIZE)
+COMMITMENT = Bin(COMMITMENT_SIZE)
+NAME = Text(1, 32)
+ROOM_NAME = Text(1, 40)
+CHAT_TEXT = Text(1, 500)
+SCORE = UInt(0, 65535)
+
+ID_DOC = "Request id, any value you choose; echoed in the answer. Ids of requests awaiting their answer must differ."
+REPLY_ID_DOC = "The `id` of the request this answers, if it had one."
+SEQ_DOC = "Push number: 1, 2, 3... per session, one more with every push (see Pushes and seq)."
+GAME_DOC = "The game id (16 bytes): binds every commitment to this game."
+TIME_LEFT_DOC = "Milliseconds left to answer, counted from when the server sent this frame."
+
+
+# ------------------------------------------------------------------ structures
+
+
+@struct("settings")
+class Settings(WireValue):
+    """A room's settings, fixed when the room is created."""
+
+    players: int = wire(
+        UInt(2, MAX_SEATS),
+        "Seats at the table: 2 for the two-player variant, 3-5 for the standard game.",
+    )
+    variant: str = wire(
+        Enum(*VARIANTS), "Rules variant; `two-player` needs `players` 2, `standard` needs 3-5."
+    )
+    edition: str = wire(
+        Enum(*EDITIONS),
+        "Rules edition (they differ only on an Ambush eliminated by its owner's card).",
+    )
+    turn_timer: int = wire(
+        UInt(10, 3600), "Seconds each decision may take before the server plays the safe default."
+    )
+    first_player: str = wire(
+        Enum("host", "random"),
+        "Who picks the first player: `host` (the host names a seat in `start_game`; the host's own seat if not) or `random` (the server draws one).",
+    )
+
+    def validate(self) -> None:
+        if self.variant == "two-player" and self.players != 2:
+            raise Invalid("the two-player variant seats exactly 2 players", "players")
+        if self.variant == "standard" and self.players < 3:
+            raise Invalid("the standard game seats 3-5 players", "players")
+
+
+@struct("room_summary")
+class RoomSummary(WireValue):
+    """One room in a `room_list`."""
+
+    room: int = wire(ROOM, "Room id.")
+    name: str = wire(ROOM_NAME, "Room name.")
+    host: str = wire(NAME, "The host's display name.")
+    state: str = wire(
+        Enum("waiting", "playing", "finished"),
+        "`waiting` for players, `playing` a game, or `finished` (the game is over).",
+    )
+    settings: Settings = wire(StructKind(Settings), "The room's settings.")
+    seated: int = wire(UInt(0, MAX_SEATS), "Seats taken (by players or bots).")
+    spectators: int = wire(UInt(), "Spectators watching.")
+
+
+@struct("seat")
+class SeatInfo(WireValue):
+    """One seat of a room in `room_state`."""
+
+    seat: int = wire(SEAT, "Seat number, 0-based; seat order is the order of play.")
+    name: str | None = wire(
+        NAME, "Display name of whoever sits here; absent when the seat is empty.", default=None
+    )
+    player: int | None = wire(
+        PLAYER, "Player id of the human in this seat; absent when empty or for a bot.", default=None
+    )
+    bot: str | None = wire(
+        Token(),
+        "Strategy of the server bot playing this seat (`random`, `heuristic`...), or `stand_in` while a disconnected player's seat is played by the stand-in; absent for a human playing.",
+        default=None,
+    )
+    ready: bool = wire(Bool(), "The seat's player said `ready` (bots are always ready).")
+    connected: bool = wire(Bool(), "The seat's player has a live connection (bots: true).")
+
+
+@struct("decision")
+class Decision(WireValue):
+    """The decision the game waits for (the engine's `Decision`)."""
+
+    seat: int = wire(SEAT, "The seat that must decide.")
+    kind: str = wire(
+        Enum(*(s for s in STEPS if s != "over")),
+        "What is decided: the engine's decision kind (see Decisions and actions).",
+    )
+    pid: int | None = wire(
+        PID,
+        "The card concerned: the acting card, or the card to open; absent for `direction` and `place`.",
+        default=None,
+    )
+    turn: int = wire(
+        TURN,
+        "This decision's number: 0 for the first decision of the game, one more after each decision settled, whether its seat answered or the server did (a time-out, a skipped placement, a settled opening); a `reveal` and its opening count as one. Echo it in your action.",
+    )
+    options: list[dict[str, Any]] = wire(
+        FastList(PlainMap("an engine action", typed=True), 1, 200),
+        "Every legal answer, as the engine's action data (`place` options name card backs: any card of that family from your hand).",
+    )
+    time_left: int = wire(MILLIS, TIME_LEFT_DOC)
+
+
+@struct("commitment")
+class PlacementCommitment(WireValue):
+    """The commitment a seat sent for one placement."""
+
+    pid: int = wire(PID, "The placed card's pid.")
+    seat: int = wire(SEAT, "The seat that placed it.")
+    commitment: bytes = wire(COMMITMENT, "The card commitment sent with the `place` action.")
+
+
+@struct("opening")
+class CardOpening(WireValue):
+    """The opening of one card commitment: which card placement `pid` was, and its nonce."""
+
+    pid: int = wire(PID, "The card's pid.")
+    card: Card = wire(CardKind(), "The card's identity, `[family, kind]`.")
+    nonce: bytes = wire(NONCE, "The 32-byte nonce used in its commitment.")
+
+
+@struct("seat_seed")
+class SeatSeed(WireValue):
+    """A seat's client seed, revealed at the end of the game."""
+
+    seat: int = wire(SEAT, "The seat.")
+    seed: bytes = wire(SEED, "Its 32-byte client seed.")
+
+
+@struct("verdict")
+class Verdict(WireValue):
+    """The end-of-game verification of one seat (as in the game record)."""
+
+    seat: int = wire(SEAT, "The seat.")
+    status: str = wire(
+        Enum(*STATUSES),
+        "`ok`: its seed, its deal and every opening check out; `failed`: a check failed; `forfeited`: the seat forfeited (a demanded opening or the final reveal not sent in time, a failed opening during play...).",
+    )
+    reason: str | None = wire(Text(1, 500), "Why, for `failed` and `forfeited`.", default=None)
+
+
+# ------------------------------------------------------------------ messages
+
+
+class Message(WireValue):
+    """Base of every message. `TYPE` is the wire ``type``; `SENDER` who
+    sends it; `ROLE` whether it is a request (answered), a reply or a push;
+    `REPLY` the type that answers a request (besides ``error``)."""
+
+    __slots__ = ()
+    TYPE: ClassVar[str]
+    SENDER: ClassVar[Sender]
+    ROLE: ClassVar[Role]
+    REPLY: ClassVar[str | None]
+
+
+M = TypeVar("M", bound=Message)
+
+CLIENT_MESSAGES: dict[str, type[Message]] = {}
+SERVER_MESSAGES: dict[str, type[Message]] = {}
+
+
+@dataclass_transform(frozen_default=True, kw_only_default=True, field_specifiers=(wire,))
+def message(
+    type_: str, sender: Sender, role: Role, reply: str | None = None
+) -> Callable[[type[M]], type[M]]:
+    """Declare a message class and register it under its wire `type_`."""
+
+    def make(cls: type[M]) -> type[M]:
+        made = struct(type_)(cls)
+        made.TYPE = type_
+        made.SENDER = sender
+        made.ROLE = role
+        made.REPLY = reply
+        registry = CLIENT_MESSAGES if sender == "client" else SERVER_MESSAGES
+        assert type_ not in registry, type_
+        registry[type_] = made
+        return made
+
+    return make
+
+
+# ---- connection
+
+
+@message("hello", "client", "request", reply="welcome")
+class Hello(Message):
+    """The first message of every connection: the versions you speak, who you
+    are, and the session token to resume, if any."""
+
+    versions: tuple[int, ...] = wire(
+        ListOf(UInt(1, 65535), 1, 16), "Protocol versions the client speaks (this document: 1)."
+    )
+    client: str = wire(Text(1, 64), "Client software name and version, for logs (`mybot/0.3`).")
+    name: str = wire(NAME, "Your display name in rooms and chat (ignored when resuming).")
+    token: bytes | None = wire(
+        Bin(TOKEN_SIZE),
+        "A session token from an earlier `welcome`, to resume that session.",
+        default=None,
+    )
+    id: int | None = wire(ID, ID_DOC, default=None)
+
+
+@message("welcome", "server", "reply")
+class Welcome(Message):
+    """The server accepts the `hello`: the session is open."""
+
+    version: int = wire(
+        UInt(1, 65535), "The protocol version chosen: the highest one both sides speak."
+    )
+    token: bytes = wire(
+        Bin(TOKEN_SIZE),
+        "The session's secret token: keep it to resume (`hello.token`). Never show it.",
+    )
+    player: int = wire(
+        PLAYER, "Your player id (public: it names you in `room_state` and `chat_message`)."
+    )
+    server: str = wire(Text(1, 64), "Server software name and version, for logs.")
+    resumed: bool = wire(
+        Bool(),
+        "true: the session of `hello.token` goes on, and a snapshot follows; false: a new session.",
+    )
+    idle_timeout: int = wire(
+        UInt(1, 86400),
+        "Seconds of silence after which the server closes the connection: send `ping` when idle.",
+    )
+    id: int | None = wire(ID, REPLY_ID_DOC, default=None)
+
+
+@message("ping", "client", "request", reply="pong")
+class Ping(Message):
+    """Keep the connection alive, or measure the round trip."""
+
+    id: int | None = wire(ID, ID_DOC, default=None)
+
+
+@message("pong", "server", "reply")
+class Pong(Message):
+    """The answer to `ping`."""
+
+    id: int | None = wire(ID, REPLY_ID_DOC, default=None)
+
+
+@message("ok", "server", "reply")
+class Ok(Message):
+    """The request was accepted and done; its effects follow as pushes."""
+
+    id: int | None = wire(ID, REPLY_ID_DOC, default=None)
+
+
+@message("error", "server", "reply")
+class Error(Message):
+    """A refusal: the request (or the connection) is refused with a code from
+    the error catalog. Also sent unprompted before closing (`timeout`,
+    `shutting_down`...)."""
+
+    code: str = wire(Token(40), "The error code (see the error code catalog).")
+    message: str = wire(Text(0, 500), "What went wrong, for humans; may change between versions.")
+    fatal: bool = wire(Bool(), "true: the server closes the connection after this frame.")
+    id: int | None = wire(
+        ID, "The `id` of the refused request, when it had a readable one.", default=None
+    )
+    versions: tuple[int, ...] | None = wire(
+        ListOf(UInt(1, 65535), 1, 16),
+        "With `unsupported_version`: the versions the server speaks.",
+        default=None,
+    )
+
+
+# ---- lobby
+
+
+@message("list_rooms", "client", "request", reply="room_list")
+class ListRooms(Message):
+    """Ask for the rooms on the server."""
+
+    id: int | None = wire(ID, ID_DOC, default=None)
+
+
+@message("room_list", "server", "reply")
+class RoomList(Message):
+    """The rooms on the server: open ones first, at most 200."""
+
+    rooms: tuple[RoomSummary, ...] = wire(ListOf(StructKind(RoomSummary), 0, 200), "The rooms.")
+    id: int | None = wire(ID, REPLY_ID_DOC, default=None)
+
+
+@message("create_room", "client", "request", reply="ok")
+class CreateRoom(Message):
+    """Create a room and sit in it as its host (seat 0). A `room_state` push follows the `ok`."""
+
+    settings: Settings = wire(StructKind(Settings), "The table's settings.")
+    name: str | None = wire(
+        ROOM_NAME, "Room name; the server makes one up from yours if absent.", default=None
+    )
+    id: int | None = wire(ID, ID_DOC, default=None)
+
+
+@message("join_room", "client", "request", reply="ok")
+class JoinRoom(Message):
+    """Take a free seat in a room that is waiting for players. A `room_state` push follows the `ok`."""
+
+    room: int = wire(ROOM, "The room id.")
+    seat: int | None = wire(
+        SEAT, "The seat you want; the lowest free seat if absent.", default=None
+    )
+    id: int | None = wire(ID, ID_DOC, default=None)
+
+
+@message("spectate", "client", "request", reply="ok")
+class Spectate(Message):
+    """Watch a room without a seat: `room_state`, then the public game pushes if a game runs."""
+
+    room: int = wire(ROOM, "The room id.")
+    id: int | None = wire(ID, ID_DOC, default=None)
+
+
+@message("leave_room", "client", "request", reply="ok")
+class LeaveRoom(Message):
+    """Leave your room. Leaving during a game abandons your seat: the stand-in
+    plays it (see Abandoned seats); to let a bot finish for you, use `hand_over`."""
+
+    id: int | None = wire(ID, ID_DOC, default=None)
+
+
+@message("ready", "client", "request", reply="ok")
+class Ready(Message):
+    """Say you are ready to start (or no longer ready)."""
+
+    ready: bool = wire(Bool(), "true: ready; false: not ready.")
+    id: int | None = wire(ID, ID_DOC, default=None)
+
+
+@message("start_game", "client", "request", reply="ok")
+class StartGame(Message):
+    """Host only: start the game once every seat is taken and every player is ready."""
+
+    first_player: int | None = wire(
+        SEAT,
+        "With the `host` first-player policy: the seat that plays first (default: the host's). Refused with `random`.",
+        default=None,
+    )
+    id: int | None = wire(ID, ID_DOC, default=None)
+
+
+@message("add_bot", "client", "request", reply="ok")
+class AddBot(Message):
+    """Host only: seat a server bot."""
+
+    strategy: str = wire(
+        Token(), "The bot's strategy: `random` or `heuristic` (a server may offer more)."
+    )
+    seat: int | None = wire(SEAT, "The seat; the lowest free seat if absent.", default=None)
+    id: int | None = wire(ID, ID_DOC, default=None)
+
+
+@message("remove_bot", "client", "request", reply="ok")
+class RemoveBot(Message):
+    """Host only: remove a bot before the game starts."""
+
+    seat: int = wire(SEAT, "The bot's seat.")
+    id: int | None = wire(ID, ID_DOC, default=None)
+
+
+@message("chat", "client", "request", reply="ok")
+class Chat(Message):
+    """Say something to everyone in your room (players and spectators)."""
+
+    text: str = wire(CHAT_TEXT, "The message: one line, no control characters.")
+    id: int | None = wire(ID, ID_DOC, default=None)
+
+
+@message("sync", "client", "request", reply="ok")
+class Sync(Message):
+    """Ask for a fresh snapshot of your room and game (the same pushes as after a resume)."""
+
+    id: int | None = wire(ID, ID_DOC, default=None)
+
+
+@message("room_state", "server", "push")
+class RoomState(Message):
+    """Everything about your room; sent when you enter it, whenever it changes,
+    and in every snapshot."""
+
+    seq: int = wire(SEQ, SEQ_DOC)
+    room: int = wire(ROOM, "Room id.")
+    name: str = wire(ROOM_NAME, "Room name.")
+    settings: Settings = wire(StructKind(Settings), "The room's settings.")
+    host: int = wire(PLAYER, "The host's player id.")
+    state: str = wire(
+        Enum("waiting", "playing", "finished", "closed"),
+        "`waiting` for players, `playing` a game, `finished` (the last game is over), or `closed`: the room is gone and you are back in the lobby (its last push).",
+    )
+    seats: tuple[SeatInfo, ...] = wire(
+        ListOf(StructKind(SeatInfo), 2, MAX_SEATS),
+        "Every seat, in seat order (`settings.players` of them).",
+    )
+    spectators: int = wire(UInt(), "Spectators watching.")
+    seat: int | None = wire(SEAT, "Your seat; absent when you are a spectator.", default=None)
+
+
+@message("chat_message", "server", "push")
+class ChatMessage(Message):
+    """A chat line said in your room (your own included), or a server notice."""
+
+    seq: int = wire(SEQ, SEQ_DOC)
+    room: int = wire(ROOM, "Room id.")
+    name: str = wire(NAME, "The speaker's display name.")
+    text: str = wire(CHAT_TEXT, "What was said.")
+    player: int | None = wire(
+        PLAYER, "The speaker's player id; absent for a notice from the server.", default=None
+    )
+
+
+# ---- game: client actions
+
+
+@message("seed_commit", "client", "request", reply="ok")
+class SeedCommit(Message):
+    """Commit to your 32-byte client seed, after `game_started`."""
+
+    commitment: bytes = wire(
+        COMMITMENT, "The seed commitment (see Commit-reveal and the fair deal)."
+    )
+    id: int | None = wire(ID, ID_DOC, default=None)
+
+
+@message("direction", "client", "request", reply="ok")
+class Direction(Message):
+    """Decision `direction`: the first player chooses the resolution direction."""
+
+    turn: int = wire(TURN, "The decision's `turn`.")
+    direction: str = wire(Enum(*DIRECTIONS), "Which end of the queue resolves first, as drawn.")
+    id: int | None = wire(ID, ID_DOC, default=None)
+
+
+@message("place", "client", "request", reply="ok")
+class Place(Message):
+    """Decision `place`: place a card from your hand face down, sending only its
+    family and a commitment to its identity. The card gets pid `view.next_pid`."""
+
+    turn: int = wire(TURN, "The decision's `turn`.")
+    at: str | int = wire(
+        At(),
+        "`first` or `last` end of the queue, or the pid of one of your top cards to cover (round 2 on).",
+    )
+    family: str = wire(family_kind(), "The card's family (public: card backs show it).")
+    commitment: bytes = wire(
+        COMMITMENT, "The card commitment for this placement (pid `view.next_pid`)."
+    )
+    id: int | None = wire(ID, ID_DOC, default=None)
+
+
+@message("keep", "client", "request", reply="ok")
+class Keep(Message):
+    """Decision `reveal`: keep your face-down card hidden (it gains a token)."""
+
+    turn: int = wire(TURN, "The decision's `turn`.")
+    id: int | None = wire(ID, ID_DOC, default=None)
+
+
+@message("reveal", "client", "request", reply="ok")
+class Reveal(Message):
+    """Decision `reveal`: reveal your face-down card (`decision.pid`) by sending its opening."""
+
+    turn: int = wire(TURN, "The decision's `turn`.")
+    card: Card = wire(CardKind(), "The card's identity.")
+    nonce: bytes = wire(NONCE, "The nonce of its commitment.")
+    id: int | None = wire(ID, ID_DOC, default=None)
+
+
+@message("choose", "client", "request", reply="ok")
+class Choose(Message):
+    """Decisions `eliminate`, `steal`, `copy` and `move_card`: choose a top card."""
+
+    turn: int = wire(TURN, "The decision's `turn`.")
+    target: int = wire(PID, "The pid of the chosen top card (one of the decision's options).")
+    id: int | None = wire(ID, ID_DOC, default=None)
+
+
+@message("move", "client", "request", reply="ok")
+class Move(Message):
+    """Decision `move_to`: where the Royal Decree puts the chosen card."""
+
+    turn: int = wire(TURN, "The decision's `turn`.")
+    index: int = wire(UInt(0, 255), "The queue index (resolution order) the card ends at.")
+    id: int | None = wire(ID, ID_DOC, default=None)
+
+
+@message("open", "client", "request", reply="ok")
+class Open(Message):
+    """Answer an `open_request`: the opening of your eliminated face-down card."""
+
+    pid: int = wire(PID, "The card's pid (from `open_request`).")
+    card: Card = wire(CardKind(), "The card's identity.")
+    nonce: bytes = wire(NONCE, "The nonce of its commitment.")
+    id: int | None = wire(ID, ID_DOC, default=None)
+
+
+@message("final_reveal", "client", "request", reply="ok")
+class FinalReveal(Message):
+    """Answer a `final_reveal_request`: your client seed and the openings of
+    every card you placed that is still hidden."""
+
+    seed: bytes = wire(SEED, "Your 32-byte client seed.")
+    openings: tuple[CardOpening, ...] = wire(
+        ListOf(StructKind(CardOpening), 0, MAX_PLACEMENTS),
+        "One opening per pid of the request's `pids`.",
+    )
+    id: int | None = wire(ID, ID_DOC, default=None)
+
+
+@message("hand_over", "client", "request", reply="ok")
+class HandOver(Message):
+    """Leave the game and let a server bot finish it for you, with your secrets:
+    your client seed (from which the bot derives your hand) and the openings of
+    your hidden cards. The game record says so. You leave the room."""
+
+    seed: bytes = wire(SEED, "Your 32-byte client seed.")
+    openings: tuple[CardOpening, ...] = wire(
+        ListOf(StructKind(CardOpening), 0, MAX_PLACEMENTS),
+        "The openings of all your placed cards that are still hidden.",
+    )
+    id: int | None = wire(ID, ID_DOC, default=None)
+
+
+# ---- game: server pushes
+
+
+@message("game_started", "server", "push")
+class GameStarted(Message):
+    """A game starts in your room: its id, the table, and the server's seed
+    commitment. Seated players answer with `seed_commit`."""
+
+    seq: int = wire(SEQ, SEQ_DOC)
+    room: int = wire(ROOM, "Room id.")
+    game: bytes = wire(GAME_ID, GAME_DOC)
+    settings: Settings = wire(StructKind(Settings), "The game's settings.")
+    first_player: int = wire(SEAT, "The seat that plays first (and chooses the direction).")
+    families: tuple[tuple[str, ...], ...] = wire(
+        ListOf(ListOf(family_kind(), 1, 2), 2, MAX_SEATS),
+        "Per seat, the families it plays (one each; two each in the two-player variant).",
+    )
+    server_commitment: bytes = wire(
+        COMMITMENT, "The server's commitment to its seed, opened by `server_seed`."
+    )
+    time_left: int = wire(
+        MILLIS,
+        "Milliseconds left to send `seed_commit`, counted from when the server sent this frame.",
+    )
+    seat: int | None = wire(SEAT, "Your seat in this game; absent for spectators.", default=None)
+
+
+@message("server_seed", "server", "push")
+class ServerSeed(Message):
+    """Every seat has committed to its seed: the server opens its own. Each
+    client can now derive its deal; the game begins with the first `game_state`."""
+
+    seq: int = wire(SEQ, SEQ_DOC)
+    game: bytes = wire(GAME_ID, GAME_DOC)
+    seed: bytes = wire(SEED, "The server seed; check it against `game_started.server_commitment`.")
+    commitments: tuple[bytes, ...] = wire(
+        ListOf(COMMITMENT, 2, MAX_SEATS), "Every seat's seed commitment, in seat order."
+    )
+
+
+@message("game_state", "server", "push")
+class GameState(Message):
+    """The game as you may see it, after every change: the engine's view, the
+    events since the previous `game_state`, and the pending decision."""
+
+    seq: int = wire(SEQ, SEQ_DOC)
+    game: bytes = wire(GAME_ID, GAME_DOC)
+    view: dict[str, Any] = wire(
+        PlainMap("the engine's view for your seat (see Game views)"),
+        "The position as you may see it.",
+    )
+    events: list[dict[str, Any]] = wire(
+        FastList(PlainMap("an engine event", typed=True), 0, 4000),
+        "What happened since your previous `game_state`, in order (empty in a snapshot).",
+    )
+    commitments: tuple[PlacementCommitment, ...] = wire(
+        ListOf(StructKind(PlacementCommitment), 0, MAX_PLACEMENTS),
+        "The commitments of the placements among `events` (in a snapshot: all so far).",
+    )
+    openings: tuple[CardOpening, ...] = wire(
+        ListOf(StructKind(CardOpening), 0, MAX_PLACEMENTS),
+        "The openings of the cards revealed or eliminated among `events` (in a snapshot: all so far).",
+    )
+    snapshot: bool = wire(
+        Bool(),
+        "true: a snapshot (after a resume or `sync`): replace your state; `events` is empty.",
+    )
+    decision: Decision | None = wire(
+        StructKind(Decision),
+        "The pending decision; absent once play is over.",
+        default=None,
+    )
+    settled: tuple[int, ...] | None = wire(
+        ListOf(PID, 0, MAX_PLACEMENTS),
+        "Pids among `events` whose identity the server settled because their owner forfeited instead of opening them (no opening exists; see the sequence). In a snapshot: all so far.",
+        default=None,
+    )
+
+
+@message("open_request", "server", "push")
+class OpenRequest(Message):
+    """To the owner alone: your face-down card `pid` was eliminated; send its opening (`open`)."""
+
+    seq: int = wire(SEQ, SEQ_DOC)
+    game: bytes = wire(GAME_ID, GAME_DOC)
+    pid: int = wire(PID, "The eliminated card.")
+    time_left: int = wire(MILLIS, TIME_LEFT_DOC)
+
+
+@message("final_reveal_request", "server", "push")
+class FinalRevealRequest(Message):
+    """The game is over: send your seed and the openings of your hidden cards (`final_reveal`)."""
+
+    seq: int = wire(SEQ, SEQ_DOC)
+    game: bytes = wire(GAME_ID, GAME_DOC)
+    pids: tuple[int, ...] = wire(
+        ListOf(PID, 0, MAX_PLACEMENTS), "Your cards never opened, whose openings are expected."
+    )
+    time_left: int = wire(MILLIS, TIME_LEFT_DOC)
+
+
+@message("game_end", "server", "push")
+class GameEnd(Message):
+    """The game's result, once every seat has revealed (or its time is up) and
+    the server has verified every seat."""
+
+    seq: int = wire(SEQ, SEQ_DOC)
+    game: bytes = wire(GAME_ID, GAME_DOC)
+    complete: bool = wire(
+        Bool(),
+        "true: the game was played to its end; false: play stopped early, when a seat forfeited during play.",
+    )
+    scores: tuple[int, ...] = wire(
+        ListOf(SCORE, 2, MAX_SEATS),
+        "Scores in seat order, as the rules count them (when play stopped: at that point).",
+    )
+    winners: tuple[int, ...] = wire(
+        ListOf(SEAT, 0, MAX_SEATS),
+        "The winning seats by the rules (several when tied after the tie-break); empty when play stopped early.",
+    )
+    forfeits: tuple[int, ...] = wire(
+        ListOf(SEAT, 0, MAX_SEATS),
+        "Seats whose verdict is not `ok`. A game with forfeits counts for nothing that ranks players.",
+    )
+    verification: tuple[Verdict, ...] = wire(
+        ListOf(StructKind(Verdict), 2, MAX_SEATS), "One verdict per seat, in seat order."
+    )
+    seeds: tuple[SeatSeed, ...] = wire(
+        ListOf(StructKind(SeatSeed), 0, MAX_SEATS), "The client seeds revealed."
+    )
+    openings: tuple[CardOpening, ...] = wire(
+        ListOf(StructKind(CardOpening), 0, MAX_PLACEMENTS),
+        "The openings sent in every `final_reveal`.",
+    )
+    record_id: str = wire(Text(1, 64), "The name under which the server keeps this game's record.")
+
+
+# ------------------------------------------------------------------ encoding
+
+
+def _readable_id(data: dict[str, Any]) -> int | None:
+    value = data.get("id")
+    return value if type(value) is int and 0 <= value <= U32 else None
+
+
+def from_data(data: dict[str, Any], sender: Sender) -> Message:
+    """The message in a decoded frame sent by `sender` ("client" or "server").
+
+    Raises `RemoteProtocolError`: ``unknown_message`` for a missing or unknown
+    ``type`` (or one the other side sends), ``invalid_field`` naming the field.
+    The error carries the request's ``id`` when it is readable.
+    """
+    registry = CLIENT_MESSAGES if sender == "client" else SERVER_MESSAGES
+    type_ = data.get("type")
+    cls = registry.get(type_) if type(type_) is str else None
+    if cls is None:
+        shown = (
+            repr(type_) if type(type_) is str else "missing" if type_ is None else "not a string"
+        )
+        raise RemoteProtocolError(
+            UNKNOWN_MESSAGE, f"no {sender} message of type {shown}"[:200], id=_readable_id(data)
+        )
+    try:
+        return load_fields(cls, data)
+    except Invalid as e:
+        raise RemoteProtocolError(INVALID_FIELD, f"{type_}.{e}", id=_readable_id(data)) from None
+
+
+def to_data(message: Message) -> dict[str, Any]:
+    """Plain data for `message`: ``type`` first, optional fields left out when None."""
+    data: dict[str, Any] = {"type": message.TYPE}
+    data.update(dump_fields(message))
+    return data
+
+
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f]+")
+
+
+def clean_text(text: str, limit: int) -> str:
+    """`text` made fit for a text field: control characters become spaces,
+    cut to `limit` characters.
+
+    >>> clean_text("line one\\nline two", 12)
+    'line one lin'
+    """
+    return _UNSAFE.sub(" ", text)[:limit]
+
+
+def message_types(sender: Sender) -> dict[str, type[Message]]:
+    """The messages `sender` may send, by wire type."""
+    return dict(CLIENT_MESSAGES if sender == "client" else SERVER_MESSAGES)
+
+
+def _check_error_codes() -> None:
+    # Error.code is a free token on the wire (a newer server may add codes);
+    # this side only ever sends catalog codes, which are valid tokens.
+    for code in CODES:
+        Token(40).check(code)
+
+
+_check_error_codes()
+
+STRUCTS: tuple[type[WireValue], ...] = (
+    Settings,
+    RoomSummary,
+    SeatInfo,
+    Decision,
+    PlacementCommitment,
+    CardOpening,
+    SeatSeed,
+    Verdict,
+)

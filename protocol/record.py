@@ -1,0 +1,556 @@
+"""The game record: everything needed to verify a finished game offline.
+
+A record is one msgpack map (binary fields as msgpack bin, text as str):
+settings and seats, the server's seed commitment and seed, each seat's seed
+commitment and seed, the ordered log of public decisions exactly as the
+referee applied them to its engine (placements with their commitment,
+openings with their card and nonce, skipped placements), each seat's
+end-of-game openings of its still-hidden cards, the public events, the
+results, forfeits and verdicts.
+docs/PROTOCOL.md, "The game record", lists every field.
+
+`decode_record` treats its input as hostile: safe msgpack settings, size
+limits, ext types refused, every field checked; anything wrong raises
+`RecordError` and nothing else. Whether the record tells the truth is
+`verify`'s business, not this module's.
+
+>>> from oriflamme.protocol.localgame import play_local_game
+>>> data = play_local_game(3, seed=1)
+>>> record = decode_record(data)
+>>> record.settings.players, encode_record(record) == data
+(3, True)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import msgpack
+
+from oriflamme.engine import (
+    FAMILY_NAMES,
+    Action,
+    Event,
+    Open,
+    Place,
+    Rules,
+    action_from_data,
+    action_to_data,
+    card_from_data,
+    card_to_data,
+    event_from_data,
+    event_to_data,
+)
+
+from .commitments import (
+    COMMITMENT_SIZE,
+    GAME_ID_SIZE,
+    NONCE_SIZE,
+    PROTOCOL_VERSION,
+    SEED_SIZE,
+    Opening,
+)
+
+RECORD_FORMAT = "oriflamme-game-record"
+MAX_RECORD_SIZE = 1 << 20
+MAX_ITEMS = 20_000  # entries in any one list (log, events); a game has a few hundred
+MAX_TEXT = 4096  # characters in a name or a reason
+
+OK = "ok"
+FAILED = "failed"
+FORFEITED = "forfeited"
+STATUSES = (OK, FAILED, FORFEITED)
+
+
+class RecordError(ValueError):
+    """The bytes are not a well-formed game record (the record's fault)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """The table: as `oriflamme.engine.Rules`, plus the first player.
+    `families[seat]` are family numbers here, names in the encoded record."""
+
+    players: int
+    variant: str
+    edition: str
+    families: tuple[tuple[int, ...], ...]
+    first_player: int
+
+    @property
+    def rules(self) -> Rules:
+        return Rules(self.players, self.variant, self.edition, self.families)
+
+
+@dataclass(frozen=True, slots=True)
+class SeatInfo:
+    """Who sat where. `left`: the player left during the game; `stand_in`: the
+    server's stand-in played for the seat without its secrets; `handed_to_bot`:
+    the player handed its secrets to a server bot, which finished the game."""
+
+    name: str
+    bot: bool = False
+    left: bool = False
+    stand_in: bool = False
+    handed_to_bot: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class LogEntry:
+    """One decision as the referee applied it: `seat` and the engine action.
+
+    A placement carries the back of the placed card, its `pid` and its
+    `commitment`; an opening (`Open`, after a reveal or an elimination) its
+    `pid` and `nonce`, the card being in the action. A *settled* opening has
+    no nonce: the seat had forfeited, and the referee chose the identity so
+    that play could go on (see `verify.settled_card`). A *skipped* placement
+    has no action at all (`LogEntry.skip(seat)`): the referee skipped the
+    seat's placement (its time ran out, or the stand-in played the seat).
+    """
+
+    seat: int
+    action: Action | None
+    pid: int | None = None
+    commitment: bytes | None = None
+    nonce: bytes | None = None
+    settled: bool = False
+
+    @classmethod
+    def skip(cls, seat: int) -> LogEntry:
+        """The entry for `seat`'s skipped placement."""
+        return cls(seat, None)
+
+    @property
+    def skipped(self) -> bool:
+        """A skipped placement (the entry has no action)."""
+        return self.action is None
+
+
+@dataclass(frozen=True, slots=True)
+class Forfeit:
+    """`seat` forfeited for `reason`; `opening` is the opening that failed a
+    check, when that was the reason (so anyone can re-check it)."""
+
+    seat: int
+    reason: str
+    opening: Opening | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SeatVerdict:
+    """ok, failed (a check failed: `reason`) or forfeited (`reason`)."""
+
+    seat: int
+    status: str
+    reason: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.status == OK
+
+    def __str__(self) -> str:
+        if self.reason is None:
+            return f"seat {self.seat}: {self.status}"
+        return f"seat {self.seat}: {self.status}: {self.reason}"
+
+
+@dataclass(frozen=True, slots=True)
+class Results:
+    """`complete`: the game reached its end (not stopped by a forfeit).
+    `winners` is empty when it did not."""
+
+    complete: bool
+    scores: tuple[int, ...]
+    winners: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    game_id: bytes
+    settings: Settings
+    seats: tuple[SeatInfo, ...]
+    server_seed_commitment: bytes
+    server_seed: bytes
+    seed_commitments: tuple[bytes, ...]
+    seeds: tuple[bytes | None, ...]
+    log: tuple[LogEntry, ...]
+    final_openings: tuple[tuple[Opening, ...] | None, ...]
+    events: tuple[Event, ...]
+    results: Results
+    forfeits: tuple[Forfeit, ...]
+    verdicts: tuple[SeatVerdict, ...]
+    version: int = PROTOCOL_VERSION
+
+
+# ---------------------------------------------------------------- encoding
+
+
+def _opening_to_data(o: Opening) -> dict[str, Any]:
+    return {"pid": o.pid, "card": card_to_data(o.card), "nonce": o.nonce}
+
+
+def _entry_to_data(e: LogEntry) -> dict[str, Any]:
+    if e.action is None:
+        return {"seat": e.seat, "skip": True}
+    data: dict[str, Any] = {"seat": e.seat, "action": action_to_data(e.action)}
+    if e.pid is not None:
+        data["pid"] = e.pid
+    if e.commitment is not None:
+        data["commitment"] = e.commitment
+    if e.nonce is not None:
+        data["nonce"] = e.nonce
+    if e.settled:
+        data["settled"] = True
+    return data
+
+
+def record_to_data(r: Record) -> dict[str, Any]:
+    """The record as the plain map that is packed."""
+    s = r.settings
+    return {
+        "format": RECORD_FORMAT,
+        "version": r.version,
+        "game_id": r.game_id,
+        "settings": {
+            "players": s.players,
+            "variant": s.variant,
+            "edition": s.edition,
+            "families": [[FAMILY_NAMES[f] for f in fams] for fams in s.families],
+            "first_player": s.first_player,
+        },
+        "seats": [
+            {
+                "name": seat.name,
+                "bot": seat.bot,
+                "left": seat.left,
+                "stand_in": seat.stand_in,
+                "handed_to_bot": seat.handed_to_bot,
+            }
+            for seat in r.seats
+        ],
+        "server_seed_commitment": r.server_seed_commitment,
+        "server_seed": r.server_seed,
+        "seed_commitments": list(r.seed_commitments),
+        "seeds": list(r.seeds),
+        "log": [_entry_to_data(e) for e in r.log],
+        "final_openings": [
+            None if fo is None else [_opening_to_data(o) for o in fo] for fo in r.final_openings
+        ],
+        "events": [event_to_data(e) for e in r.events],
+        "results": {
+            "complete": r.results.complete,
+            "scores": list(r.results.scores),
+            "winners": list(r.results.winners),
+        },
+        "forfeits": [
+            {"seat": f.seat, "reason": f.reason}
+            | ({} if f.opening is None else {"opening": _opening_to_data(f.opening)})
+            for f in r.forfeits
+        ],
+        "verdicts": [{"seat": v.seat, "status": v.status, "reason": v.reason} for v in r.verdicts],
+    }
+
+
+def encode_record(record: Record) -> bytes:
+    """The record as msgpack bytes."""
+    packed: bytes = msgpack.packb(record_to_data(record), use_bin_type=True)
+    return packed
+
+
+# ---------------------------------------------------------------- decoding
+
+
+def _refuse_ext(code: int, data: bytes) -> Any:
+    raise ValueError(f"msgpack ext type {code} is not allowed in a record")
+
+
+_PLAIN = (type(None), bool, int, str, bytes, list, dict)
+
+
+def _check_plain(obj: object) -> None:
+    """Only nil, bool, int, str, bin, array and map (msgpack decodes its
+    timestamp ext type without asking the ext hook, floats are never used)."""
+    stack = [obj]
+    while stack:
+        item = stack.pop()
+        if type(item) not in _PLAIN:
+            raise RecordError(f"a record holds no {type(item).__name__} values")
+        if isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, dict):
+            stack.extend(item.values())
+
+
+def _unpack(data: bytes) -> object:
+    if not isinstance(data, bytes | bytearray | memoryview):
+        raise RecordError(f"a record is bytes, not {type(data).__name__}")
+    if len(data) > MAX_RECORD_SIZE:
+        raise RecordError(f"a record is at most {MAX_RECORD_SIZE} bytes, this is {len(data)}")
+    try:
+        obj = msgpack.unpackb(
+            data,
+            raw=False,
+            strict_map_key=True,
+            use_list=True,
+            ext_hook=_refuse_ext,
+            max_str_len=MAX_TEXT,
+            max_bin_len=64,
+            max_array_len=MAX_ITEMS,
+            max_map_len=64,
+            max_ext_len=0,
+        )
+    except (ValueError, msgpack.UnpackException) as exc:
+        raise RecordError(f"not valid msgpack: {exc}") from None
+    _check_plain(obj)
+    return obj
+
+
+class _Reader:
+    """Field access on untrusted maps that names the faulty field."""
+
+    def __init__(self, data: object, where: str) -> None:
+        if not isinstance(data, dict):
+            raise RecordError(f"{where} is a map, not {type(data).__name__}")
+        self.data: dict[str, object] = data
+        self.where = where
+
+    def _fail(self, name: str, expected: str) -> RecordError:
+        value = self.data.get(name)
+        shown = repr(value) if len(repr(value)) < 60 else type(value).__name__
+        return RecordError(f"{self.where}: {name!r} is {expected}, not {shown}")
+
+    def has(self, name: str) -> bool:
+        return name in self.data
+
+    def get_raw(self, name: str) -> object:
+        if name not in self.data:
+            raise RecordError(f"{self.where} lacks {name!r}")
+        return self.data[name]
+
+    def get_int(self, name: str, low: int = 0, high: int = 2**32 - 1) -> int:
+        value = self.get_raw(name)
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            raise self._fail(name, f"an integer in {low}..{high}")
+        return value
+
+    def get_bool(self, name: str, default: bool | None = None) -> bool:
+        if default is not None and name not in self.data:
+            return default
+        value = self.get_raw(name)
+        if not isinstance(value, bool):
+            raise self._fail(name, "true or false")
+        return value
+
+    def get_str(self, name: str) -> str:
+        value = self.get_raw(name)
+        if not isinstance(value, str):
+            raise self._fail(name, "a string")
+        return value
+
+    def optional_str(self, name: str) -> str | None:
+        if self.data.get(name) is None:
+            return None
+        return self.get_str(name)
+
+    def get_bin(self, name: str, size: int) -> bytes:
+        value = self.get_raw(name)
+        if not isinstance(value, bytes) or len(value) != size:
+            raise self._fail(name, f"{size} bytes (msgpack bin)")
+        return value
+
+    def get_list(self, name: str, length: int | None = None) -> list[object]:
+        value = self.get_raw(name)
+        if not isinstance(value, list) or (length is not None and len(value) != length):
+            raise self._fail(name, "a list" if length is None else f"a list of {length}")
+        return value
+
+
+def _bin(value: object, size: int, where: str) -> bytes:
+    if not isinstance(value, bytes) or len(value) != size:
+        raise RecordError(f"{where} is {size} bytes (msgpack bin)")
+    return value
+
+
+def _seat_int(value: object, players: int, where: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < players:
+        raise RecordError(f"{where} is a seat 0..{players - 1}, not {value!r}")
+    return value
+
+
+T = TypeVar("T")
+
+
+def _converted(convert: Callable[[Any], T], value: object, where: str) -> T:
+    try:
+        return convert(value)
+    except (ValueError, TypeError, KeyError, AttributeError) as exc:
+        raise RecordError(f"{where}: {exc}") from None
+
+
+def _opening(data: object, where: str) -> Opening:
+    r = _Reader(data, where)
+    card = _converted(card_from_data, r.get_raw("card"), f"{where}, card")
+    if card.kind is None:
+        raise RecordError(f"{where}: an opening names the card, not a card back")
+    return Opening(r.get_int("pid"), card, r.get_bin("nonce", NONCE_SIZE))
+
+
+# What a skipped placement has none of: it is `{"seat": s, "skip": true}` alone.
+_NOT_IN_A_SKIP = ("action", "pid", "commitment", "nonce", "settled")
+
+
+def _entry(data: object, players: int, where: str) -> LogEntry:
+    r = _Reader(data, where)
+    seat = _seat_int(r.get_raw("seat"), players, f"{where}, seat")
+    if r.get_bool("skip", False):
+        extra = [name for name in _NOT_IN_A_SKIP if r.data.get(name) is not None]
+        if extra:
+            raise RecordError(f"{where}: a skipped placement has no {extra[0]!r}")
+        return LogEntry.skip(seat)
+    action = _converted(action_from_data, r.get_raw("action"), f"{where}, action")
+    if isinstance(action, Place):
+        if action.card.kind is not None:
+            raise RecordError(f"{where}: a logged placement shows only the card back")
+        return LogEntry(seat, action, r.get_int("pid"), r.get_bin("commitment", COMMITMENT_SIZE))
+    if isinstance(action, Open):
+        if action.card.kind is None:
+            raise RecordError(f"{where}: an opening names the card")
+        if r.get_bool("settled", False):
+            return LogEntry(seat, action, r.get_int("pid"), settled=True)
+        return LogEntry(seat, action, r.get_int("pid"), nonce=r.get_bin("nonce", NONCE_SIZE))
+    return LogEntry(seat, action)
+
+
+def _event(data: object, where: str) -> Event:
+    if not isinstance(data, dict):
+        raise RecordError(f"{where} is a map")
+    return _converted(event_from_data, data, where)
+
+
+def _ints(values: list[object], where: str, low: int, high: int) -> tuple[int, ...]:
+    out = []
+    for v in values:
+        if isinstance(v, bool) or not isinstance(v, int) or not low <= v <= high:
+            raise RecordError(f"{where} holds integers in {low}..{high}, not {v!r}")
+        out.append(v)
+    return tuple(out)
+
+
+def record_from_data(data: object) -> Record:
+    """Build a `Record` from its plain map, checking every field (`RecordError`)."""
+    top = _Reader(data, "the record")
+    if top.data.get("format") != RECORD_FORMAT:
+        raise RecordError(f"not an Oriflamme game record (format is not {RECORD_FORMAT!r})")
+    version = top.get_int("version")
+    if version != PROTOCOL_VERSION:
+        raise RecordError(f"record version {version} is not supported (only {PROTOCOL_VERSION})")
+    game_id = top.get_bin("game_id", GAME_ID_SIZE)
+
+    s = _Reader(top.get_raw("settings"), "settings")
+    players = s.get_int("players", 2, 5)
+    families = []
+    for fams in s.get_list("families", players):
+        if not isinstance(fams, list) or not all(f in FAMILY_NAMES for f in fams):
+            raise RecordError(f"settings: 'families' lists family names per seat, not {fams!r}")
+        families.append(tuple(FAMILY_NAMES.index(f) for f in fams))
+    settings = Settings(
+        players,
+        s.get_str("variant"),
+        s.get_str("edition"),
+        tuple(families),
+        s.get_int("first_player", 0, players - 1),
+    )
+    try:
+        settings.rules  # noqa: B018 -- Rules checks the variant, edition and families
+    except ValueError as exc:
+        raise RecordError(f"settings: {exc}") from None
+
+    seats = []
+    for i, item in enumerate(top.get_list("seats", players)):
+        r = _Reader(item, f"seat {i}")
+        name = r.get_str("name")
+        seats.append(
+            SeatInfo(
+                name,
+                r.get_bool("bot", False),
+                r.get_bool("left", False),
+                r.get_bool("stand_in", False),
+                r.get_bool("handed_to_bot", False),
+            )
+        )
+
+    seed_commitments = tuple(
+        _bin(v, COMMITMENT_SIZE, f"seed commitment of seat {i}")
+        for i, v in enumerate(top.get_list("seed_commitments", players))
+    )
+    seeds = tuple(
+        None if v is None else _bin(v, SEED_SIZE, f"seed of seat {i} (or nil)")
+        for i, v in enumerate(top.get_list("seeds", players))
+    )
+    log = tuple(_entry(e, players, f"log entry {i}") for i, e in enumerate(top.get_list("log")))
+    finals: list[tuple[Opening, ...] | None] = []
+    for seat, fo in enumerate(top.get_list("final_openings", players)):
+        if fo is None:
+            finals.append(None)
+            continue
+        if not isinstance(fo, list):
+            raise RecordError(f"final openings of seat {seat} are a list or nil")
+        finals.append(
+            tuple(_opening(o, f"final opening {i} of seat {seat}") for i, o in enumerate(fo))
+        )
+    events = tuple(_event(e, f"event {i}") for i, e in enumerate(top.get_list("events")))
+
+    res = _Reader(top.get_raw("results"), "results")
+    results = Results(
+        res.get_bool("complete"),
+        _ints(res.get_list("scores", players), "results.scores", 0, 10_000),
+        _ints(res.get_list("winners"), "results.winners", 0, players - 1),
+    )
+
+    forfeits = []
+    for i, item in enumerate(top.get_list("forfeits")):
+        r = _Reader(item, f"forfeit {i}")
+        opening = r.get_raw("opening") if r.has("opening") else None
+        forfeits.append(
+            Forfeit(
+                _seat_int(r.get_raw("seat"), players, f"forfeit {i}, seat"),
+                r.get_str("reason"),
+                None if opening is None else _opening(opening, f"forfeit {i}, opening"),
+            )
+        )
+
+    verdicts = []
+    for i, item in enumerate(top.get_list("verdicts", players)):
+        r = _Reader(item, f"verdict {i}")
+        if r.get_int("seat") != i:
+            raise RecordError(
+                f"verdict {i} is about seat {r.get_int('seat')}: verdicts go in seat order"
+            )
+        status = r.get_str("status")
+        if status not in STATUSES:
+            raise RecordError(f"verdict {i}: status is one of {STATUSES}, not {status!r}")
+        verdicts.append(SeatVerdict(i, status, r.optional_str("reason")))
+
+    return Record(
+        game_id=game_id,
+        settings=settings,
+        seats=tuple(seats),
+        server_seed_commitment=top.get_bin("server_seed_commitment", COMMITMENT_SIZE),
+        server_seed=top.get_bin("server_seed", SEED_SIZE),
+        seed_commitments=seed_commitments,
+        seeds=seeds,
+        log=log,
+        final_openings=tuple(finals),
+        events=events,
+        results=results,
+        forfeits=tuple(forfeits),
+        verdicts=tuple(verdicts),
+        version=version,
+    )
+
+
+def decode_record(data: bytes) -> Record:
+    """Decode and check a record's bytes; raises `RecordError` (only) when malformed."""
+    return record_from_data(_unpack(data))

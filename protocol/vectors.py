@@ -1,0 +1,205 @@
+"""Test vectors for the commitments and the fair deal (docs/test-vectors.json).
+
+Fixed inputs, and what our code computes from them, so that an implementation
+in any language can be checked against ours. Bytes are lowercase hex; cards
+are ``[family, kind]`` as in the protocol.
+
+    python -m oriflamme.protocol.vectors > docs/test-vectors.json
+    python -m oriflamme.protocol.vectors --check docs/test-vectors.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from oriflamme.engine import FAMILY_NAMES, STANDARD, TWO_PLAYER, Card, Rules, card, card_to_data
+
+from .commitments import (
+    CARD_TAG,
+    PROTOCOL_VERSION,
+    SEED_TAG,
+    SERVER_SEAT,
+    card_commitment,
+    card_preimage,
+    seed_commitment,
+    seed_preimage,
+)
+from .deal import DEAL_TAG, DealStream, derive_deal, shuffle_kinds, stream_block, stream_message
+
+
+def fixed_bytes(label: str, size: int = 32) -> bytes:
+    """Deterministic test input: the first `size` bytes of SHA-256("oriflamme test vector: " + label)."""
+    return hashlib.sha256(b"oriflamme test vector: " + label.encode()).digest()[:size]
+
+
+GAME_A = bytes(range(16))
+GAME_B = fixed_bytes("game B", 16)
+SERVER_SEED = fixed_bytes("server seed")
+
+
+def client_seed(seat: int) -> bytes:
+    return fixed_bytes(f"client seed {seat}")
+
+
+def _card_vector(game_id: bytes, seat: int, pid: int, c: Card, nonce: bytes) -> dict[str, Any]:
+    return {
+        "game_id": game_id.hex(),
+        "seat": seat,
+        "pid": pid,
+        "card": card_to_data(c),
+        "nonce": nonce.hex(),
+        "preimage": card_preimage(game_id, seat, pid, c, nonce).hex(),
+        "commitment": card_commitment(game_id, seat, pid, c, nonce).hex(),
+    }
+
+
+def _seed_vector(game_id: bytes, seat: int, seed: bytes) -> dict[str, Any]:
+    return {
+        "game_id": game_id.hex(),
+        "seat": seat,
+        "seed": seed.hex(),
+        "preimage": seed_preimage(game_id, seat, seed).hex(),
+        "commitment": seed_commitment(game_id, seat, seed).hex(),
+    }
+
+
+def _shuffle_vector(game_id: bytes, seat: int, cseed: bytes, families: int) -> dict[str, Any]:
+    stream = DealStream(cseed, game_id, seat, SERVER_SEED)
+    orders = [[k.label for k in shuffle_kinds(stream)] for _ in range(families)]
+    return {
+        "game_id": game_id.hex(),
+        "seat": seat,
+        "client_seed": cseed.hex(),
+        "server_seed": SERVER_SEED.hex(),
+        "families": families,
+        "orders": orders,
+        "bytes_consumed": stream.consumed,
+        "bytes_rejected": stream.rejected,
+    }
+
+
+def _deal_vector(rules: Rules, game_id: bytes, seat: int) -> dict[str, Any]:
+    cseed = client_seed(seat)
+    deal = derive_deal(rules, game_id, seat, cseed, SERVER_SEED)
+    return {
+        "players": rules.players,
+        "variant": rules.variant,
+        "seat": seat,
+        "families": [FAMILY_NAMES[f] for f in rules.families[seat]],
+        "game_id": game_id.hex(),
+        "client_seed": cseed.hex(),
+        "server_seed": SERVER_SEED.hex(),
+        "set_aside": [card_to_data(c) for c in deal.set_aside],
+        "hand": [card_to_data(c) for c in deal.hand],
+        "draw_pile": [card_to_data(c) for c in deal.draw_pile],
+    }
+
+
+def _rejecting_seed() -> bytes:
+    """The first fixed client seed whose seat-0 shuffle rejects a byte, so the
+    vectors exercise rejection sampling."""
+    for i in range(1000):
+        cseed = fixed_bytes(f"rejecting seed {i}")
+        stream = DealStream(cseed, GAME_A, 0, SERVER_SEED)
+        shuffle_kinds(stream)
+        if stream.rejected:
+            return cseed
+    raise AssertionError("no rejecting seed among 1000")  # 8% chance each: never
+
+
+def build_vectors() -> dict[str, Any]:
+    """Every vector, as plain JSON data."""
+    cards = [
+        (GAME_A, 0, 0, card("red", "archer"), bytes(32)),
+        (GAME_A, 2, 7, card("green", "royal_decree"), fixed_bytes("nonce 1")),
+        (GAME_A, 1, 300, card("blue", "shapeshifter"), fixed_bytes("nonce 2")),
+        (GAME_A, 3, 70000, card("yellow", "ambush"), fixed_bytes("nonce 3")),
+        (GAME_B, 4, 29, card("black", "conspiracy"), fixed_bytes("nonce 4")),
+        # The same card and nonce in another game, seat and placement:
+        (GAME_B, 2, 7, card("green", "royal_decree"), fixed_bytes("nonce 1")),
+        (GAME_A, 0, 8, card("green", "royal_decree"), fixed_bytes("nonce 1")),
+    ]
+    seeds = [
+        (GAME_A, 0, client_seed(0)),
+        (GAME_A, 1, client_seed(1)),
+        (GAME_B, 4, client_seed(4)),
+        (GAME_A, SERVER_SEAT, SERVER_SEED),
+    ]
+    blocks = []
+    for seat, counter in [(0, 0), (0, 1), (0, 2), (1, 0), (4, 0)]:
+        cseed = client_seed(seat)
+        blocks.append(
+            {
+                "game_id": GAME_A.hex(),
+                "seat": seat,
+                "client_seed": cseed.hex(),
+                "server_seed": SERVER_SEED.hex(),
+                "counter": counter,
+                "message": stream_message(GAME_A, seat, SERVER_SEED, counter).hex(),
+                "block": stream_block(cseed, GAME_A, seat, SERVER_SEED, counter).hex(),
+            }
+        )
+    shuffles = [_shuffle_vector(GAME_A, seat, client_seed(seat), 1) for seat in range(5)]
+    shuffles.append(_shuffle_vector(GAME_B, 1, client_seed(1), 2))
+    shuffles.append(_shuffle_vector(GAME_A, 0, _rejecting_seed(), 1))
+    standard3 = Rules(3, STANDARD)
+    standard5 = Rules(5, STANDARD)
+    two = Rules(2, TWO_PLAYER)
+    deals = [_deal_vector(standard3, GAME_A, seat) for seat in range(3)]
+    deals.append(_deal_vector(standard5, GAME_A, 4))
+    deals.extend(_deal_vector(two, GAME_A, seat) for seat in range(2))
+    return {
+        "description": (
+            "Oriflamme protocol v1 test vectors: card and seed commitments, deal stream"
+            " blocks, shuffles and deals, from fixed inputs. See docs/PROTOCOL.md,"
+            " 'Commit-reveal and the fair deal'. Bytes are lowercase hex."
+        ),
+        "protocol_version": PROTOCOL_VERSION,
+        "tags": {
+            "card_commitment": CARD_TAG.decode(),
+            "seed_commitment": SEED_TAG.decode(),
+            "deal_stream": DEAL_TAG.decode(),
+        },
+        "server_seat": SERVER_SEAT,
+        "card_commitments": [_card_vector(*args) for args in cards],
+        "seed_commitments": [_seed_vector(*args) for args in seeds],
+        "stream_blocks": blocks,
+        "shuffles": shuffles,
+        "deals": deals,
+    }
+
+
+def vectors_json() -> str:
+    """The file's exact text."""
+    return json.dumps(build_vectors(), indent=2) + "\n"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m oriflamme.protocol.vectors", description=__doc__.splitlines()[0]
+    )
+    parser.add_argument("--check", metavar="FILE", help="exit 1 unless FILE holds these vectors")
+    args = parser.parse_args(argv)
+    text = vectors_json()
+    if args.check is None:
+        sys.stdout.write(text)
+        return 0
+    try:
+        with open(args.check, encoding="utf-8") as f:
+            current = f.read()
+    except OSError as exc:
+        print(f"cannot read {args.check}: {exc.strerror}", file=sys.stderr)
+        return 2
+    if current != text:
+        print(f"{args.check} is out of date: regenerate it", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

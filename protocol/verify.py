@@ -1,0 +1,558 @@
+"""Verification: one seat at the end of a game, and a whole game record offline.
+
+How this works
+--------------
+`check_seat` is the end-of-game check of one seat, the same for the referee
+and for anyone holding the record: the seed opens the seat's seed commitment;
+every opening opens its commitment, in its family, for that game, seat and
+placement; no card and no nonce is used twice; every placed card is opened;
+and, from the deal derived from both seeds, no placed card was set aside and
+no card was placed before it was drawn (2-player variant).
+
+`verify_record` replays the record's public decision log through an engine
+that knows no hidden identity (`hidden_game`): placements are applied as card
+backs, openings with the card they name, skipped placements as skips (only
+where that seat's placement was pending). The engine re-checks the legality of
+every decision and recomputes every event and the results, which must equal
+the recorded ones; then each seat goes through `check_seat`. A problem with
+the record as a whole (an illegal decision, an event or a result that the
+replay does not reproduce, the server's seed) makes the game invalid; a seat
+that fails a check is "failed" with the reason.
+
+    $ oriflamme verify game.record      # or python -m oriflamme.protocol.verify
+    seat 0 (ana): ok
+    ...
+
+>>> from oriflamme.protocol.localgame import play_local_game
+>>> verdict = verify_record_bytes(play_local_game(4, seed=2))
+>>> verdict.ok, [v.status for v in verdict.seats]
+(True, ['ok', 'ok', 'ok', 'ok'])
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from oriflamme.engine import (
+    Action,
+    Card,
+    Decision,
+    Event,
+    Game,
+    IllegalAction,
+    Kind,
+    Open,
+    Place,
+    Rules,
+    SeatDeal,
+    action_to_data,
+    event_to_data,
+    hidden_deal,
+    mask_event,
+    new_game,
+)
+from oriflamme.engine.events import Drew
+
+from .commitments import (
+    SERVER_SEAT,
+    CommitmentLedger,
+    Committed,
+    Opening,
+    OpeningError,
+    seed_matches,
+)
+from .deal import derive_deal
+from .record import (
+    FAILED,
+    FORFEITED,
+    MAX_RECORD_SIZE,
+    OK,
+    Forfeit,
+    Record,
+    RecordError,
+    SeatVerdict,
+    decode_record,
+)
+
+
+def settled_card(options: Sequence[Action]) -> Card:
+    """The identity the referee gives an eliminated card whose owner forfeited
+    instead of opening it: the first card still possible, in kind order, that
+    is not an Ambush (an Ambush only when nothing else is possible), so that
+    no Ambush is ever invented against the attacker.
+
+    >>> from oriflamme.engine import card
+    >>> settled_card([Open(card("red", "ambush")), Open(card("red", "lord"))])
+    Card(family=0, kind=<Kind.LORD: 4>)
+    """
+    cards = [a.card for a in options if isinstance(a, Open)]
+    if not cards:
+        raise ValueError("no opening to settle")
+    return next((c for c in cards if c.kind != Kind.AMBUSH), cards[0])
+
+
+def hidden_game(rules: Rules, first_player: int = 0) -> Game:
+    """A new game whose engine knows no card: every hand, set-aside card and
+    draw pile is a card back. The referee's engine, and the verifier's."""
+    return new_game(
+        rules.players,
+        variant=rules.variant,
+        edition=rules.edition,
+        first_player=first_player,
+        families=rules.families,
+        deal=hidden_deal(rules),
+    )
+
+
+# ---------------------------------------------------------------- one seat
+
+
+def check_openings(
+    game_id: bytes, seat: int, placed: Sequence[Committed], openings: Sequence[Opening]
+) -> tuple[str | None, CommitmentLedger]:
+    """Check `seat`'s openings, in order, against its placements. Returns the
+    first failure (or None) and the ledger of what checked out."""
+    ledger = CommitmentLedger(game_id)
+    for c in placed:
+        ledger.commit(c.seat, c.pid, c.family, c.commitment, c.drawn)
+    for o in openings:
+        try:
+            ledger.open(seat, o.pid, o.card, o.nonce)
+        except OpeningError as exc:
+            return exc.reason, ledger
+    return None, ledger
+
+
+def check_seat(
+    rules: Rules,
+    game_id: bytes,
+    seat: int,
+    *,
+    seed_commitment: bytes,
+    seed: bytes | None,
+    server_seed: bytes,
+    placed: Sequence[Committed],
+    openings: Sequence[Opening],
+    complete: bool = True,
+    check_deal: bool = True,
+) -> str | None:
+    """The end-of-game check of `seat`: None if it holds, else the first failure.
+
+    `placed` is everything the seat placed (in placement order), `openings`
+    every opening it made: during the game in order, then at the end.
+    `complete=False` skips "every placed card was opened" (a replay that
+    stopped early); `check_deal=False` skips the deal (the server seed is
+    known to be wrong, so the derived deal would blame the seat unfairly).
+    """
+    if seed is None:
+        return "did not reveal its seed"
+    if not seed_matches(seed_commitment, game_id, seat, seed):
+        return "its seed does not match its seed commitment"
+    reason, ledger = check_openings(game_id, seat, placed, openings)
+    if reason is not None:
+        return reason
+    if complete:
+        hidden = ledger.hidden(seat)
+        if hidden:
+            cards = ", ".join(str(pid) for pid in hidden)
+            return f"did not open card{'s' if len(hidden) > 1 else ''} {cards}"
+    if not check_deal:
+        return None
+    return _check_dealt(derive_deal(rules, game_id, seat, seed, server_seed), ledger, seat)
+
+
+def _check_dealt(deal: SeatDeal, ledger: CommitmentLedger, seat: int) -> str | None:
+    set_aside = set(deal.set_aside)
+    hand = set(deal.hand)
+    pile = list(deal.draw_pile)
+    for pid in sorted(ledger.opened):
+        card = ledger.opened[pid].card
+        if card in set_aside:
+            return f"card {pid} ({card}) was set aside by the deal"
+        if card in hand:
+            continue
+        if card in pile:
+            if pile.index(card) >= ledger.committed[pid].drawn:
+                return f"card {pid} ({card}) was placed before it was drawn from the draw pile"
+            continue
+        return f"card {pid} ({card}) was not dealt to seat {seat}"
+    return None
+
+
+def verify_seat(
+    rules: Rules,
+    game_id: bytes,
+    seat: int,
+    *,
+    seed_commitment: bytes,
+    seed: bytes | None,
+    server_seed: bytes,
+    placed: Sequence[Committed],
+    openings: Sequence[Opening],
+) -> SeatVerdict:
+    """`check_seat` as a verdict: ok, or failed with the reason."""
+    reason = check_seat(
+        rules,
+        game_id,
+        seat,
+        seed_commitment=seed_commitment,
+        seed=seed,
+        server_seed=server_seed,
+        placed=placed,
+        openings=openings,
+    )
+    return SeatVerdict(seat, OK if reason is None else FAILED, reason)
+
+
+# ---------------------------------------------------------------- a record
+
+
+@dataclass(frozen=True, slots=True)
+class GameVerdict:
+    """A verdict per seat, and what is wrong with the record as a whole.
+    The game is valid (it counts) only when both are clean."""
+
+    seats: tuple[SeatVerdict, ...]
+    problems: tuple[str, ...]
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems and all(v.ok for v in self.seats)
+
+    def reasons(self) -> list[str]:
+        """Every reason the game is not valid, one line each."""
+        return list(self.problems) + [str(v) for v in self.seats if not v.ok]
+
+
+def _describe(action: Action) -> str:
+    data = action_to_data(action)
+    return " ".join(f"{k}={v}" for k, v in data.items())
+
+
+def _same(a: Event, b: Event) -> bool:
+    # NamedTuples compare as plain tuples: Moved(3, 1) == Uncovered(3, True).
+    return type(a) is type(b) and a == b
+
+
+def verify_record(record: Record) -> GameVerdict:
+    """Replay and check a decoded record; see the module docstring."""
+    problems: list[str] = []
+    settings = record.settings
+    rules = settings.rules
+    n = settings.players
+    gid = record.game_id
+
+    server_ok = seed_matches(record.server_seed_commitment, gid, SERVER_SEAT, record.server_seed)
+    if not server_ok:
+        problems.append("the server seed does not match the server's seed commitment")
+
+    game = hidden_game(rules, settings.first_player)
+    placed: list[list[Committed]] = [[] for _ in range(n)]
+    opened: list[list[Opening]] = [[] for _ in range(n)]
+    drawn = [0] * n
+    replayed: list[Event] = []
+
+    def replay(events: list[Event]) -> None:
+        for event in events:
+            if type(event) is Drew:
+                drawn[event.seat] += len(event.cards)
+        replayed.extend(mask_event(e, None) for e in events)
+
+    broken = False
+    for i, entry in enumerate(record.log):
+        where = f"log entry {i}"
+        decision = game.decision
+        if decision is None:
+            problems.append(f"{where}: the game was already over")
+            broken = True
+            break
+        if entry.action is None:
+            if decision.kind != "place" or decision.seat != entry.seat:
+                waiting = (
+                    f"seat {decision.seat} was to place"
+                    if decision.kind == "place"
+                    else f"no placement was pending (seat {decision.seat} was to decide:"
+                    f" {decision.kind})"
+                )
+                problems.append(f"{where}: skips seat {entry.seat}'s placement, but {waiting}")
+                broken = True
+                break
+            replay(game.skip_placement())
+            continue
+        if entry.seat != decision.seat:
+            problems.append(
+                f"{where}: seat {entry.seat} acted, but seat {decision.seat} was to decide"
+                f" ({decision.kind})"
+            )
+            broken = True
+            break
+        action = entry.action
+        if isinstance(action, Place) and entry.pid != game.next_pid:
+            problems.append(f"{where}: the placement is numbered {entry.pid}, not {game.next_pid}")
+            broken = True
+            break
+        if isinstance(action, Open):
+            if decision.kind != "open" or entry.pid != decision.pid:
+                asked = "no opening" if decision.kind != "open" else f"card {decision.pid}"
+                problems.append(f"{where}: opens card {entry.pid}, but {asked} was asked")
+                broken = True
+                break
+            if entry.settled:
+                if not any(f.seat == entry.seat for f in record.forfeits):
+                    problems.append(
+                        f"{where}: card {entry.pid} was settled, but seat {entry.seat} did not forfeit"
+                    )
+                elif action.card != settled_card(decision.options):
+                    problems.append(
+                        f"{where}: card {entry.pid} was settled as {action.card},"
+                        f" not as {settled_card(decision.options)}"
+                    )
+            else:
+                assert entry.pid is not None and entry.nonce is not None
+                opened[entry.seat].append(Opening(entry.pid, action.card, entry.nonce))
+        try:
+            events = game.apply(action, entry.seat)
+        except IllegalAction as exc:
+            problems.append(f"{where}: seat {entry.seat}'s {_describe(action)} is illegal: {exc}")
+            broken = True
+            break
+        if isinstance(action, Place):
+            assert entry.pid is not None and entry.commitment is not None
+            placed[entry.seat].append(
+                Committed(
+                    entry.pid, entry.seat, action.card.family, entry.commitment, drawn[entry.seat]
+                )
+            )
+        replay(events)
+
+    problems.extend(_compare_events(record.events, replayed, broken))
+    if not broken:
+        problems.extend(_compare_results(record, game))
+
+    forfeits: dict[int, Forfeit] = {}
+    for f in record.forfeits:
+        forfeits.setdefault(f.seat, f)
+    pending = None if broken or game.over else game.decision
+    seats = []
+    for seat in range(n):
+        # A failed opening the referee recorded as evidence came first: it is the reason.
+        evidence = next((f for f in record.forfeits if f.seat == seat and f.opening), None)
+        reason = None
+        if evidence is not None:
+            reason, problem = _check_evidence(gid, evidence, pending, placed[seat], opened[seat])
+            if problem is not None:
+                problems.append(problem)
+        if reason is not None:
+            verdict = SeatVerdict(seat, FAILED, reason)
+        else:
+            verdict = _seat_verdict(
+                record,
+                rules,
+                seat,
+                placed[seat],
+                opened[seat],
+                forfeits.get(seat),
+                broken,
+                server_ok,
+            )
+        seats.append(verdict)
+        recorded = record.verdicts[seat]
+        if recorded.ok and not verdict.ok:
+            problems.append(f"the record calls seat {seat} ok, but it {verdict.status}")
+        elif not recorded.ok and verdict.ok:
+            problems.append(
+                f"the record calls seat {seat} {recorded.status} ({recorded.reason}),"
+                " but it verifies and did not forfeit"
+            )
+    return GameVerdict(tuple(seats), tuple(problems))
+
+
+def _check_evidence(
+    game_id: bytes,
+    forfeit: Forfeit,
+    pending: Decision | None,
+    placed: list[Committed],
+    opened: list[Opening],
+) -> tuple[str | None, str | None]:
+    """A forfeit for a failed opening: (the seat's failure, or a problem with the record).
+
+    The opening must be of the card the game stopped on, and must fail.
+    """
+    seat = forfeit.seat
+    o = forfeit.opening
+    assert o is not None
+    if (
+        pending is None
+        or pending.seat != seat
+        or pending.kind not in ("reveal", "open")
+        or pending.pid != o.pid
+    ):
+        return None, (
+            f"the record forfeits seat {seat} for an opening of card {o.pid},"
+            " but the game did not stop waiting for that card"
+        )
+    reason, _ = check_openings(game_id, seat, placed, [*opened, o])
+    if reason is None:
+        return None, (f"the record forfeits seat {seat} for an opening of card {o.pid} that holds")
+    return reason, None
+
+
+def _seat_verdict(
+    record: Record,
+    rules: Rules,
+    seat: int,
+    placed: list[Committed],
+    opened: list[Opening],
+    forfeit: Forfeit | None,
+    broken: bool,
+    server_ok: bool,
+) -> SeatVerdict:
+    gid = record.game_id
+    reason: str | None
+    seed = record.seeds[seat]
+    final = record.final_openings[seat]
+    if seed is None or final is None:
+        if forfeit is None:
+            reason = "sent no end-of-game seed and openings"
+        else:
+            reason, _ = check_openings(gid, seat, placed, opened)
+    else:
+        if broken:
+            known = {c.pid for c in placed}
+            final = tuple(o for o in final if o.pid in known)
+        reason = check_seat(
+            rules,
+            gid,
+            seat,
+            seed_commitment=record.seed_commitments[seat],
+            seed=seed,
+            server_seed=record.server_seed,
+            placed=placed,
+            openings=[*opened, *final],
+            complete=not broken,
+            check_deal=server_ok,
+        )
+    if reason is not None:
+        return SeatVerdict(seat, FAILED, reason)
+    if forfeit is not None:
+        return SeatVerdict(seat, FORFEITED, forfeit.reason)
+    return SeatVerdict(seat, OK)
+
+
+def _compare_events(
+    recorded: Sequence[Event], replayed: Sequence[Event], broken: bool
+) -> list[str]:
+    for k, (a, b) in enumerate(zip(recorded, replayed, strict=False)):
+        if not _same(a, b):
+            return [
+                f"event {k} differs from the replay: the record has {event_to_data(a)},"
+                f" the replay {event_to_data(b)}"
+            ]
+    if not broken and len(recorded) != len(replayed):
+        return [f"the record has {len(recorded)} events, the replay {len(replayed)}"]
+    return []
+
+
+def _compare_results(record: Record, game: Game) -> list[str]:
+    res = record.results
+    problems = []
+    if tuple(game.scores) != res.scores:
+        problems.append(
+            f"the recorded scores {list(res.scores)} differ from the replay's {game.scores}"
+        )
+    if game.over:
+        if not res.complete:
+            problems.append("the record says the game stopped early, but its log reaches the end")
+        if tuple(game.winners) != res.winners:
+            problems.append(
+                f"the recorded winners {list(res.winners)} differ from the replay's"
+                f" {list(game.winners)}"
+            )
+        return problems
+    decision = game.decision
+    assert decision is not None
+    if res.complete:
+        problems.append(
+            f"the record says the game is complete, but its log stops while seat"
+            f" {decision.seat} owes a decision ({decision.kind})"
+        )
+    if decision.seat not in {f.seat for f in record.forfeits}:
+        problems.append(
+            f"the log stops while seat {decision.seat} owes a decision ({decision.kind}),"
+            " but that seat did not forfeit"
+        )
+    if res.winners:
+        problems.append("a game stopped early has no winners, but the record names some")
+    return problems
+
+
+def verify_record_bytes(data: bytes) -> GameVerdict:
+    """Decode (`RecordError` if malformed) and verify a record."""
+    return verify_record(decode_record(data))
+
+
+# ---------------------------------------------------------------- command line
+
+
+def _printable(text: str) -> str:
+    """Names and reasons come from the record: never let them drive the terminal."""
+    return "".join(ch if ch.isprintable() else f"\\x{ord(ch):02x}" for ch in text)
+
+
+def format_verdict(record: Record, verdict: GameVerdict) -> str:
+    """The human-readable report `oriflamme verify` prints."""
+    s = record.settings
+    res = record.results
+    lines = [
+        f"game {record.game_id.hex()}: {s.variant} game, {s.players} players,"
+        f" {s.edition} edition, {len(record.log)} decisions"
+        + ("" if res.complete else ", stopped early"),
+    ]
+    for v, seat in zip(verdict.seats, record.seats, strict=True):
+        who = seat.name + (", bot" if seat.bot else "")
+        status = v.status.upper() if not v.ok else v.status
+        reason = "" if v.reason is None else f": {v.reason}"
+        lines.append(_printable(f"seat {v.seat} ({who}): {status}{reason}"))
+    scores = " ".join(str(x) for x in res.scores)
+    winners = ", ".join(f"seat {w}" for w in res.winners) or "none"
+    lines.append(f"scores: {scores}; winners: {winners}")
+    lines.extend(_printable(f"problem: {p}") for p in verdict.problems)
+    if verdict.ok:
+        lines.append("verdict: VALID (every seat verified, the replay reproduces the record)")
+    else:
+        lines.append(f"verdict: NOT VALID ({len(verdict.reasons())} reason(s) above)")
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """`oriflamme verify RECORD`: exit 0 valid, 1 not valid, 2 unreadable."""
+    parser = argparse.ArgumentParser(
+        prog="oriflamme verify",
+        description="Re-check a finished Oriflamme game record offline: every commitment,"
+        " seed and opening, the deal, and a replay of every decision.",
+    )
+    parser.add_argument("record", help="the game record file (msgpack)")
+    args = parser.parse_args(argv)
+    try:
+        with open(args.record, "rb") as f:
+            data = f.read(MAX_RECORD_SIZE + 1)
+    except OSError as exc:
+        print(f"oriflamme verify: cannot read {args.record}: {exc.strerror}", file=sys.stderr)
+        return 2
+    try:
+        record = decode_record(data)
+    except RecordError as exc:
+        print(
+            f"oriflamme verify: {args.record} is not a readable game record: {exc}", file=sys.stderr
+        )
+        return 2
+    verdict = verify_record(record)
+    print(format_verdict(record, verdict))
+    return 0 if verdict.ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

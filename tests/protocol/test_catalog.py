@@ -1,0 +1,139 @@
+"""The code, docs/protocol-v1.json and docs/PROTOCOL.md must agree."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from oriflamme.engine import RandomPlayer, new_game, view
+from oriflamme.engine.events import EVENT_TYPES
+from oriflamme.protocol import catalog
+from oriflamme.protocol import messages as m
+from oriflamme.protocol.codec import FrameDecoder
+from oriflamme.protocol.errors import CODES
+from oriflamme.protocol.examples import examples
+
+ROOT = Path(__file__).resolve().parents[2]
+DOC = ROOT / "docs" / "PROTOCOL.md"
+JSON = ROOT / "docs" / "protocol-v1.json"
+HOW_TO_FIX = "run `python -m oriflamme.protocol.catalog` from the repository root"
+
+
+@pytest.fixture(scope="module")
+def doc() -> str:
+    return DOC.read_text(encoding="utf-8")
+
+
+def section(text: str, heading: str) -> str:
+    """The body of the section with this exact heading line, up to the next heading of its level or higher."""
+    level = len(heading) - len(heading.lstrip("#"))
+    start = text.index(heading + "\n")
+    stop = re.compile(rf"^#{{1,{level}}} ", re.M)
+    match = stop.search(text, start + len(heading) + 1)
+    return text[start : match.start() if match else len(text)]
+
+
+def test_the_committed_json_catalog_is_generated_from_the_code() -> None:
+    assert JSON.read_text(encoding="utf-8") == catalog.catalog_json(), HOW_TO_FIX
+
+
+def test_the_documents_generated_blocks_are_up_to_date(doc: str) -> None:
+    assert catalog.check_doc(doc) == [], HOW_TO_FIX
+
+
+def test_check_doc_notices_drift(doc: str) -> None:
+    stale = doc.replace(
+        "| `commitment` | bin, 32 bytes | required |",
+        "| `commitment` | bin, 31 bytes | required |",
+        1,
+    )
+    assert stale != doc and any("out of date" in p for p in catalog.check_doc(stale))
+    name = "message:keep"
+    start = doc.index(catalog.BEGIN.format(name))
+    end = doc.index(catalog.END, start) + len(catalog.END)
+    assert f"block {name!r} is missing" in catalog.check_doc(doc[:start] + doc[end:])
+    updated, missing = catalog.update_doc(stale)
+    assert updated == doc and missing == []
+
+
+def test_the_command_checks_both_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert catalog.main(["--check", "--json", str(JSON), "--doc", str(DOC)]) == 0
+    stale_json = tmp_path / "protocol-v1.json"
+    stale_json.write_text("{}\n", encoding="utf-8")
+    assert catalog.main(["--check", "--json", str(stale_json), "--doc", str(DOC)]) == 1
+    assert "out of date" in capsys.readouterr().err
+    doc_copy = tmp_path / "PROTOCOL.md"
+    doc_copy.write_text(
+        DOC.read_text(encoding="utf-8").replace("uint 10..3600", "uint 1..2"), encoding="utf-8"
+    )
+    assert catalog.main(["--json", str(stale_json), "--doc", str(doc_copy)]) == 0
+    assert stale_json.read_text(encoding="utf-8") == catalog.catalog_json()
+    assert doc_copy.read_text(encoding="utf-8") == DOC.read_text(encoding="utf-8")
+
+
+def test_every_message_and_error_code_is_in_the_document(doc: str) -> None:
+    for type_ in [*m.CLIENT_MESSAGES, *m.SERVER_MESSAGES]:
+        assert f"#### `{type_}`" in doc, type_
+    for code in CODES:
+        assert f"| `{code}` |" in doc, code
+    for struct in m.STRUCTS:
+        assert f"#### Structure `{struct.WIRE_NAME}`" in doc
+
+
+def test_the_json_catalog_lists_everything() -> None:
+    data = json.loads(JSON.read_text(encoding="utf-8"))
+    assert data["version"] == m.PROTOCOL_VERSION
+    assert {x["type"] for x in data["messages"]} == {*m.CLIENT_MESSAGES, *m.SERVER_MESSAGES}
+    assert {x["code"] for x in data["errors"]} == set(CODES)
+    assert {x["type"] for x in data["events"]} == set(EVENT_TYPES)
+    for entry in data["messages"]:
+        frame = bytes.fromhex(entry["example_frame"])
+        decoder = FrameDecoder()
+        decoder.feed(frame)
+        decoded = decoder.next_frame()
+        assert decoded is not None
+        assert m.from_data(decoded, entry["sender"]) == examples()[entry["type"]]
+
+
+def test_event_docs_cover_exactly_the_engines_events() -> None:
+    assert set(catalog.EVENT_DOCS) == set(EVENT_TYPES)
+    for name, cls in EVENT_TYPES.items():
+        assert set(catalog.EVENT_DOCS[name][1]) == set(cls._fields), name
+
+
+def test_the_view_table_lists_every_key_of_a_view(doc: str) -> None:
+    body = section(doc, "### Game views")
+    keys = set(re.findall(r"^\| `([a-z_]+)` \|", body, re.M))
+    for players, variant in ((4, "standard"), (2, "two-player")):
+        game = new_game(players, variant=variant, seed=1)
+        player = RandomPlayer(seed=1)
+        while game.round < 3:
+            game.apply(player.choose(game))
+        for seat in (0, None):
+            assert set(view(game, seat)) == keys
+            for slot in view(game, seat)["queue"]:
+                for in_play in slot:
+                    assert all(f"`{k}`" in body for k in in_play)
+    for key in ("index", "ability", "chosen", "opening", "open_for"):
+        assert f"`{key}`" in body
+
+
+def test_every_decision_kind_has_a_row(doc: str) -> None:
+    body = section(doc, "### Decisions and actions")
+    decision = next(f for f in m.Decision.FIELDS if f.name == "kind")
+    for kind in decision.kind.values:  # type: ignore[attr-defined]
+        assert f"| `{kind}` |" in body, kind
+
+
+def test_the_fairness_sections_are_there_once(doc: str) -> None:
+    for heading in ("## Commit-reveal and the fair deal", "## The game record"):
+        assert doc.count(f"\n{heading}\n") == 1
+
+
+def test_the_worked_example_is_a_real_session(doc: str) -> None:
+    body = section(doc, "## Worked example")
+    assert "C→S `hello`" in body and "S→C `game_end`" in body and "C→S `final_reveal`" in body
+    assert "C→S `place`" in body and "C→S `reveal`" in body and "S→C `open_request`" in body

@@ -1,0 +1,318 @@
+"""Messages: every one round-trips; every kind of bad field is refused with its code."""
+
+from __future__ import annotations
+
+import doctest
+import importlib
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from oriflamme.engine import card
+from oriflamme.protocol import messages as m
+from oriflamme.protocol.codec import FrameDecoder, encode_frame
+from oriflamme.protocol.errors import (
+    CODES,
+    INVALID_FIELD,
+    UNKNOWN_MESSAGE,
+    LocalProtocolError,
+    ProtocolError,
+    RemoteProtocolError,
+)
+from oriflamme.protocol.examples import examples
+from oriflamme.protocol.fields import (
+    At,
+    Bin,
+    Bool,
+    CardKind,
+    Enum,
+    FieldSpec,
+    ListOf,
+    PlainMap,
+    StructKind,
+    Text,
+    Token,
+    UInt,
+)
+
+EXAMPLES = examples()
+ALL = {**m.CLIENT_MESSAGES, **m.SERVER_MESSAGES}
+
+
+def test_every_message_has_an_example_and_the_two_sides_do_not_overlap() -> None:
+    assert set(EXAMPLES) == set(ALL)
+    assert not set(m.CLIENT_MESSAGES) & set(m.SERVER_MESSAGES)
+    for cls in m.CLIENT_MESSAGES.values():
+        assert cls.ROLE == "request" and cls.REPLY in m.SERVER_MESSAGES
+        assert "id" in {f.name for f in cls.FIELDS}
+    for cls in m.SERVER_MESSAGES.values():
+        names = {f.name for f in cls.FIELDS}
+        assert ("seq" in names) == (cls.ROLE == "push")
+        assert ("id" in names) == (cls.ROLE == "reply")
+
+
+@pytest.mark.parametrize("type_", sorted(ALL))
+def test_every_message_round_trips(type_: str) -> None:
+    message = EXAMPLES[type_]
+    decoder = FrameDecoder()
+    decoder.feed(encode_frame(m.to_data(message)))
+    data = decoder.next_frame()
+    assert data is not None
+    again = m.from_data(data, message.SENDER)
+    assert again == message and type(again) is type(message)
+    assert m.to_data(again) == m.to_data(message)
+
+
+@pytest.mark.parametrize("type_", sorted(ALL))
+def test_optional_fields_may_be_absent_or_nil(type_: str) -> None:
+    cls = ALL[type_]
+    data = m.to_data(EXAMPLES[type_])
+    optional = [f.name for f in cls.FIELDS if not f.required]
+    bare = {k: v for k, v in data.items() if k not in optional}
+    nil = bare | dict.fromkeys(optional)
+    assert m.from_data(bare, cls.SENDER) == m.from_data(nil, cls.SENDER)
+    for name in optional:
+        assert getattr(m.from_data(bare, cls.SENDER), name) is None
+        assert name not in m.to_data(m.from_data(bare, cls.SENDER))
+
+
+@pytest.mark.parametrize("type_", sorted(ALL))
+def test_unknown_fields_are_ignored(type_: str) -> None:
+    message = EXAMPLES[type_]
+    data = m.to_data(message) | {"zz_future_field": [1, {"a": b"x"}], "another": None}
+    assert m.from_data(data, message.SENDER) == message
+
+
+# ------------------------------------------------------------------ bad fields
+
+
+def bad_values(spec: FieldSpec, example: Any) -> Iterator[tuple[str, Any]]:
+    """Values that `spec` must refuse, with a label."""
+    kind = spec.kind
+    yield "float", 1.5
+    if isinstance(kind, UInt):
+        yield "too big", kind.hi + 1
+        if kind.lo > -(2**63):
+            yield "too small", kind.lo - 1
+        yield "boolean", True
+        yield "string", "1"
+    elif isinstance(kind, Bool):
+        yield "integer", 1
+        yield "nil-like string", "false"
+    elif isinstance(kind, Text):
+        yield "too long", "x" * (kind.hi + 1)
+        if kind.lo > 0:
+            yield "empty", ""
+        yield "control character", "a\x1b[2Jb"
+        yield "binary", b"abc"
+    elif isinstance(kind, Token):
+        yield "uppercase", "Random"
+        yield "too long", "a" * (kind.hi + 1)
+        yield "empty", ""
+    elif isinstance(kind, Enum):
+        yield "not a value", "nope"
+        yield "value as binary", kind.values[0].encode()
+    elif isinstance(kind, Bin):
+        yield "short", b"\x00" * (kind.size - 1)
+        yield "long", b"\x00" * (kind.size + 1)
+        yield "hex string", "00" * kind.size
+    elif isinstance(kind, CardKind):
+        yield "card back", ["red", None]
+        yield "unknown kind", ["red", "joker"]
+        yield "unknown family", ["pink", "spy"]
+        yield "one element", ["red"]
+        yield "string", "red soldier"
+    elif isinstance(kind, At):
+        yield "middle", "middle"
+        yield "negative", -1
+        yield "boolean", False
+    elif isinstance(kind, StructKind):
+        yield "empty map", {}
+        yield "array", []
+    elif isinstance(kind, PlainMap):
+        yield "array", []
+        yield "non-string key", {1: 2}
+    elif isinstance(kind, ListOf):
+        yield "map", {}
+        yield "bad item", [1.5]
+        if kind.lo > 0:
+            yield "too few", []
+        items = example if isinstance(example, list) and example else None
+        if items:
+            yield "too many", [items[0]] * (kind.hi + 1)
+
+
+def bad_field_cases() -> Iterator[Any]:
+    for type_, cls in sorted(ALL.items()):
+        data = m.to_data(EXAMPLES[type_])
+        for spec in cls.FIELDS:
+            for label, value in bad_values(spec, data.get(spec.name)):
+                yield pytest.param(type_, spec.name, value, id=f"{type_}.{spec.name}-{label}")
+
+
+@pytest.mark.parametrize(("type_", "name", "value"), list(bad_field_cases()))
+def test_bad_fields_are_refused_with_invalid_field(type_: str, name: str, value: Any) -> None:
+    cls = ALL[type_]
+    data = m.to_data(EXAMPLES[type_]) | {name: value}
+    with pytest.raises(RemoteProtocolError) as caught:
+        m.from_data(data, cls.SENDER)
+    error = caught.value
+    assert error.code == INVALID_FIELD and not error.fatal
+    assert error.message.startswith(f"{type_}.{name}"), error.message
+    expected_id = data.get("id") if name != "id" else None
+    assert error.id == expected_id
+
+
+@pytest.mark.parametrize(
+    ("type_", "name"),
+    [(t, f.name) for t, cls in sorted(ALL.items()) for f in cls.FIELDS if f.required],
+)
+def test_missing_required_fields_are_refused(type_: str, name: str) -> None:
+    cls = ALL[type_]
+    data = m.to_data(EXAMPLES[type_])
+    del data[name]
+    with pytest.raises(RemoteProtocolError) as caught:
+        m.from_data(data, cls.SENDER)
+    assert caught.value.code == INVALID_FIELD
+    assert caught.value.message == f"{type_}.{name}: required field is missing"
+    data[name] = None
+    with pytest.raises(RemoteProtocolError, match="required field is missing"):
+        m.from_data(data, cls.SENDER)
+
+
+def test_nested_paths_name_the_culprit() -> None:
+    data = m.to_data(EXAMPLES["final_reveal"])
+    data["openings"][0]["nonce"] = b"short"
+    with pytest.raises(RemoteProtocolError) as caught:
+        m.from_data(data, "client")
+    assert caught.value.message == "final_reveal.openings[0].nonce: expected 32 bytes, got 5"
+    assert caught.value.id == 21
+    data = m.to_data(EXAMPLES["room_list"])
+    data["rooms"][0]["settings"]["variant"] = "two-player"
+    with pytest.raises(
+        RemoteProtocolError, match=r"room_list.rooms\[0\].settings.players: the two-player"
+    ):
+        m.from_data(data, "server")
+
+
+def test_settings_must_fit_the_variant() -> None:
+    base = {"variant": "standard", "edition": "revised", "turn_timer": 60, "first_player": "host"}
+    for players, variant in ((2, "standard"), (3, "two-player"), (5, "two-player")):
+        data = {"type": "create_room", "settings": base | {"players": players, "variant": variant}}
+        with pytest.raises(RemoteProtocolError, match="create_room.settings.players"):
+            m.from_data(data, "client")
+    for players, variant in ((2, "two-player"), (3, "standard"), (5, "standard")):
+        data = {"type": "create_room", "settings": base | {"players": players, "variant": variant}}
+        assert m.from_data(data, "client").settings.players == players  # type: ignore[attr-defined]
+
+
+# ------------------------------------------------------------------ message types
+
+
+@pytest.mark.parametrize(
+    ("data", "sender"),
+    [
+        ({"id": 3}, "client"),
+        ({"type": None, "id": 3}, "client"),
+        ({"type": 7, "id": 3}, "client"),
+        ({"type": b"ping", "id": 3}, "client"),
+        ({"type": "teleport", "id": 3}, "client"),
+        ({"type": "welcome", "id": 3}, "client"),  # a server message, from a client
+        ({"type": "hello", "id": 3}, "server"),  # a client message, from the server
+        ({"type": "PING", "id": 3}, "client"),
+    ],
+)
+def test_unknown_message_types_are_refused(data: dict[str, Any], sender: m.Sender) -> None:
+    with pytest.raises(RemoteProtocolError) as caught:
+        m.from_data(data, sender)
+    assert caught.value.code == UNKNOWN_MESSAGE and not caught.value.fatal
+    assert caught.value.id == 3
+
+
+def test_an_unreadable_id_is_not_echoed() -> None:
+    for bad_id in (-1, 2**32, "7", 1.0, True):
+        with pytest.raises(RemoteProtocolError) as caught:
+            m.from_data({"type": "teleport", "id": bad_id}, "client")
+        assert caught.value.id is None
+
+
+# ------------------------------------------------------------------ constructing
+
+
+def test_constructors_check_their_fields() -> None:
+    with pytest.raises(LocalProtocolError) as caught:
+        m.Place(turn=1, at="middle", family="red", commitment=bytes(32))
+    assert caught.value.code == INVALID_FIELD and caught.value.message.startswith("place.at:")
+    with pytest.raises(LocalProtocolError, match="reveal.card"):
+        m.Reveal(turn=1, card=card("red", None), nonce=bytes(32))
+    with pytest.raises(LocalProtocolError, match="error.fatal: required field is missing"):
+        m.Error(code="internal", message="x", fatal=None)  # type: ignore[arg-type]
+    with pytest.raises(LocalProtocolError, match="final_reveal.openings: expected a tuple"):
+        m.FinalReveal(seed=bytes(32), openings=[])  # type: ignore[arg-type]
+    with pytest.raises(LocalProtocolError, match="settings.players: the two-player variant"):
+        m.Settings(
+            players=3, variant="two-player", edition="revised", turn_timer=60, first_player="host"
+        )
+    with pytest.raises(LocalProtocolError, match="create_room.settings: expected Settings"):
+        m.CreateRoom(settings={"players": 3})  # type: ignore[arg-type]
+
+
+def test_messages_are_frozen_values() -> None:
+    a = m.Choose(turn=3, target=7, id=1)
+    assert a == m.Choose(turn=3, target=7, id=1) and hash(a) == hash(
+        m.Choose(turn=3, target=7, id=1)
+    )
+    with pytest.raises(AttributeError):
+        a.target = 8  # type: ignore[misc]
+    assert not hasattr(a, "__dict__")
+
+
+def test_cards_are_engine_cards() -> None:
+    reveal = m.from_data(
+        {"type": "reveal", "turn": 2, "card": ["blue", "royal_decree"], "nonce": bytes(32)},
+        "client",
+    )
+    assert reveal.card is card("blue", "royal_decree")  # type: ignore[attr-defined]
+    assert m.to_data(reveal)["card"] == ["blue", "royal_decree"]
+
+
+def test_place_at_takes_ends_and_pids() -> None:
+    for at in ("first", "last", 0, 17):
+        data = {"type": "place", "turn": 1, "at": at, "family": "green", "commitment": bytes(32)}
+        assert m.from_data(data, "client").at == at  # type: ignore[attr-defined]
+
+
+def test_error_messages_carry_catalog_codes() -> None:
+    for code, entry in CODES.items():
+        error = RemoteProtocolError(code, "x", id=4)
+        message = error.to_message()
+        assert message.code == code and message.fatal is (not entry.keeps_open) and message.id == 4
+    with pytest.raises(ValueError):
+        ProtocolError("no_such_code", "x")
+
+
+def test_error_text_is_made_safe() -> None:
+    message = RemoteProtocolError(INVALID_FIELD, "bad\nthing\x1b[31m" + "x" * 900).to_message()
+    assert "\n" not in message.message and "\x1b" not in message.message
+    assert len(message.message) == 500
+    assert m.clean_text("a\tb", 10) == "a b"
+
+
+MODULES = [
+    "codec",
+    "connection",
+    "errors",
+    "fields",
+    "messages",
+    "catalog",
+    "examples",
+    "transcript",
+]
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_docstring_examples(name: str) -> None:
+    module = importlib.import_module(f"oriflamme.protocol.{name}")
+    result = doctest.testmod(module)
+    assert result.failed == 0

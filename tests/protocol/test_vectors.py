@@ -1,0 +1,186 @@
+"""docs/test-vectors.json: up to date with the code, and right by an independent
+implementation written from docs/PROTOCOL.md alone (hashlib, hmac, struct)."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import struct
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from oriflamme.protocol.vectors import main, vectors_json
+
+VECTORS_FILE = Path(__file__).resolve().parents[2] / "docs" / "test-vectors.json"
+KINDS = [
+    "archer", "soldier", "spy", "heir", "lord",
+    "shapeshifter", "assassination", "royal_decree", "ambush", "conspiracy",
+]  # fmt: skip
+FAMILIES = ["red", "blue", "green", "yellow", "black"]
+
+
+@pytest.fixture(scope="module")
+def vectors() -> dict[str, Any]:
+    return json.loads(VECTORS_FILE.read_text(encoding="utf-8"))  # type: ignore[no-any-return]
+
+
+def test_the_file_is_up_to_date() -> None:
+    assert VECTORS_FILE.read_text(encoding="utf-8") == vectors_json(), (
+        "regenerate: python -m oriflamme.protocol.vectors > docs/test-vectors.json"
+    )
+
+
+def test_check_mode(tmp_path: Path) -> None:
+    assert main(["--check", str(VECTORS_FILE)]) == 0
+    stale = tmp_path / "stale.json"
+    stale.write_text("{}\n")
+    assert main(["--check", str(stale)]) == 1
+    assert main(["--check", str(tmp_path / "missing.json")]) == 2
+
+
+# ---------------------------------------------------------------- the independent implementation
+
+
+def field(data: bytes) -> bytes:
+    return struct.pack(">I", len(data)) + data
+
+
+def card_preimage(v: dict[str, Any]) -> bytes:
+    family, kind = v["card"]
+    return b"".join(
+        field(x)
+        for x in [
+            b"oriflamme/v1/card-commitment",
+            struct.pack(">H", 1),
+            bytes.fromhex(v["game_id"]),
+            struct.pack(">B", v["seat"]),
+            struct.pack(">I", v["pid"]),
+            family.encode("ascii"),
+            kind.encode("ascii"),
+            bytes.fromhex(v["nonce"]),
+        ]
+    )
+
+
+def seed_preimage(v: dict[str, Any]) -> bytes:
+    return b"".join(
+        field(x)
+        for x in [
+            b"oriflamme/v1/seed-commitment",
+            struct.pack(">H", 1),
+            bytes.fromhex(v["game_id"]),
+            struct.pack(">B", v["seat"]),
+            bytes.fromhex(v["seed"]),
+        ]
+    )
+
+
+def block(client: bytes, game: bytes, seat: int, server: bytes, counter: int) -> bytes:
+    message = b"".join(
+        field(x)
+        for x in [
+            b"oriflamme/v1/deal-stream",
+            struct.pack(">H", 1),
+            game,
+            struct.pack(">B", seat),
+            server,
+            struct.pack(">I", counter),
+        ]
+    )
+    return hmac.new(client, message, hashlib.sha256).digest()
+
+
+def shuffles(v: dict[str, Any], families: int) -> tuple[list[list[str]], int, int]:
+    """(orders, bytes consumed, bytes rejected) for a seat's stream."""
+    client, server = bytes.fromhex(v["client_seed"]), bytes.fromhex(v["server_seed"])
+    game = bytes.fromhex(v["game_id"])
+    buf = b""
+    used = rejected = 0
+
+    def next_byte() -> int:
+        nonlocal buf, used
+        if used == len(buf):
+            buf += block(client, game, v["seat"], server, len(buf) // 32)
+        used += 1
+        return buf[used - 1]
+
+    orders = []
+    for _ in range(families):
+        order = list(KINDS)
+        for i in range(9, 0, -1):
+            n = i + 1
+            while True:
+                b = next_byte()
+                if b < 256 - 256 % n:
+                    break
+                rejected += 1
+            j = b % n
+            order[i], order[j] = order[j], order[i]
+        orders.append(order)
+    return orders, used, rejected
+
+
+def test_card_commitments(vectors: dict[str, Any]) -> None:
+    assert len(vectors["card_commitments"]) >= 5
+    for v in vectors["card_commitments"]:
+        preimage = card_preimage(v)
+        assert preimage.hex() == v["preimage"]
+        assert hashlib.sha256(preimage).hexdigest() == v["commitment"]
+    # The same card and nonce in another context commits differently.
+    assert len({v["commitment"] for v in vectors["card_commitments"]}) == len(
+        vectors["card_commitments"]
+    )
+
+
+def test_seed_commitments(vectors: dict[str, Any]) -> None:
+    assert vectors["server_seat"] == 255
+    assert any(v["seat"] == 255 for v in vectors["seed_commitments"])
+    for v in vectors["seed_commitments"]:
+        preimage = seed_preimage(v)
+        assert preimage.hex() == v["preimage"]
+        assert hashlib.sha256(preimage).hexdigest() == v["commitment"]
+
+
+def test_stream_blocks(vectors: dict[str, Any]) -> None:
+    for v in vectors["stream_blocks"]:
+        b = block(
+            bytes.fromhex(v["client_seed"]),
+            bytes.fromhex(v["game_id"]),
+            v["seat"],
+            bytes.fromhex(v["server_seed"]),
+            v["counter"],
+        )
+        assert b.hex() == v["block"]
+
+
+def test_shuffles(vectors: dict[str, Any]) -> None:
+    assert any(v["bytes_rejected"] for v in vectors["shuffles"]), "rejection must be exercised"
+    assert any(v["families"] == 2 for v in vectors["shuffles"])
+    for v in vectors["shuffles"]:
+        orders, used, rejected = shuffles(v, v["families"])
+        assert orders == v["orders"]
+        assert (used, rejected) == (v["bytes_consumed"], v["bytes_rejected"])
+
+
+def test_deals(vectors: dict[str, Any]) -> None:
+    variants = {v["variant"] for v in vectors["deals"]}
+    assert variants == {"standard", "two-player"}
+    for v in vectors["deals"]:
+        fams = v["families"]
+        orders, _, _ = shuffles(v, len(fams))
+        cards = [[[f, k] for k in order] for f, order in zip(fams, orders, strict=True)]
+        if v["variant"] == "standard":
+            assert v["set_aside"] == cards[0][:3]
+            assert v["hand"] == cards[0][3:]
+            assert v["draw_pile"] == []
+        else:
+            a, b = cards
+            assert v["set_aside"] == a[:3] + b[:3]
+            assert v["hand"] == a[3:6] + b[3:6]
+            assert v["draw_pile"] == [c for pair in zip(a[6:], b[6:], strict=True) for c in pair]
+        # The default families: seat s plays family s (2-player: 2s and 2s+1).
+        per = len(fams)
+        assert fams == FAMILIES[v["seat"] * per : v["seat"] * per + per]

@@ -1,0 +1,962 @@
+"""Verification: honest games verify; every alteration and every cheat is caught, with its reason."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+from typing import Any
+
+import msgpack
+import pytest
+from fairness_helpers import (
+    TABLES,
+    CheatingSecrets,
+    PreferringSeat,
+    all_openings,
+    flip,
+    play,
+    tamper,
+)
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from oriflamme.engine import (
+    BACKS,
+    CARDS,
+    FIRST,
+    KEEP,
+    Card,
+    ChooseDirection,
+    IllegalAction,
+    Rules,
+    card,
+    card_to_data,
+)
+from oriflamme.protocol.commitments import (
+    SERVER_SEAT,
+    Opening,
+    card_commitment,
+    new_seed,
+    seed_commitment,
+)
+from oriflamme.protocol.localgame import (
+    LocalSeat,
+    SeatSecrets,
+    new_local_table,
+    play_local_game,
+)
+from oriflamme.protocol.record import (
+    FAILED,
+    FORFEITED,
+    OK,
+    Forfeit,
+    Record,
+    RecordError,
+    decode_record,
+    encode_record,
+)
+from oriflamme.protocol.referee import (
+    DONE,
+    PLAYING,
+    REVEALING,
+    NotYourTurn,
+    Referee,
+    RefereeError,
+    SeatForfeited,
+)
+from oriflamme.protocol.verify import (
+    GameVerdict,
+    format_verdict,
+    main,
+    verify_record,
+    verify_record_bytes,
+    verify_seat,
+)
+
+
+def _has_everything(record: Record) -> bool:
+    """The alteration tests below need a game with each of these (seeds and
+    nonces are random, so a game is chosen that has them all)."""
+    kinds = {type(e.action).__name__ for e in record.log}
+    return (
+        {"Target", "Keep", "Open"} <= kinds
+        and any(record.final_openings)
+        and any(type(e).__name__ == "Scored" for e in record.events)
+        and any(getattr(e.action, "at", None) == "last" for e in record.log)
+    )
+
+
+def _honest_game() -> bytes:
+    for seed in range(3, 100):
+        record = play(4, seed=seed)
+        if _has_everything(record):
+            return encode_record(record)
+    raise AssertionError("no game with every kind of decision in 97 tries")
+
+
+HONEST = _honest_game()
+
+
+def verdict_of(data: bytes) -> GameVerdict:
+    return verify_record_bytes(data)
+
+
+def failed(verdict: GameVerdict, seat: int) -> str:
+    v = verdict.seats[seat]
+    assert v.status == FAILED, str(v)
+    assert not verdict.ok
+    assert v.reason is not None
+    return v.reason
+
+
+# ---------------------------------------------------------------- honest games
+
+
+@pytest.mark.parametrize("players, edition", TABLES)
+@pytest.mark.parametrize("seed", [1, 2])
+def test_honest_games_verify(players: int, edition: str, seed: int) -> None:
+    record = play(players, edition=edition, seed=seed)
+    assert record.results.complete and record.results.winners
+    assert all(v.status == OK for v in record.verdicts)
+    verdict = verify_record(record)
+    assert verdict.ok, verdict.reasons()
+    assert [v.status for v in verdict.seats] == [OK] * players
+    # Every placed card was opened, during the game or at its end.
+    placed = {e.pid for e in record.log if e.commitment is not None}
+    assert {o.pid for _, o in all_openings(record)} == placed
+
+
+def test_two_player_games_draw_and_play_drawn_cards() -> None:
+    # The draw-pile timing check is exercised, not vacuous.
+    record = play(2, seed=4)
+    drew = [e for e in record.events if type(e).__name__ == "Drew"]
+    assert len(drew) == 8
+    assert verify_record(record).ok
+
+
+def test_play_local_game_api() -> None:
+    data = play_local_game(5, edition="first", first_player=2, seed=9, names="abcde")
+    record = decode_record(data)
+    assert [s.name for s in record.seats] == list("abcde")
+    assert record.settings.first_player == 2 and record.log[0].seat == 2
+    assert verdict_of(data).ok
+
+
+# ---------------------------------------------------------------- the command line
+
+
+def test_main_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    good = tmp_path / "good.record"
+    good.write_bytes(HONEST)
+    assert main([str(good)]) == 0
+    out = capsys.readouterr().out
+    assert "seat 0 (seat 0, bot): ok" in out and "verdict: VALID" in out
+
+    bad = tmp_path / "bad.record"
+    bad.write_bytes(tamper(HONEST, lambda p: p["seeds"].__setitem__(1, flip(p["seeds"][1]))))
+    assert main([str(bad)]) == 1
+    out = capsys.readouterr().out
+    assert "seat 1 (seat 1, bot): FAILED: its seed does not match its seed commitment" in out
+    assert "verdict: NOT VALID" in out
+
+    garbage = tmp_path / "garbage.record"
+    garbage.write_bytes(b"\x00not a record")
+    assert main([str(garbage)]) == 2
+    assert "not a readable game record" in capsys.readouterr().err
+    assert main([str(tmp_path / "missing.record")]) == 2
+    assert "cannot read" in capsys.readouterr().err
+
+
+def test_format_verdict_names_every_seat() -> None:
+    record = decode_record(HONEST)
+    text = format_verdict(record, verify_record(record))
+    assert [line.split(" (")[0] for line in text.splitlines()[1:5]] == [
+        f"seat {i}" for i in range(4)
+    ]
+
+
+# ---------------------------------------------------------------- one alteration each
+
+
+def plain_log(data: bytes) -> list[dict[str, Any]]:
+    return msgpack.unpackb(data, raw=False)["log"]  # type: ignore[no-any-return]
+
+
+def test_an_altered_commitment_is_detected() -> None:
+    i, entry = next((i, e) for i, e in enumerate(plain_log(HONEST)) if "commitment" in e)
+    data = tamper(
+        HONEST, lambda p: p["log"][i].__setitem__("commitment", flip(entry["commitment"]))
+    )
+    verdict = verdict_of(data)
+    assert (
+        failed(verdict, entry["seat"])
+        == f"opening of card {entry['pid']} does not match its commitment"
+    )
+    assert f"the record calls seat {entry['seat']} ok, but it failed" in verdict.problems
+
+
+def test_every_commitment_and_opening_is_checked() -> None:
+    """Flip one byte of each commitment and each nonce in turn: each is caught."""
+    log = plain_log(HONEST)
+    for i, entry in enumerate(log):
+        for name in ("commitment", "nonce"):
+            if name in entry:
+                data = tamper(
+                    HONEST, lambda p, i=i, n=name: p["log"][i].__setitem__(n, flip(p["log"][i][n]))
+                )
+                reason = failed(verdict_of(data), entry["seat"])
+                assert reason == f"opening of card {entry['pid']} does not match its commitment"
+    finals = msgpack.unpackb(HONEST, raw=False)["final_openings"]
+    for seat, openings in enumerate(finals):
+        for k, o in enumerate(openings):
+            data = tamper(
+                HONEST,
+                lambda p, s=seat, k=k: p["final_openings"][s][k].__setitem__(
+                    "nonce", flip(p["final_openings"][s][k]["nonce"])
+                ),
+            )
+            assert (
+                failed(verdict_of(data), seat)
+                == f"opening of card {o['pid']} does not match its commitment"
+            )
+
+
+def test_an_altered_opening_card_is_detected() -> None:
+    i, entry = next(
+        (i, e) for i, e in enumerate(plain_log(HONEST)) if e["action"]["type"] == "open"
+    )
+    family, kind = entry["action"]["card"]
+    other = "archer" if kind != "archer" else "lord"
+    data = tamper(HONEST, lambda p: p["log"][i]["action"].__setitem__("card", [family, other]))
+    verdict = verdict_of(data)
+    assert (
+        failed(verdict, entry["seat"])
+        == f"opening of card {entry['pid']} does not match its commitment"
+    )
+
+
+def test_an_altered_final_opening_card_is_detected() -> None:
+    finals = msgpack.unpackb(HONEST, raw=False)["final_openings"]
+    seat = next(s for s, f in enumerate(finals) if f)
+    o = finals[seat][0]
+    family, kind = o["card"]
+    other = "archer" if kind != "archer" else "lord"
+    data = tamper(
+        HONEST, lambda p: p["final_openings"][seat][0].__setitem__("card", [family, other])
+    )
+    assert (
+        failed(verdict_of(data), seat)
+        == f"opening of card {o['pid']} does not match its commitment"
+    )
+
+
+def test_a_missing_final_opening_is_detected() -> None:
+    finals = msgpack.unpackb(HONEST, raw=False)["final_openings"]
+    seat = next(s for s, f in enumerate(finals) if f)
+    pid = finals[seat][0]["pid"]
+    data = tamper(HONEST, lambda p: p["final_openings"][seat].pop(0))
+    assert failed(verdict_of(data), seat) == f"did not open card {pid}"
+
+
+@pytest.mark.parametrize("field", ["seeds", "seed_commitments"])
+def test_an_altered_seed_or_seed_commitment_is_detected(field: str) -> None:
+    data = tamper(HONEST, lambda p: p[field].__setitem__(2, flip(p[field][2])))
+    verdict = verdict_of(data)
+    assert failed(verdict, 2) == "its seed does not match its seed commitment"
+    assert [v.status for v in verdict.seats] == [OK, OK, FAILED, OK]
+
+
+@pytest.mark.parametrize("field", ["server_seed", "server_seed_commitment"])
+def test_an_altered_server_seed_is_detected(field: str) -> None:
+    data = tamper(HONEST, lambda p: p.__setitem__(field, flip(p[field])))
+    verdict = verdict_of(data)
+    assert not verdict.ok
+    assert "the server seed does not match the server's seed commitment" in verdict.problems
+    # The seats are not blamed for a deal the server's seed would spoil.
+    assert all(v.ok for v in verdict.seats)
+
+
+def test_an_altered_event_is_detected() -> None:
+    plain = msgpack.unpackb(HONEST, raw=False)
+    k = next(i for i, e in enumerate(plain["events"]) if e["type"] == "scored")
+
+    def change(p: dict[str, Any]) -> None:
+        p["events"][k]["points"] += 1
+
+    verdict = verdict_of(tamper(HONEST, change))
+    assert not verdict.ok
+    assert verdict.problems[0].startswith(f"event {k} differs from the replay")
+
+
+def _bumped(value: object) -> object | None:
+    """The value with one integer in it increased by 1, or None if it has none."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value + 1
+    if isinstance(value, list) and value and type(value[0]) is int:
+        return [value[0] + 1, *value[1:]]
+    return None
+
+
+def test_every_event_is_checked() -> None:
+    """Alter one number of each event in turn (cheaply): each is caught by the replay."""
+    plain = msgpack.unpackb(HONEST, raw=False)
+    for k, event in enumerate(plain["events"]):
+        name, new = next(
+            (f, _bumped(v)) for f, v in event.items() if f != "type" and _bumped(v) is not None
+        )
+        data = tamper(HONEST, lambda p, k=k, n=name, v=new: p["events"][k].__setitem__(n, v))
+        verdict = verdict_of(data)
+        assert any(p.startswith(f"event {k} differs") for p in verdict.problems), (k, event)
+
+
+def test_a_removed_or_added_event_is_detected() -> None:
+    verdict = verdict_of(tamper(HONEST, lambda p: p["events"].pop()))
+    assert any("events, the replay" in p for p in verdict.problems)
+    extra = {"type": "scored", "seat": 0, "points": 3, "reason": "lord"}
+    verdict = verdict_of(tamper(HONEST, lambda p: p["events"].append(extra)))
+    assert any("events, the replay" in p for p in verdict.problems)
+
+
+def test_an_altered_direction_is_detected() -> None:
+    def change(p: dict[str, Any]) -> None:
+        action = p["log"][0]["action"]
+        action["direction"] = (
+            "left-to-right" if action["direction"] != "left-to-right" else "right-to-left"
+        )
+
+    verdict = verdict_of(tamper(HONEST, change))
+    assert verdict.problems and verdict.problems[0].startswith("event 0 differs from the replay")
+
+
+def test_an_altered_target_is_detected() -> None:
+    # Replace a target by another pid: either illegal or the events differ.
+    log = plain_log(HONEST)
+    i = next(i for i, e in enumerate(log) if e["action"]["type"] == "target")
+
+    def change(p: dict[str, Any]) -> None:
+        p["log"][i]["action"]["pid"] += 1
+
+    verdict = verdict_of(tamper(HONEST, change))
+    assert not verdict.ok and verdict.problems
+
+
+def test_an_altered_placement_is_detected() -> None:
+    log = plain_log(HONEST)
+    i = next(
+        i
+        for i, e in enumerate(log)
+        if e["action"]["type"] == "place" and e["action"]["at"] == "last"
+    )
+    verdict = verdict_of(tamper(HONEST, lambda p: p["log"][i]["action"].__setitem__("at", "first")))
+    assert not verdict.ok
+    assert any("differs from the replay" in p for p in verdict.problems)
+
+
+def test_a_placement_by_the_wrong_seat_is_detected() -> None:
+    log = plain_log(HONEST)
+    i = next(i for i, e in enumerate(log) if e["action"]["type"] == "place")
+    seat = log[i]["seat"]
+    verdict = verdict_of(tamper(HONEST, lambda p: p["log"][i].__setitem__("seat", (seat + 1) % 4)))
+    assert (
+        f"log entry {i}: seat {(seat + 1) % 4} acted, but seat {seat} was to decide (place)"
+        in verdict.problems
+    )
+
+
+def test_a_removed_decision_is_detected() -> None:
+    log = plain_log(HONEST)
+    i = next(i for i, e in enumerate(log) if e["action"]["type"] == "keep")
+    verdict = verdict_of(tamper(HONEST, lambda p: p["log"].pop(i)))
+    assert not verdict.ok and verdict.problems
+
+
+def test_a_renumbered_placement_is_detected() -> None:
+    log = plain_log(HONEST)
+    i = next(i for i, e in enumerate(log) if e["action"]["type"] == "place")
+    verdict = verdict_of(tamper(HONEST, lambda p: p["log"][i].__setitem__("pid", 40)))
+    assert f"log entry {i}: the placement is numbered 40, not {log[i]['pid']}" in verdict.problems
+
+
+@pytest.mark.parametrize(
+    "path, value, problem",
+    [
+        ("scores", None, "the recorded scores"),
+        ("winners", [3], "the recorded winners"),
+        ("complete", False, "stopped early, but its log reaches the end"),
+    ],
+)
+def test_altered_results_are_detected(path: str, value: object, problem: str) -> None:
+    def change(p: dict[str, Any]) -> None:
+        if path == "scores":
+            p["results"]["scores"][0] += 1
+        else:
+            p["results"][path] = value if p["results"][path] != value else [0]
+
+    verdict = verdict_of(tamper(HONEST, change))
+    assert any(problem in p for p in verdict.problems), verdict.problems
+
+
+def test_a_truncated_log_is_detected() -> None:
+    verdict = verdict_of(tamper(HONEST, lambda p: p["log"].pop()))
+    assert any(
+        "the record says the game is complete, but its log stops" in p for p in verdict.problems
+    )
+
+
+def test_altered_verdicts_are_detected() -> None:
+    def change(p: dict[str, Any]) -> None:
+        p["verdicts"][1] = {"seat": 1, "status": "failed", "reason": "made up"}
+
+    verdict = verdict_of(tamper(HONEST, change))
+    assert (
+        "the record calls seat 1 failed (made up), but it verifies and did not forfeit"
+        in verdict.problems
+    )
+
+
+# ---------------------------------------------------------------- dishonest seats
+
+
+class WrongGameSecrets(SeatSecrets):
+    """Commits for another game: the commitment is worthless here."""
+
+    def place(self, pid: int, card: Card) -> bytes:
+        super().place(pid, card)
+        o = self.placed[pid]
+        return card_commitment(bytes(16), self.seat, pid, card, o.nonce)
+
+
+class WrongSeatSecrets(SeatSecrets):
+    def place(self, pid: int, card: Card) -> bytes:
+        super().place(pid, card)
+        return card_commitment(self.game_id, (self.seat + 1) % 3, pid, card, self.placed[pid].nonce)
+
+
+class WrongSlotSecrets(SeatSecrets):
+    def place(self, pid: int, card: Card) -> bytes:
+        super().place(pid, card)
+        return card_commitment(self.game_id, self.seat, pid + 1, card, self.placed[pid].nonce)
+
+
+@pytest.mark.parametrize("secrets_class", [WrongGameSecrets, WrongSeatSecrets, WrongSlotSecrets])
+def test_a_commitment_for_another_context_is_detected(secrets_class: type[SeatSecrets]) -> None:
+    record = play(3, seed=5, cheater=1, secrets_class=secrets_class)
+    verdict = verify_record(record)
+    reason = failed(verdict, 1)
+    assert reason.startswith("opening of card ") and reason.endswith(
+        " does not match its commitment"
+    )
+    assert record.verdicts[1].status == FAILED  # the referee caught it too
+    assert [v.status for v in verdict.seats] == [OK, FAILED, OK]
+    assert verdict.problems == ()  # the record itself is consistent
+
+
+class ForgingSecrets(SeatSecrets):
+    """Opens its first card as another card of the family."""
+
+    def opening(self, pid: int) -> Opening:
+        o = self.placed[pid]
+        if pid != min(self.placed):
+            return o
+        forged = next(c for c in CARDS[o.card.family] if c != o.card)
+        return Opening(pid, forged, o.nonce)
+
+    def final_openings(self, pids: list[int]) -> list[Opening]:  # type: ignore[override]
+        return [self.opening(pid) for pid in pids]
+
+
+def test_a_forged_opening_is_detected() -> None:
+    record = play(3, seed=6, cheater=0, secrets_class=ForgingSecrets)
+    verdict = verify_record(record)
+    assert failed(verdict, 0).endswith("does not match its commitment")
+    assert verdict.problems == ()
+
+
+def test_a_forged_opening_stops_the_game_at_once() -> None:
+    referee, seats = new_local_table(3, seed=1)
+    for s in seats:
+        referee.commit_seed(s.seat, s.secrets.seed_commitment)
+    for s in seats:
+        s.secrets.learn_server_seed(referee.server_seed)
+    while referee.decision is not None and referee.decision.kind != "reveal":
+        seats[referee.decision.seat].play(referee)
+    d = referee.decision
+    assert d is not None and d.pid is not None
+    real = seats[d.seat].secrets.opening(d.pid)
+    forged = next(c for c in CARDS[real.card.family] if c != real.card)
+    with pytest.raises(SeatForfeited, match="does not match its commitment"):
+        referee.reveal(d.seat, forged, real.nonce)
+    assert referee.phase == REVEALING
+    assert referee.forfeits[-1].opening == Opening(d.pid, forged, real.nonce)
+    for s in seats:
+        referee.final_reveal(
+            s.seat, s.secrets.seed, s.secrets.final_openings(referee.hidden(s.seat))
+        )
+    record = referee.record()
+    assert not record.results.complete and record.results.winners == ()
+    verdict = verify_record(record)
+    assert verdict.problems == ()
+    assert verdict.seats[d.seat].status == FAILED
+    assert all(v.ok for v in verdict.seats if v.seat != d.seat)
+
+
+class ReusingSecrets(SeatSecrets):
+    def new_nonce(self) -> bytes:
+        return bytes(range(32))
+
+
+def test_a_reused_nonce_is_detected() -> None:
+    record = play(4, seed=7, cheater=2, secrets_class=ReusingSecrets)
+    verdict = verify_record(record)
+    reason = failed(verdict, 2)
+    assert "reuses the nonce of card" in reason
+    assert verdict.problems == ()
+
+
+class DuplicatingSecrets(CheatingSecrets):
+    """Holds one of its cards twice (in place of another) and plays both."""
+
+    def learn_server_seed(self, server_seed: bytes) -> Any:
+        deal = super().learn_server_seed(server_seed)
+        self.hand[1] = self.hand[0]
+        self.preferred = [self.hand[0]]
+        return deal
+
+
+def test_a_card_played_twice_is_detected() -> None:
+    record = play(3, seed=8, cheater=1, seat_class=PreferringSeat, secrets_class=DuplicatingSecrets)
+    verdict = verify_record(record)
+    assert ", already played as card " in failed(verdict, 1)
+    assert verdict.problems == ()
+
+
+class SetAsideSecrets(CheatingSecrets):
+    """Swaps a set-aside card into its hand and plays it."""
+
+    def learn_server_seed(self, server_seed: bytes) -> Any:
+        deal = super().learn_server_seed(server_seed)
+        self.hand[0] = deal.set_aside[0]
+        self.preferred = [deal.set_aside[0]]
+        return deal
+
+
+@pytest.mark.parametrize("players", [2, 3, 5])
+def test_a_set_aside_card_played_is_detected(players: int) -> None:
+    record = play(
+        players, seed=9, cheater=0, seat_class=PreferringSeat, secrets_class=SetAsideSecrets
+    )
+    verdict = verify_record(record)
+    assert failed(verdict, 0).endswith("was set aside by the deal")
+    assert record.verdicts[0].status == FAILED  # the referee's end-of-game check
+    assert verdict.problems == ()
+
+
+class EarlyDrawSecrets(CheatingSecrets):
+    """2-player: swaps the last card of its draw pile into its hand and plays it at once."""
+
+    def learn_server_seed(self, server_seed: bytes) -> Any:
+        deal = super().learn_server_seed(server_seed)
+        self.hand[0], self.draw_pile[-1] = self.draw_pile[-1], self.hand[0]
+        self.preferred = [self.hand[0]]
+        return deal
+
+
+def test_a_card_played_before_it_was_drawn_is_detected() -> None:
+    record = play(2, seed=10, cheater=1, seat_class=PreferringSeat, secrets_class=EarlyDrawSecrets)
+    verdict = verify_record(record)
+    assert failed(verdict, 1).endswith("was placed before it was drawn from the draw pile")
+
+
+class LyingSeedSecrets(SeatSecrets):
+    """Reveals another seed at the end."""
+
+    def learn_server_seed(self, server_seed: bytes) -> Any:
+        deal = super().learn_server_seed(server_seed)
+        self.seed = new_seed()
+        return deal
+
+
+def test_a_seed_that_does_not_match_its_commitment_is_detected() -> None:
+    record = play(3, seed=11, cheater=2, secrets_class=LyingSeedSecrets)
+    verdict = verify_record(record)
+    assert failed(verdict, 2) == "its seed does not match its seed commitment"
+    assert record.verdicts[2].reason == "its seed does not match its seed commitment"
+    assert verdict.problems == ()
+
+
+def test_a_seat_that_never_reveals_forfeits() -> None:
+    referee, seats = new_local_table(3, seed=12)
+    _play_until_the_end(referee, seats)
+    for s in seats[:2]:
+        referee.final_reveal(
+            s.seat, s.secrets.seed, s.secrets.final_openings(referee.hidden(s.seat))
+        )
+    assert referee.phase == REVEALING
+    referee.forfeit(2, "did not send its final reveal in time")
+    assert referee.phase == DONE
+    record = referee.record()
+    verdict = verify_record(record)
+    assert [v.status for v in verdict.seats] == [OK, OK, FORFEITED]
+    assert verdict.seats[2].reason == "did not send its final reveal in time"
+    assert verdict.problems == () and not verdict.ok
+
+
+def _play_until_the_end(referee: Referee, seats: list[LocalSeat], seeded: bool = False) -> None:
+    if not seeded:
+        for s in seats:
+            referee.commit_seed(s.seat, s.secrets.seed_commitment)
+        for s in seats:
+            s.secrets.learn_server_seed(referee.server_seed)
+    while referee.phase == PLAYING:
+        d = referee.decision
+        assert d is not None
+        for event in seats[d.seat].play(referee):
+            if type(event).__name__ == "Drew":
+                seats[event.seat].secrets.draw(len(event.cards))  # type: ignore[union-attr]
+
+
+def test_a_seat_without_a_final_reveal_and_no_forfeit_fails() -> None:
+    data = tamper(
+        HONEST,
+        lambda p: (p["seeds"].__setitem__(3, None), p["final_openings"].__setitem__(3, None)),
+    )
+    verdict = verdict_of(data)
+    assert failed(verdict, 3) == "sent no end-of-game seed and openings"
+
+
+def test_a_forfeit_claimed_for_a_valid_opening_is_detected() -> None:
+    record = decode_record(HONEST)
+    seat, o = all_openings(record)[0]
+    plain_opening = {"pid": o.pid, "card": card_to_data(o.card), "nonce": o.nonce}
+
+    def change(p: dict[str, Any]) -> None:
+        p["forfeits"].append({"seat": seat, "reason": "forged", "opening": plain_opening})
+        p["verdicts"][seat] = {"seat": seat, "status": "failed", "reason": "forged"}
+
+    verdict = verdict_of(tamper(HONEST, change))
+    assert (
+        f"the record forfeits seat {seat} for an opening of card {o.pid},"
+        " but the game did not stop waiting for that card"
+    ) in verdict.problems
+    assert verdict.seats[seat].status == FORFEITED
+
+
+def test_a_forfeit_for_an_opening_that_holds_is_detected() -> None:
+    # A referee that stops the game on an honest opening and blames the seat.
+    referee, seats = started()
+    while referee.decision is not None and referee.decision.kind != "reveal":
+        seats[referee.decision.seat].play(referee)
+    d = referee.decision
+    assert d is not None and d.pid is not None
+    honest = seats[d.seat].secrets.opening(d.pid)
+    referee.forfeits.append(Forfeit(d.seat, "forged (a lie)", honest))
+    referee.failures[d.seat] = "forged (a lie)"
+    referee.phase = REVEALING
+    for s in seats:
+        referee.final_reveal(
+            s.seat, s.secrets.seed, s.secrets.final_openings(referee.hidden(s.seat))
+        )
+    verdict = verify_record(referee.record())
+    assert (
+        f"the record forfeits seat {d.seat} for an opening of card {d.pid} that holds"
+        in verdict.problems
+    )
+    assert verdict.seats[d.seat].status == FORFEITED
+
+
+def test_verify_seat_alone() -> None:
+    """The end-of-game check of one seat, as the server runs it."""
+    record = decode_record(HONEST)
+    rules = record.settings.rules
+    seat = 1
+    referee_view = [e for e in record.log if e.seat == seat and e.commitment is not None]
+    from oriflamme.protocol.commitments import Committed
+
+    placed = [Committed(e.pid, seat, e.action.card.family, e.commitment) for e in referee_view]  # type: ignore[union-attr, arg-type]
+    openings = [o for s, o in all_openings(record) if s == seat]
+    args: dict[str, Any] = {
+        "seed_commitment": record.seed_commitments[seat],
+        "seed": record.seeds[seat],
+        "server_seed": record.server_seed,
+        "placed": placed,
+        "openings": openings,
+    }
+    assert verify_seat(rules, record.game_id, seat, **args).ok
+    assert verify_seat(
+        rules, record.game_id, seat, **{**args, "openings": openings[1:]}
+    ).reason == (f"did not open card {openings[0].pid}")
+    assert not verify_seat(rules, bytes(16), seat, **args).ok  # another game
+    assert not verify_seat(rules, record.game_id, 2, **args).ok  # another seat
+
+
+# ---------------------------------------------------------------- the referee's own checks
+
+
+def started() -> tuple[Referee, list[LocalSeat]]:
+    referee, seats = new_local_table(3, seed=13)
+    for s in seats:
+        referee.commit_seed(s.seat, s.secrets.seed_commitment)
+    for s in seats:
+        s.secrets.learn_server_seed(referee.server_seed)
+    return referee, seats
+
+
+def test_the_server_seed_waits_for_every_seed_commitment() -> None:
+    referee = Referee(Rules(3))
+    referee.commit_seed(0, bytes(32))
+    referee.commit_seed(1, bytes(32))
+    with pytest.raises(RefereeError):
+        referee.server_seed  # noqa: B018
+    with pytest.raises(RefereeError, match="already committed"):
+        referee.commit_seed(1, bytes(32))
+    referee.commit_seed(2, bytes(32))
+    assert referee.phase == PLAYING
+    assert referee.server_seed_commitment == seed_commitment(
+        referee.game_id, SERVER_SEAT, referee.server_seed
+    )
+
+
+def test_referee_refuses_untimely_or_malformed_requests() -> None:
+    referee = Referee(Rules(3))
+    with pytest.raises(RefereeError):
+        referee.place(0, FIRST, 0, bytes(32))  # still seeding
+    with pytest.raises(RefereeError):
+        referee.commit_seed(3, bytes(32))
+    with pytest.raises(RefereeError):
+        referee.commit_seed(0, bytes(31))
+    referee, seats = started()
+    log_before = len(referee.log)
+    with pytest.raises(NotYourTurn):
+        referee.act(1, ChooseDirection("left-to-right"))  # seat 0 chooses
+    referee.act(0, ChooseDirection("left-to-right"))
+    with pytest.raises(RefereeError):
+        referee.place(0, FIRST, 0, bytes(5))
+    with pytest.raises(RefereeError):
+        referee.place(0, FIRST, 9, bytes(32))
+    with pytest.raises(RefereeError):
+        referee.place(0, "middle", 0, bytes(32))
+    with pytest.raises(RefereeError):
+        referee.place(0, True, 0, bytes(32))
+    with pytest.raises(IllegalAction):
+        referee.place(0, FIRST, 1, bytes(32))  # seat 0 holds no blue card
+    with pytest.raises(NotYourTurn):
+        referee.place(1, FIRST, 1, bytes(32))  # not seat 1's turn
+    with pytest.raises(IllegalAction):
+        referee.act(0, KEEP)  # a placement is due
+    with pytest.raises(RefereeError):
+        referee.final_reveal(0, bytes(32), [])  # too early
+    with pytest.raises(RefereeError):
+        referee.forfeit(7, "no such seat")
+    assert len(referee.log) == log_before + 1
+    assert referee.next_pid == 0
+
+
+def test_a_placement_goes_through_place_with_its_commitment() -> None:
+    referee, _ = started()
+    referee.act(0, ChooseDirection("left-to-right"))
+    from oriflamme.engine import Place
+
+    with pytest.raises(RefereeError, match="with its proof"):
+        referee.act(0, Place(BACKS[0], FIRST))
+
+
+def test_an_opening_for_the_wrong_card_is_refused_without_forfeit() -> None:
+    referee, seats = started()
+    while referee.decision is not None and referee.decision.kind != "reveal":
+        seats[referee.decision.seat].play(referee)
+    d = referee.decision
+    assert d is not None
+    with pytest.raises(RefereeError):
+        referee.open(d.seat, d.pid, card("red", "spy"), bytes(32))  # type: ignore[arg-type]
+    with pytest.raises(RefereeError):
+        referee.reveal(d.seat, BACKS[0], bytes(32))  # a card back opens nothing
+    assert referee.forfeits == [] and referee.phase == PLAYING
+
+
+def test_record_waits_for_the_end() -> None:
+    referee, _ = started()
+    with pytest.raises(RefereeError):
+        referee.record()
+
+
+def test_records_from_the_local_game_are_random() -> None:
+    # Seeds and nonces come from the OS, not from the choice seed.
+    a = decode_record(play_local_game(3, seed=1))
+    b = decode_record(play_local_game(3, seed=1))
+    assert a.game_id != b.game_id and a.seeds != b.seeds
+
+
+def test_a_record_with_random_choices_verifies_after_a_round_trip() -> None:
+    rng = random.Random(14)
+    for _ in range(3):
+        players = rng.choice([2, 3, 4, 5])
+        data = play_local_game(players, seed=rng.randrange(1000))
+        assert verify_record_bytes(encode_record(decode_record(data))).ok
+
+
+# ---------------------------------------------------------------- settled openings
+
+
+class SilentOnOpen(LocalSeat):
+    """Never answers a demanded opening: the server forfeits the seat when its
+    time runs out, and play goes on."""
+
+    def play(self, referee: Referee) -> list[Any]:
+        decision = referee.decision
+        assert decision is not None
+        if decision.kind == "open":
+            return referee.forfeit(self.seat, "did not open card in time")
+        return super().play(referee)
+
+
+def _settled_game() -> Record:
+    for seed in range(50):
+        record = play(3, seed=seed, cheater=1, seat_class=SilentOnOpen)
+        if any(e.settled for e in record.log):
+            return record
+    raise AssertionError("no elimination of a face-down card of seat 1 in 50 games")
+
+
+def test_a_forfeited_opening_is_settled_and_play_goes_on() -> None:
+    record = _settled_game()
+    entry = next(e for e in record.log if e.settled)
+    assert entry.seat == 1 and entry.nonce is None
+    assert entry.action.card.kind is not None and entry.action.card.kind.label != "ambush"  # type: ignore[union-attr]
+    assert record.forfeits[0].seat == 1 and record.forfeits[0].opening is None
+    verdict = verify_record(record)
+    assert verdict.problems == ()
+    assert [v.status for v in verdict.seats] == [OK, FORFEITED, OK]
+    assert verify_record(decode_record(encode_record(record))) == verdict
+
+
+def test_a_tampered_settlement_is_detected() -> None:
+    data = encode_record(_settled_game())
+    i = next(i for i, e in enumerate(plain_log(data)) if e.get("settled"))
+
+    def unforfeit(p: dict[str, Any]) -> None:
+        p["forfeits"] = []
+        p["verdicts"][1] = {"seat": 1, "status": "ok", "reason": None}
+
+    verdict = verdict_of(tamper(data, unforfeit))
+    assert any(f"log entry {i}: card " in p and "did not forfeit" in p for p in verdict.problems)
+
+    def other_card(p: dict[str, Any]) -> None:
+        family, kind = p["log"][i]["action"]["card"]
+        p["log"][i]["action"]["card"] = [family, "ambush" if kind != "ambush" else "archer"]
+
+    verdict = verdict_of(tamper(data, other_card))
+    assert not verdict.ok and verdict.problems
+
+
+def test_names_and_reasons_cannot_drive_the_terminal() -> None:
+    data = tamper(HONEST, lambda p: p["seats"][0].__setitem__("name", "eve\x1b[2J\x07"))
+    record = decode_record(data)
+    text = format_verdict(record, verify_record(record))
+    assert "\x1b" not in text and "\x07" not in text
+    assert "eve\\x1b[2J\\x07" in text
+
+
+def test_seat_flags_reach_the_record() -> None:
+    referee, seats = new_local_table(3, seed=15)
+    referee.mark_seat(1, left=True, stand_in=True)
+    referee.mark_seat(2, handed_to_bot=True)
+    referee.mark_seat(1, stand_in=False)
+    _play_until_the_end(referee, seats)
+    for s in seats:
+        referee.final_reveal(
+            s.seat, s.secrets.seed, s.secrets.final_openings(referee.hidden(s.seat))
+        )
+    record = decode_record(encode_record(referee.record()))
+    flags = [(s.left, s.stand_in, s.handed_to_bot) for s in record.seats]
+    assert flags == [(False, False, False), (True, False, False), (False, False, True)]
+
+
+def test_a_seat_handed_over_mid_game_plays_on_from_its_seed() -> None:
+    referee, seats = new_local_table(2, seed=16)
+    for s in seats:
+        referee.commit_seed(s.seat, s.secrets.seed_commitment)
+    for s in seats:
+        s.secrets.learn_server_seed(referee.server_seed)
+    while referee.phase == PLAYING and referee.game.round < 3:
+        d = referee.decision
+        assert d is not None
+        for event in seats[d.seat].play(referee):
+            if type(event).__name__ == "Drew":
+                seats[event.seat].secrets.draw(len(event.cards))  # type: ignore[union-attr]
+    old = seats[1].secrets
+    hidden = old.final_openings(referee.hidden(1))  # what `hand_over` carries
+    bot = SeatSecrets.resume(
+        referee.rules,
+        referee.game_id,
+        1,
+        old.seed,
+        referee.server_seed,
+        [*referee.openings(1), *hidden],
+        referee.drawn(1),
+    )
+    assert sorted(bot.hand) == sorted(old.hand) and bot.draw_pile == old.draw_pile
+    referee.hand_over(1, old.seed, hidden)  # checks the secrets, marks the seat
+    seats[1] = LocalSeat(bot, random.Random(1))
+    _play_until_the_end(referee, seats, seeded=True)
+    for s in seats:
+        referee.final_reveal(
+            s.seat, s.secrets.seed, s.secrets.final_openings(referee.hidden(s.seat))
+        )
+    record = referee.record()
+    assert record.seats[1].handed_to_bot
+    assert verify_record(record).ok
+
+
+ACTIONS = st.one_of(
+    st.builds(
+        lambda d: {"type": "direction", "direction": d},
+        st.sampled_from(["left-to-right", "right-to-left"]),
+    ),
+    st.builds(
+        lambda f, at: {"type": "place", "card": [f, None], "at": at},
+        st.sampled_from(["red", "blue", "green", "yellow", "black"]),
+        st.one_of(st.sampled_from(["first", "last"]), st.integers(-3, 70)),
+    ),
+    st.just({"type": "keep"}),
+    st.just({"type": "reveal"}),
+    st.builds(lambda pid: {"type": "target", "pid": pid}, st.integers(-3, 70)),
+    st.builds(lambda i: {"type": "move_to", "index": i}, st.integers(-3, 70)),
+    st.builds(
+        lambda f, k: {"type": "open", "card": [f, k]},
+        st.sampled_from(["red", "blue", "green", "yellow"]),
+        st.sampled_from(["archer", "spy", "ambush", "lord"]),
+    ),
+)
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_arbitrary_decisions_give_a_verdict_never_a_crash(data: st.DataObject) -> None:
+    log = plain_log(HONEST)
+    i = data.draw(st.integers(0, len(log) - 1))
+    action = data.draw(ACTIONS)
+    seat = data.draw(st.integers(0, 3))
+
+    def change(p: dict[str, Any]) -> None:
+        entry = {"seat": seat, "action": action, "pid": data.draw(st.integers(0, 40))}
+        entry["commitment" if action["type"] == "place" else "nonce"] = bytes(32)
+        p["log"][i] = entry
+
+    try:
+        verdict = verdict_of(tamper(HONEST, change))
+    except RecordError:
+        return
+    assert not verdict.ok or action == log[i]["action"]
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_mutated_records_give_a_verdict_or_record_error(data: st.DataObject) -> None:
+    raw = bytearray(HONEST)
+    for _ in range(data.draw(st.integers(1, 3))):
+        raw[data.draw(st.integers(0, len(raw) - 1))] = data.draw(st.integers(0, 255))
+    try:
+        verdict = verdict_of(bytes(raw))
+    except RecordError:
+        return
+    assert isinstance(verdict, GameVerdict)
