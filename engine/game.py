@@ -112,8 +112,9 @@ ROYAL_DECREE = Kind.ROYAL_DECREE
 AMBUSH = Kind.AMBUSH
 CONSPIRACY = Kind.CONSPIRACY
 
-# The step an ability waits in when it has a choice to make.
-_CHOICE_STEP = {
+# The step an ability waits in when it has a choice to make; the others
+# (Heir, Lord, Ambush, Conspiracy) never ask anything.
+CHOICE_STEP = {
     ARCHER: ELIMINATE,
     SOLDIER: ELIMINATE,
     ASSASSINATION: ELIMINATE,
@@ -364,7 +365,7 @@ class Game:
             return self._place_options(self.order[self.place_turn])
         if step in (ELIMINATE, STEAL, COPY, MOVE_CARD):
             assert self.ability is not None
-            return [target(c.pid) for c in self._choices(self.ability)]
+            return [target(c.pid) for c in self.ability_choices(self.ability)]
         if step == MOVE_TO:
             return [move_to(i) for i in self._move_indices()]
         if step == OPEN:
@@ -392,8 +393,9 @@ class Game:
                     options.append(place(c, top.pid))
         return options
 
-    def _choices(self, ability: Kind) -> list[InPlay]:
-        """The cards the acting card may choose for `ability`, from its slot."""
+    def ability_choices(self, ability: Kind) -> list[InPlay]:
+        """The top cards the acting card could choose if it applied `ability`
+        now, from its slot (a player may ask this before revealing)."""
         q = self.queue
         cur = self.cur
         actor = self.actor
@@ -480,7 +482,7 @@ class Game:
             if type(action) is not Target or type(action.pid) is not int:
                 raise IllegalAction(f"choose a card to {step.replace('_', ' ')} with a target")
             assert self.ability is not None
-            if not any(c.pid == action.pid for c in self._choices(self.ability)):
+            if not any(c.pid == action.pid for c in self.ability_choices(self.ability)):
                 raise IllegalAction(
                     f"card {action.pid} is not a legal choice to {step.replace('_card', '')}"
                     f" for this {self.ability.label}"
@@ -706,7 +708,7 @@ class Game:
         actor = self.actor
         assert actor is not None
         self.ability = ability
-        step = _CHOICE_STEP.get(ability)
+        step = CHOICE_STEP.get(ability)
         if step is None:
             q = self.queue
             if ability == LORD:
@@ -730,7 +732,7 @@ class Game:
             else:  # Conspiracy: it paid when revealed
                 events.append(AbilityUsed(actor.owner, actor.pid, ability.label, None))
             return self._done(events)
-        choices = self._choices(ability)
+        choices = self.ability_choices(ability)
         if not choices:
             events.append(NoEffect(actor.owner, actor.pid, ability.label))
             return self._done(events)

@@ -148,10 +148,10 @@ class HeuristicPlayer(RandomPlayer):
         if kind in (Kind.LORD, Kind.ASSASSINATION):
             return True
         if kind in (Kind.SOLDIER, Kind.ARCHER, Kind.SPY):
-            targets = game._choices(kind)
+            targets = game.ability_choices(kind)
             return any(t.owner != seat for t in targets) or tokens >= 3
         if kind == Kind.SHAPESHIFTER:
-            return bool(game._choices(Kind.SHAPESHIFTER)) or tokens >= 3
+            return bool(game.ability_choices(Kind.SHAPESHIFTER)) or tokens >= 3
         return tokens >= 1 or last_round
 
     def _target_value(self, game: Game, seat: int, step: str, action: Target) -> float:

@@ -35,7 +35,7 @@ from .cards import (
     card_to_data,
 )
 from .game import (
-    _CHOICE_STEP,
+    CHOICE_STEP,
     COPY,
     DIRECTION,
     ELIMINATE,
@@ -324,7 +324,7 @@ def _load_resolution(g: Game, r: Any) -> None:
             f"a {actor_kind.label if actor_kind is not None else '?'} cannot apply the "
             f"{g.ability.label} ability (only a Shapeshifter copies another card's)",
         )
-        wanted = _CHOICE_STEP.get(g.ability)
+        wanted = CHOICE_STEP.get(g.ability)
         expected_step = ELIMINATE if step == OPEN else step
         if expected_step == MOVE_TO:
             expected_step = MOVE_CARD
@@ -356,4 +356,4 @@ def _load_resolution(g: Game, r: Any) -> None:
         if open_for == REVEAL_OR_KEEP:
             _need(g.opening is g.actor, "a revealed card to open is the card being resolved")
     if step in _ABILITY_STEPS and step != MOVE_TO:
-        _need(bool(g._choices(g.ability)), "the ability has no legal choice here")  # type: ignore[arg-type]
+        _need(bool(g.ability_choices(g.ability)), "the ability has no legal choice here")  # type: ignore[arg-type]
