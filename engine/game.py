@@ -498,23 +498,34 @@ class Game:
             if type(action) is not Open:
                 raise IllegalAction("open the card: its identity is needed")
             assert self.opening is not None
-            c = action.card
-            if not isinstance(c, Card):
-                raise IllegalAction(f"open with a card, not {c!r}")
-            if c.family != self.opening.family or c.kind is None:
-                raise IllegalAction(
-                    f"card {self.opening.pid} is a {FAMILY_NAMES[self.opening.family]} card"
-                )
-            if c.kind not in self._open_candidates(self.opening):
-                raise IllegalAction(
-                    f"{c} is accounted for elsewhere; it cannot be card {self.opening.pid}"
-                )
+            self.check_opening(self.opening.pid, action.card)
             return
         if step == DIRECTION:
             if type(action) is not ChooseDirection or action.direction not in DIRECTIONS:
                 raise IllegalAction(f"choose the direction: one of {DIRECTIONS}")
             return
         raise AssertionError(f"unknown step {step!r}")
+
+    def check_opening(self, pid: int, card: object) -> None:
+        """Raise `IllegalAction` unless `card` may be the identity of the
+        face-down card `pid` in the queue (covered or not), as far as this
+        engine knows. Changes nothing.
+
+        The referee asks this before it applies a reveal and its opening, so
+        that a refused opening leaves the game as it was.
+        """
+        found = next((c for s in self.queue for c in s if c.pid == pid), None)
+        if found is None or found.face_up:
+            raise IllegalAction(f"there is no face-down card {pid} in the queue")
+        if not isinstance(card, Card):
+            raise IllegalAction(f"open with a card, not {card!r}")
+        if card.family != found.family or card.kind is None:
+            raise IllegalAction(f"card {pid} is a {FAMILY_NAMES[found.family]} card")
+        if found.kind is not None:
+            if card.kind != found.kind:
+                raise IllegalAction(f"card {pid} is not {card}")
+        elif card.kind not in self._open_candidates(found):
+            raise IllegalAction(f"{card} is accounted for elsewhere; it cannot be card {pid}")
 
     def _check_place(self, seat: int, action: Place) -> None:
         c = action.card

@@ -203,9 +203,11 @@ _CATALOG = (
         " check: it does not match its commitment, gives a card of another family, repeats a"
         " card or a nonce the seat already opened, or (with the seed) shows a card the deal"
         " did not give the seat, or leaves out a hidden card. Unlike every other refusal this"
-        " one has an effect: it is evidence against the seat, which forfeits. A failed"
-        " `reveal` or `open` stops play there, and the game goes to the final reveal; after a"
-        " failed `hand_over` the server's stand-in plays the seat.",
+        " one has an effect: it is evidence against the seat, which forfeits. Play goes on:"
+        " the server answers a failed `reveal` or `open` in the seat's place (the card is"
+        " kept face down, or an eliminated card is settled) and the next `game_state` shows"
+        " it; after a failed `hand_over` the server's stand-in plays the seat. The seat may"
+        " still act; its later decisions are checked as usual.",
         True,
         "remote",
     ),

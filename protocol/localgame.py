@@ -202,8 +202,9 @@ def run_local_game(referee: Referee, seats: Sequence[LocalSeat]) -> Record:
         seat = seats[decision.seat]
         try:
             events = seat.play(referee) if seat.answers(decision) else referee.time_out()
-        except SeatForfeited:
-            break
+        except SeatForfeited as forfeited:
+            # A failed opening: the server answered in the seat's place, play goes on.
+            events = forfeited.events
         for event in events:
             if type(event) is Drew:
                 seats[event.seat].secrets.draw(len(event.cards))

@@ -183,7 +183,7 @@ class Decision(WireValue):
     )
     turn: int = wire(
         TURN,
-        "This decision's number: 0 for the first decision of the game, one more after each decision settled, whether its seat answered or the server did (a time-out, a skipped placement, a settled opening); a `reveal` and its opening count as one. Echo it in your action.",
+        "This decision's number: 0 for the first decision of the game, one more after each decision settled, whether its seat answered or the server did (a time-out, a skipped placement, a settled opening, its answer in place of a failed opening); a `reveal` and its opening count as one. Echo it in your action.",
     )
     options: list[dict[str, Any]] = wire(
         FastList(PlainMap("an engine action", typed=True), 1, 200),
@@ -225,7 +225,7 @@ class Verdict(WireValue):
     seat: int = wire(SEAT, "The seat.")
     status: str = wire(
         Enum(*STATUSES),
-        "`ok`: its seed, its deal and every opening check out; `failed`: a check failed; `forfeited`: the seat forfeited (a demanded opening or the final reveal not sent in time, a failed opening during play...).",
+        "`ok`: its seed, its deal and every opening check out; `failed`: a check failed (an opening during play, a `hand_over`, or the end-of-game check); `forfeited`: the seat forfeited without failing a check (a demanded opening or the final reveal not sent in time...).",
     )
     reason: str | None = wire(Text(1, 500), "Why, for `failed` and `forfeited`.", default=None)
 
@@ -689,7 +689,7 @@ class GameState(Message):
     )
     settled: tuple[int, ...] | None = wire(
         ListOf(PID, 0, MAX_PLACEMENTS),
-        "Pids among `events` whose identity the server settled because their owner forfeited instead of opening them (no opening exists; see the sequence). In a snapshot: all so far.",
+        "Pids among `events` whose identity the server settled because their owner did not open them (it forfeited, or sent an opening that failed its check; no opening exists; see the sequence). In a snapshot: all so far.",
         default=None,
     )
 
@@ -725,15 +725,15 @@ class GameEnd(Message):
     game: bytes = wire(GAME_ID, GAME_DOC)
     complete: bool = wire(
         Bool(),
-        "true: the game was played to its end; false: play stopped early, when a seat forfeited during play.",
+        "true: the game was played to its end. Always true in this version: no forfeit stops play (the server decides for a seat that cannot).",
     )
     scores: tuple[int, ...] = wire(
         ListOf(SCORE, 2, MAX_SEATS),
-        "Scores in seat order, as the rules count them (when play stopped: at that point).",
+        "Scores in seat order, as the rules count them.",
     )
     winners: tuple[int, ...] = wire(
         ListOf(SEAT, 0, MAX_SEATS),
-        "The winning seats by the rules (several when tied after the tie-break); empty when play stopped early.",
+        "The winning seats by the rules (several when tied after the tie-break).",
     )
     forfeits: tuple[int, ...] = wire(
         ListOf(SEAT, 0, MAX_SEATS),

@@ -4,9 +4,10 @@ A record is one msgpack map (binary fields as msgpack bin, text as str):
 settings and seats, the server's seed commitment and seed, each seat's seed
 commitment and seed, the ordered log of public decisions exactly as the
 referee applied them to its engine (placements with their commitment,
-openings with their card and nonce, skipped placements), each seat's
-end-of-game openings of its still-hidden cards, the public events, the
-results, forfeits and verdicts.
+openings with their card and nonce, skipped placements, and which
+decisions the server made for a seat), each seat's end-of-game openings of
+its still-hidden cards, the public events, the results, forfeits (each with
+its place in the log) and verdicts.
 docs/PROTOCOL.md, "The game record", lists every field.
 
 `decode_record` treats its input as hostile: safe msgpack settings, size
@@ -35,6 +36,7 @@ from oriflamme.engine import (
     Event,
     Open,
     Place,
+    Reveal,
     Rules,
     action_from_data,
     action_to_data,
@@ -108,6 +110,16 @@ class LogEntry:
     that play could go on (see `verify.settled_card`). A *skipped* placement
     has no action at all (`LogEntry.skip(seat)`): the referee skipped the
     seat's placement (its time ran out, or the stand-in played the seat).
+
+    `by_server`: the server made this decision for the seat (a time-out
+    default, or the stand-in's answer in place of a failed opening): a
+    direction, a keep, a target or a move, and every skip and settled
+    opening. Never a placement, a reveal or a real opening, which need the
+    seat's secrets.
+
+    >>> from oriflamme.engine import KEEP
+    >>> LogEntry.skip(2).by_server, LogEntry(2, KEEP).by_server
+    (True, False)
     """
 
     seat: int
@@ -116,11 +128,12 @@ class LogEntry:
     commitment: bytes | None = None
     nonce: bytes | None = None
     settled: bool = False
+    by_server: bool = False
 
     @classmethod
     def skip(cls, seat: int) -> LogEntry:
-        """The entry for `seat`'s skipped placement."""
-        return cls(seat, None)
+        """The entry for `seat`'s skipped placement (always the server's decision)."""
+        return cls(seat, None, by_server=True)
 
     @property
     def skipped(self) -> bool:
@@ -130,11 +143,16 @@ class LogEntry:
 
 @dataclass(frozen=True, slots=True)
 class Forfeit:
-    """`seat` forfeited for `reason`; `opening` is the opening that failed a
-    check, when that was the reason (so anyone can re-check it)."""
+    """`seat` forfeited for `reason`, when the log held `log_index` entries
+    (so between entries `log_index - 1` and `log_index`; the log's length for
+    a forfeit at the end). `opening` is the opening that failed its check,
+    when that was the reason, so anyone can re-check it: then the log entry
+    at `log_index` is the server's answer in its place (a keep for a reveal,
+    a settled opening for an eliminated card)."""
 
     seat: int
     reason: str
+    log_index: int
     opening: Opening | None = None
 
 
@@ -158,8 +176,8 @@ class SeatVerdict:
 
 @dataclass(frozen=True, slots=True)
 class Results:
-    """`complete`: the game reached its end (not stopped by a forfeit).
-    `winners` is empty when it did not."""
+    """`complete`: the game reached its end, as every game the referee
+    records does (no forfeit stops play). `winners` is empty when it did not."""
 
     complete: bool
     scores: tuple[int, ...]
@@ -193,7 +211,7 @@ def _opening_to_data(o: Opening) -> dict[str, Any]:
 
 def _entry_to_data(e: LogEntry) -> dict[str, Any]:
     if e.action is None:
-        return {"seat": e.seat, "skip": True}
+        return {"seat": e.seat, "skip": True, "by_server": True}
     data: dict[str, Any] = {"seat": e.seat, "action": action_to_data(e.action)}
     if e.pid is not None:
         data["pid"] = e.pid
@@ -203,6 +221,8 @@ def _entry_to_data(e: LogEntry) -> dict[str, Any]:
         data["nonce"] = e.nonce
     if e.settled:
         data["settled"] = True
+    if e.by_server:
+        data["by_server"] = True
     return data
 
 
@@ -245,7 +265,7 @@ def record_to_data(r: Record) -> dict[str, Any]:
             "winners": list(r.results.winners),
         },
         "forfeits": [
-            {"seat": f.seat, "reason": f.reason}
+            {"seat": f.seat, "reason": f.reason, "log_index": f.log_index}
             | ({} if f.opening is None else {"opening": _opening_to_data(f.opening)})
             for f in r.forfeits
         ],
@@ -397,30 +417,43 @@ def _opening(data: object, where: str) -> Opening:
     return Opening(r.get_int("pid"), card, r.get_bin("nonce", NONCE_SIZE))
 
 
-# What a skipped placement has none of: it is `{"seat": s, "skip": true}` alone.
+# What a skipped placement has none of: it is `{"seat": s, "skip": true, "by_server": true}`.
 _NOT_IN_A_SKIP = ("action", "pid", "commitment", "nonce", "settled")
 
 
 def _entry(data: object, players: int, where: str) -> LogEntry:
     r = _Reader(data, where)
     seat = _seat_int(r.get_raw("seat"), players, f"{where}, seat")
+    by_server = r.get_bool("by_server", False)
     if r.get_bool("skip", False):
         extra = [name for name in _NOT_IN_A_SKIP if r.data.get(name) is not None]
         if extra:
             raise RecordError(f"{where}: a skipped placement has no {extra[0]!r}")
+        if not by_server:
+            raise RecordError(f"{where}: a skipped placement is the server's: 'by_server' is true")
         return LogEntry.skip(seat)
     action = _converted(action_from_data, r.get_raw("action"), f"{where}, action")
     if isinstance(action, Place):
         if action.card.kind is not None:
             raise RecordError(f"{where}: a logged placement shows only the card back")
+        if by_server:
+            raise RecordError(f"{where}: the server never places a card for a seat")
         return LogEntry(seat, action, r.get_int("pid"), r.get_bin("commitment", COMMITMENT_SIZE))
     if isinstance(action, Open):
         if action.card.kind is None:
             raise RecordError(f"{where}: an opening names the card")
         if r.get_bool("settled", False):
-            return LogEntry(seat, action, r.get_int("pid"), settled=True)
+            if not by_server:
+                raise RecordError(
+                    f"{where}: a settled opening is the server's: 'by_server' is true"
+                )
+            return LogEntry(seat, action, r.get_int("pid"), settled=True, by_server=True)
+        if by_server:
+            raise RecordError(f"{where}: an opening with a nonce is the seat's, not the server's")
         return LogEntry(seat, action, r.get_int("pid"), nonce=r.get_bin("nonce", NONCE_SIZE))
-    return LogEntry(seat, action)
+    if by_server and isinstance(action, Reveal):
+        raise RecordError(f"{where}: the server never reveals a card for a seat")
+    return LogEntry(seat, action, by_server=by_server)
 
 
 def _event(data: object, where: str) -> Event:
@@ -509,14 +542,21 @@ def record_from_data(data: object) -> Record:
         _ints(res.get_list("winners"), "results.winners", 0, players - 1),
     )
 
-    forfeits = []
+    forfeits: list[Forfeit] = []
     for i, item in enumerate(top.get_list("forfeits")):
         r = _Reader(item, f"forfeit {i}")
         opening = r.get_raw("opening") if r.has("opening") else None
+        log_index = r.get_int("log_index", 0, len(log))
+        if forfeits and log_index < forfeits[-1].log_index:
+            raise RecordError(
+                f"forfeit {i}: 'log_index' {log_index} comes before the previous forfeit's"
+                f" ({forfeits[-1].log_index}): forfeits go in the order they happened"
+            )
         forfeits.append(
             Forfeit(
                 _seat_int(r.get_raw("seat"), players, f"forfeit {i}, seat"),
                 r.get_str("reason"),
+                log_index,
                 None if opening is None else _opening(opening, f"forfeit {i}, opening"),
             )
         )

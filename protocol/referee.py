@@ -41,12 +41,26 @@ Errors: a malformed or untimely request raises `RefereeError`, an action for
 a settled decision `StaleTurn`, one from a seat that does not owe the
 decision `NotYourTurn`, an illegal decision the engine's `IllegalAction`;
 none of them changes anything. `error_code` gives the wire error code of
-each. An opening that fails its check is different: it proves the seat
-cheated or is broken, so the seat forfeits (recorded with the failed
-opening as evidence), play stops, and `SeatForfeited` is raised
-(`bad_opening` on the wire). A final reveal or a hand-over that fails its
-check is recorded the same way (play goes on, if it was going):
-`final_reveal` returns the failed verdict, `receive` raises `SeatForfeited`.
+each.
+
+An opening that fails its check is different: it is evidence that the seat
+cheated or is broken. It is checked before anything changes, against the
+commitments and against the engine (`verify.opening_refused`); if it fails,
+the seat forfeits (recorded with the failed opening as evidence), the
+server answers the decision in its place the safe way (a revealed card is
+kept face down instead, an eliminated card is settled as after a time-out),
+and play goes on. `SeatForfeited` is raised (`bad_opening` to the sender),
+carrying the events of the server's answer: the caller must broadcast them
+like any other change. A seat that forfeited may still act (its player came
+back); its decisions are checked as usual. A final reveal or a hand-over
+that fails its check is recorded the same way (play goes on, if it was
+going): `final_reveal` returns the failed verdict, `receive` raises
+`SeatForfeited` with no events.
+
+Every decision the server makes for a seat (time-out defaults, the
+stand-in's answers, skipped placements, settled openings) is logged with
+`by_server`, and every forfeit with its place in the log (`log_index`), so
+that `verify` can re-check it.
 """
 
 from __future__ import annotations
@@ -54,6 +68,7 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 from dataclasses import replace
+from typing import NoReturn
 
 from oriflamme.engine import (
     BACKS,
@@ -107,7 +122,7 @@ from .record import (
     SeatVerdict,
     Settings,
 )
-from .verify import check_seat, hidden_game, settled_card
+from .verify import check_seat, hidden_game, opening_refused, settled_card
 
 SEEDING = "seeding"
 PLAYING = "playing"
@@ -150,18 +165,31 @@ class StaleTurn(RefereeError):
 
 
 class SeatForfeited(Exception):
-    """`seat` failed a check and has forfeited (already recorded)."""
+    """`seat` failed a check and has forfeited (already recorded): the request
+    is refused with `bad_opening`, yet something changed. `events` are those
+    of the server's answer in the seat's place (a keep, a settled opening),
+    to broadcast as after any decision; empty for a final reveal or a
+    hand-over. `opening` is the failed opening, when there was one."""
 
     code = BAD_OPENING
 
-    def __init__(self, seat: int, reason: str) -> None:
+    def __init__(
+        self,
+        seat: int,
+        reason: str,
+        events: Sequence[Event] = (),
+        opening: Opening | None = None,
+    ) -> None:
         super().__init__(f"seat {seat} forfeits: {reason}")
         self.seat = seat
         self.reason = reason
+        self.events = list(events)
+        self.opening = opening
 
 
 def error_code(exc: BaseException) -> str:
     """The wire error code that refuses a request a `Referee` method raised `exc` for.
+    (For `SeatForfeited`, also broadcast `exc.events`: play went on.)
 
     >>> error_code(StaleTurn("turn 3 is over")), error_code(IllegalAction("no"))
     ('stale_turn', 'illegal_action')
@@ -374,21 +402,31 @@ class Referee:
         self.log.append(LogEntry(seat, action))
         return self._settled(events)
 
+    def _decide_for(self, seat: int, action: Action) -> list[Event]:
+        """The server's own decision for `seat` (logged `by_server`)."""
+        events = self.game.apply(action, seat)
+        self.log.append(LogEntry(seat, action, by_server=True))
+        return self._settled(events)
+
     def reveal(
         self, seat: int, card: Card, nonce: bytes, *, turn: int | None = None
     ) -> list[Event]:
-        """`seat` reveals its face-down acting card, opening it with (card, nonce)."""
+        """`seat` reveals its face-down acting card, opening it with (card, nonce).
+        An opening that fails its check raises `SeatForfeited`, after the
+        server kept the card face down in the seat's place."""
         seat, decision = self._due(seat, turn)
         self.game.check(REVEAL, seat)
         assert decision.pid is not None
         opening = self._opening(decision.pid, card, nonce)
-        self._check_opening(seat, opening)
+        self._vet_opening(seat, opening)
         self.log.append(LogEntry(seat, REVEAL))
         events = self._after(self.game.apply(REVEAL, seat))
         return events + self._settled(self._apply_opening(seat, opening))
 
     def open(self, seat: int, pid: int, card: Card, nonce: bytes) -> list[Event]:
-        """`seat` opens its card `pid` when the game asks (after an elimination)."""
+        """`seat` opens its card `pid` when the game asks (after an elimination).
+        An opening that fails its check raises `SeatForfeited`, after the
+        server settled the card as for a time-out (see `forfeit`)."""
         seat = self._playing(seat)
         decision = self.game.decision
         assert decision is not None
@@ -397,7 +435,7 @@ class Referee:
         if pid != decision.pid:
             raise RefereeError(f"the opening asked for is card {decision.pid}, not {pid!r}")
         opening = self._opening(pid, card, nonce)
-        self._check_opening(seat, opening)
+        self._vet_opening(seat, opening)
         return self._settled(self._apply_opening(seat, opening))
 
     def skip_placement(self, seat: int, *, turn: int | None = None) -> list[Event]:
@@ -407,7 +445,7 @@ class Referee:
         the pending decision is a placement."""
         seat, _ = self._due(seat, turn)
         events = self.game.skip_placement()
-        self.log.append(LogEntry.skip(seat))
+        self.log.append(LogEntry.skip(seat))  # `by_server`, as every skip
         return self._settled(events)
 
     def time_out(self, *, turn: int | None = None) -> list[Event]:
@@ -415,10 +453,11 @@ class Referee:
         (docs/PROTOCOL.md, Timers); the stand-in of an abandoned seat plays
         the same. A direction, a target or a move is chosen at random
         (`rng`), a placement is skipped, a face-down card kept, and a
-        demanded opening forfeited (the card is settled, see `forfeit`).
-        In the revealing phase, every seat that has not sent its final
-        reveal forfeits. `turn`, when given, must still be pending: a timer
-        that fires after its decision was answered raises `StaleTurn`."""
+        demanded opening forfeited (the card is settled, see `forfeit`);
+        each is logged `by_server`. In the revealing phase, every seat that
+        has not sent its final reveal forfeits. `turn`, when given, must
+        still be pending: a timer that fires after its decision was answered
+        raises `StaleTurn`."""
         if self.phase == SEEDING:
             raise RefereeError("a seed commitment is missing: the game is cancelled, not played")
         if self.phase == REVEALING:
@@ -435,46 +474,66 @@ class Referee:
         if decision.kind == "place":
             return self.skip_placement(seat)
         if decision.kind == "reveal":
-            return self.act(seat, KEEP)
+            return self._decide_for(seat, KEEP)
         if decision.kind == "open":
             return self.forfeit(seat, f"did not open card {decision.pid} in time")
-        return self.act(seat, self.rng.choice(decision.options))
+        return self._decide_for(seat, self.rng.choice(decision.options))
 
     def _opening(self, pid: int, card: object, nonce: object) -> Opening:
         if not isinstance(card, Card) or card.kind is None:
             raise RefereeError(f"an opening names a card, not {card!r}")
         return Opening(pid, card, _bytes("a nonce", nonce, NONCE_SIZE))
 
-    def _check_opening(self, seat: int, opening: Opening) -> None:
+    def _vet_opening(self, seat: int, opening: Opening) -> None:
+        """Check `opening` for the pending `reveal` or `open` of `seat`, changing
+        nothing if it holds. If not, `seat` forfeits with the opening as
+        evidence, the server answers in its place and `SeatForfeited` is raised.
+
+        The commitments decide first; then the engine, which refuses only an
+        identity it has seen elsewhere. With openings that passed the ledger,
+        that is an identity a settled card took: the seat forfeited before
+        and came back, and is not at fault. (Were it not so, the seat would
+        be at fault all the same: the engine cannot be wrong about its own
+        cards.)"""
         try:
             self.ledger.check(seat, opening.pid, opening.card, opening.nonce)
         except OpeningError as exc:
-            self._fail(seat, exc.reason, opening)
+            self.failures.setdefault(seat, exc.reason)
+            self._forfeit_opening(seat, exc.reason, opening)
+        refused = opening_refused(self.game, opening.card)
+        if refused is not None:
+            if not self._forfeited(seat):
+                self.failures.setdefault(seat, refused)
+            self._forfeit_opening(seat, refused, opening)
 
-    def _fail(self, seat: int, reason: str, opening: Opening | None) -> None:
-        self.failures.setdefault(seat, reason)
-        self.forfeits.append(Forfeit(seat, reason, opening))
-        if self.phase == PLAYING:
-            self.phase = REVEALING
-        raise SeatForfeited(seat, reason)
+    def _forfeit_opening(self, seat: int, reason: str, opening: Opening) -> NoReturn:
+        """`seat` forfeits for a failed `opening`, and the server answers the
+        pending decision in its place: a reveal is a keep, an eliminated
+        card is settled. Play goes on; raises `SeatForfeited` with the events."""
+        decision = self.game.decision
+        assert decision is not None and decision.seat == seat
+        self.forfeits.append(Forfeit(seat, reason, len(self.log), opening))
+        events = self._decide_for(seat, KEEP) if decision.kind == "reveal" else self._settle(seat)
+        raise SeatForfeited(seat, reason, events, opening)
 
     def _apply_opening(self, seat: int, opening: Opening) -> list[Event]:
+        """Apply an opening that `_vet_opening` passed."""
         action = Open(opening.card)
-        try:
-            self.game.check(action, seat)
-        except ValueError as exc:
-            if self._forfeited(seat):
-                # A card of this seat was settled after it forfeited, and now
-                # its real identity clashes: play cannot go on, nobody cheated.
-                self.phase = REVEALING
-                raise SeatForfeited(seat, f"card {opening.pid} cannot be opened: {exc}") from None
-            # The ledger's checks cover every case the engine knows of; this
-            # is a safety net, and the seat is at fault all the same.
-            self._fail(seat, f"card {opening.pid} cannot be {opening.card}: {exc}", opening)
         events = self.game.apply(action, seat)
         self.ledger.open(seat, opening.pid, opening.card, opening.nonce)
         self.log.append(LogEntry(seat, action, opening.pid, nonce=opening.nonce))
         return events
+
+    def _settle(self, seat: int) -> list[Event]:
+        """Settle the eliminated card that `seat` did not open (see `forfeit`)."""
+        decision = self.game.decision
+        assert decision is not None and decision.kind == "open" and decision.pid is not None
+        # A reveal and its opening are applied together, so an opening the
+        # game waits for between two calls is always an eliminated card's.
+        assert self.game.open_for == "eliminate"
+        action = Open(settled_card(decision.options))
+        self.log.append(LogEntry(seat, action, decision.pid, settled=True, by_server=True))
+        return self._settled(self.game.apply(action, seat))
 
     def _after(self, events: list[Event]) -> list[Event]:
         for event in events:
@@ -501,11 +560,10 @@ class Referee:
         If the game waits for this seat to open an eliminated card, the card
         is *settled* so that play goes on: the engine takes the first identity
         still possible, in kind order, that is not an Ambush (`settled_card`),
-        and the log marks the entry as settled. If it waits for the opening of
-        a card the seat chose to reveal, play stops. Any other decision of the
-        seat is still pending: the caller plays it as the stand-in would
-        (`time_out`). In the revealing phase, the seat is no longer waited
-        for. Returns the events of a settlement.
+        and the log marks the entry as settled (and `by_server`). Any other
+        decision of the seat is still pending: the caller plays it as the
+        stand-in would (`time_out`). In the revealing phase, the seat is no
+        longer waited for. Returns the events of a settlement.
         """
         seat = self._seat(seat)
         if self.phase == DONE:
@@ -513,7 +571,7 @@ class Referee:
         if self.phase == SEEDING:
             raise RefereeError("a game that never started has nothing to forfeit: cancel it")
         if not self._forfeited(seat):
-            self.forfeits.append(Forfeit(seat, reason))
+            self.forfeits.append(Forfeit(seat, reason, len(self.log)))
         if self.phase == REVEALING:
             self._answered.add(seat)
             self._maybe_done()
@@ -521,24 +579,7 @@ class Referee:
         decision = self.game.decision
         if decision is None or decision.seat != seat or decision.kind != "open":
             return []
-        if self.game.open_for != "eliminate":
-            self.phase = REVEALING
-            return []
-        assert decision.pid is not None
-        action = Open(settled_card(decision.options))
-        self.log.append(LogEntry(seat, action, decision.pid, settled=True))
-        return self._settled(self.game.apply(action, seat))
-
-    def stop(self) -> None:
-        """End play now, with the results marked incomplete: the seat owing the
-        pending decision must have forfeited (it cannot be played without it)."""
-        if self.phase != PLAYING:
-            raise RefereeError(f"nothing to stop: the game is {self.phase}")
-        decision = self.game.decision
-        assert decision is not None
-        if not self._forfeited(decision.seat):
-            raise RefereeError(f"seat {decision.seat} owes the decision and has not forfeited")
-        self.phase = REVEALING
+        return self._settle(seat)
 
     def _check_secrets(
         self, seat: int, seed: object, openings: Sequence[Opening]
@@ -583,7 +624,7 @@ class Referee:
         self.final_openings[seat] = checked
         self._answered.add(seat)
         self.failures.setdefault(seat, reason)
-        self.forfeits.append(Forfeit(seat, reason))
+        self.forfeits.append(Forfeit(seat, reason, len(self.log)))
         raise SeatForfeited(seat, reason)
 
     def final_reveal(self, seat: int, seed: bytes, openings: Sequence[Opening]) -> SeatVerdict:
@@ -605,7 +646,7 @@ class Referee:
         self._answered.add(seat)
         if reason is not None:
             self.failures.setdefault(seat, reason)
-            self.forfeits.append(Forfeit(seat, reason))
+            self.forfeits.append(Forfeit(seat, reason, len(self.log)))
         self._maybe_done()
         return reason
 
@@ -614,7 +655,9 @@ class Referee:
     def receive(self, seat: int, message: m.Message) -> list[Event]:
         """Apply a game message (one of `GAME_MESSAGES`) sent by `seat`; the
         events it caused. Raises as the method it maps onto (see the module
-        docstring), and `SeatForfeited` for a final reveal that fails its check.
+        docstring), and `SeatForfeited` for a final reveal that fails its
+        check. After `SeatForfeited` for a `reveal` or an `open`, play went
+        on: answer `bad_opening` (`error_code`) and broadcast its `events`.
 
         >>> from oriflamme.engine import Rules
         >>> ref = Referee(Rules(3))

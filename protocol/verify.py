@@ -12,12 +12,25 @@ no card was placed before it was drawn (2-player variant).
 `verify_record` replays the record's public decision log through an engine
 that knows no hidden identity (`hidden_game`): placements are applied as card
 backs, openings with the card they name, skipped placements as skips (only
-where that seat's placement was pending). The engine re-checks the legality of
-every decision and recomputes every event and the results, which must equal
-the recorded ones; then each seat goes through `check_seat`. A problem with
-the record as a whole (an illegal decision, an event or a result that the
-replay does not reproduce, the server's seed) makes the game invalid; a seat
-that fails a check is "failed" with the reason.
+where that seat's placement was pending). Decisions the server made for a
+seat (`by_server`) are replayed like the others. The engine re-checks the
+legality of every decision and recomputes every event and the results, which
+must equal the recorded ones; then each seat goes through `check_seat`.
+
+Forfeits are replayed at their place in the log (`Forfeit.log_index`): a
+settled opening needs its seat to have forfeited before it, and a forfeit
+for a failed opening is re-checked where it happened: the game waited for
+that seat to open that card, the next entry is the server's answer in its
+place (a keep, or the settled opening), and the opening really fails, either
+its commitment check (the seat is "failed" with that reason) or the engine
+(`opening_refused`: its identity is accounted for elsewhere, which happens
+to a seat that came back after a settlement used that identity, and is no
+fault of a seat that had forfeited before).
+
+A problem with the record as a whole (an illegal decision, an event or a
+result that the replay does not reproduce, the server's seed, a forfeit
+that does not hold) makes the game invalid; a seat that fails a check is
+"failed" with the reason.
 
     $ oriflamme verify game.record      # or python -m oriflamme.protocol.verify
     seat 0 (ana): ok
@@ -39,13 +52,14 @@ from dataclasses import dataclass
 from oriflamme.engine import (
     Action,
     Card,
-    Decision,
     Event,
     Game,
     IllegalAction,
+    Keep,
     Kind,
     Open,
     Place,
+    Reveal,
     Rules,
     SeatDeal,
     action_to_data,
@@ -71,6 +85,7 @@ from .record import (
     MAX_RECORD_SIZE,
     OK,
     Forfeit,
+    LogEntry,
     Record,
     RecordError,
     SeatVerdict,
@@ -92,6 +107,36 @@ def settled_card(options: Sequence[Action]) -> Card:
     if not cards:
         raise ValueError("no opening to settle")
     return next((c for c in cards if c.kind != Kind.AMBUSH), cards[0])
+
+
+def opening_refused(game: Game, card: Card) -> str | None:
+    """Why `game`'s engine would refuse `Open(card)` for the card the pending
+    decision is about, or None if it would take it; changes nothing.
+
+    For an `open` decision that is the card to open; for a `reveal`, the
+    acting card (the referee applies a reveal and its opening together, and
+    only when both hold). With an engine that knows no card (`hidden_game`),
+    the engine refuses only an identity it has seen elsewhere, such as one a
+    settled card took.
+
+    >>> from oriflamme.engine import Rules, card
+    >>> game = hidden_game(Rules(3))
+    >>> opening_refused(game, card("red", "lord"))
+    Traceback (most recent call last):
+    ...
+    ValueError: no opening is due: seat 0 must decide (direction)
+    """
+    decision = game.decision
+    if decision is None:
+        raise ValueError("no opening is due: the game is over")
+    if decision.kind not in ("reveal", "open"):
+        raise ValueError(f"no opening is due: seat {decision.seat} must decide ({decision.kind})")
+    assert decision.pid is not None
+    try:
+        game.check_opening(decision.pid, card)
+    except IllegalAction as exc:
+        return str(exc)
+    return None
 
 
 def hidden_game(rules: Rules, first_player: int = 0) -> Game:
@@ -254,6 +299,13 @@ def verify_record(record: Record) -> GameVerdict:
     opened: list[list[Opening]] = [[] for _ in range(n)]
     drawn = [0] * n
     replayed: list[Event] = []
+    # Forfeits by their place in the log; the seats that have forfeited so
+    # far; the first failed opening of each seat (its reason).
+    forfeits_before: dict[int, list[Forfeit]] = {}
+    for f in record.forfeits:
+        forfeits_before.setdefault(f.log_index, []).append(f)
+    forfeited: set[int] = set()
+    failures: dict[int, str] = {}
 
     def replay(events: list[Event]) -> None:
         for event in events:
@@ -262,7 +314,26 @@ def verify_record(record: Record) -> GameVerdict:
         replayed.extend(mask_event(e, None) for e in events)
 
     broken = False
-    for i, entry in enumerate(record.log):
+    for i in range(len(record.log) + 1):
+        entry = record.log[i] if i < len(record.log) else None
+        here = forfeits_before.get(i, [])
+        if sum(f.opening is not None for f in here) > 1:
+            problems.append(
+                f"the record has several forfeits for failed openings before log entry {i},"
+                " but the server answers in place of one opening at a time"
+            )
+        for f in here:
+            if f.opening is not None:
+                failure, problem = _check_evidence(
+                    gid, game, f, entry, placed[f.seat], opened[f.seat], f.seat in forfeited
+                )
+                if problem is not None:
+                    problems.append(problem)
+                if failure is not None:
+                    failures.setdefault(f.seat, failure)
+            forfeited.add(f.seat)
+        if entry is None:
+            break
         where = f"log entry {i}"
         decision = game.decision
         if decision is None:
@@ -301,9 +372,10 @@ def verify_record(record: Record) -> GameVerdict:
                 broken = True
                 break
             if entry.settled:
-                if not any(f.seat == entry.seat for f in record.forfeits):
+                if entry.seat not in forfeited:
                     problems.append(
-                        f"{where}: card {entry.pid} was settled, but seat {entry.seat} did not forfeit"
+                        f"{where}: card {entry.pid} was settled, but seat {entry.seat}"
+                        " did not forfeit before it"
                     )
                 elif action.card != settled_card(decision.options):
                     problems.append(
@@ -332,21 +404,14 @@ def verify_record(record: Record) -> GameVerdict:
     if not broken:
         problems.extend(_compare_results(record, game))
 
-    forfeits: dict[int, Forfeit] = {}
+    first_forfeit: dict[int, Forfeit] = {}
     for f in record.forfeits:
-        forfeits.setdefault(f.seat, f)
-    pending = None if broken or game.over else game.decision
+        first_forfeit.setdefault(f.seat, f)
     seats = []
     for seat in range(n):
-        # A failed opening the referee recorded as evidence came first: it is the reason.
-        evidence = next((f for f in record.forfeits if f.seat == seat and f.opening), None)
-        reason = None
-        if evidence is not None:
-            reason, problem = _check_evidence(gid, evidence, pending, placed[seat], opened[seat])
-            if problem is not None:
-                problems.append(problem)
-        if reason is not None:
-            verdict = SeatVerdict(seat, FAILED, reason)
+        if seat in failures:
+            # A failed opening during play came first: it is the reason.
+            verdict = SeatVerdict(seat, FAILED, failures[seat])
         else:
             verdict = _seat_verdict(
                 record,
@@ -354,7 +419,7 @@ def verify_record(record: Record) -> GameVerdict:
                 seat,
                 placed[seat],
                 opened[seat],
-                forfeits.get(seat),
+                first_forfeit.get(seat),
                 broken,
                 server_ok,
             )
@@ -372,32 +437,57 @@ def verify_record(record: Record) -> GameVerdict:
 
 def _check_evidence(
     game_id: bytes,
+    game: Game,
     forfeit: Forfeit,
-    pending: Decision | None,
+    answer: LogEntry | None,
     placed: list[Committed],
     opened: list[Opening],
+    forfeited_before: bool,
 ) -> tuple[str | None, str | None]:
-    """A forfeit for a failed opening: (the seat's failure, or a problem with the record).
+    """A forfeit for a failed opening, replayed where it happened (`game` is
+    the replay just before log entry `forfeit.log_index`, `answer` that entry):
+    (the seat's failure or None, a problem with the record or None).
 
-    The opening must be of the card the game stopped on, and must fail.
+    The game must be waiting for that seat to open that card, `answer` must
+    be the server's answer in its place, and the opening must fail: its
+    commitment check (a failure of the seat), or else the engine (no failure
+    if the seat had forfeited before: a settled card took that identity).
     """
     seat = forfeit.seat
     o = forfeit.opening
     assert o is not None
+    claim = (
+        f"the record forfeits seat {seat} before log entry {forfeit.log_index}"
+        f" for an opening of card {o.pid}"
+    )
+    pending = game.decision
     if (
         pending is None
         or pending.seat != seat
         or pending.kind not in ("reveal", "open")
         or pending.pid != o.pid
     ):
-        return None, (
-            f"the record forfeits seat {seat} for an opening of card {o.pid},"
-            " but the game did not stop waiting for that card"
-        )
+        return None, f"{claim}, but the game was not waiting for that opening"
+    if not _answers_in_its_place(answer, seat, pending.kind):
+        server_answer = "keep" if pending.kind == "reveal" else "settlement"
+        return None, f"{claim}, but the next log entry is not the server's {server_answer} of it"
     reason, _ = check_openings(game_id, seat, placed, [*opened, o])
-    if reason is None:
-        return None, (f"the record forfeits seat {seat} for an opening of card {o.pid} that holds")
-    return reason, None
+    if reason is not None:
+        return reason, None
+    refused = opening_refused(game, o.card)
+    if refused is None:
+        return None, f"{claim} that holds"
+    return (None if forfeited_before else refused), None
+
+
+def _answers_in_its_place(answer: LogEntry | None, seat: int, kind: str) -> bool:
+    """`answer` is the server's answer for `seat` in place of a failed opening:
+    a keep for a reveal, a settled opening for an eliminated card."""
+    if answer is None or answer.seat != seat or not answer.by_server:
+        return False
+    if kind == "reveal":
+        return isinstance(answer.action, Keep)
+    return answer.settled
 
 
 def _seat_verdict(
@@ -472,20 +562,15 @@ def _compare_results(record: Record, game: Game) -> list[str]:
                 f" {list(game.winners)}"
             )
         return problems
+    # No forfeit stops play (the server decides for a seat that cannot), so
+    # a log that stops early is a cut record.
     decision = game.decision
     assert decision is not None
+    owes = f"seat {decision.seat} owes a decision ({decision.kind})"
     if res.complete:
-        problems.append(
-            f"the record says the game is complete, but its log stops while seat"
-            f" {decision.seat} owes a decision ({decision.kind})"
-        )
-    if decision.seat not in {f.seat for f in record.forfeits}:
-        problems.append(
-            f"the log stops while seat {decision.seat} owes a decision ({decision.kind}),"
-            " but that seat did not forfeit"
-        )
-    if res.winners:
-        problems.append("a game stopped early has no winners, but the record names some")
+        problems.append(f"the record says the game is complete, but its log stops while {owes}")
+    else:
+        problems.append(f"the log stops while {owes}, but play always goes on to the end")
     return problems
 
 
@@ -502,20 +587,44 @@ def _printable(text: str) -> str:
     return "".join(ch if ch.isprintable() else f"\\x{ord(ch):02x}" for ch in text)
 
 
+def decision_counts(record: Record) -> list[tuple[int, int]]:
+    """Per seat: (how many of its decisions the server made, how many it had),
+    counting a reveal and its opening as one decision, as `turn` does.
+
+    >>> from oriflamme.protocol.localgame import play_local_game
+    >>> decision_counts(decode_record(play_local_game(2, seed=5)))[0][0]
+    0
+    """
+    counts = [[0, 0] for _ in range(record.settings.players)]
+    previous: LogEntry | None = None
+    for entry in record.log:
+        if not (
+            isinstance(entry.action, Open)
+            and previous is not None
+            and isinstance(previous.action, Reveal)
+        ):
+            counts[entry.seat][0] += entry.by_server
+            counts[entry.seat][1] += 1
+        previous = entry
+    return [(by_server, total) for by_server, total in counts]
+
+
 def format_verdict(record: Record, verdict: GameVerdict) -> str:
     """The human-readable report `oriflamme verify` prints."""
     s = record.settings
     res = record.results
+    counts = decision_counts(record)
     lines = [
         f"game {record.game_id.hex()}: {s.variant} game, {s.players} players,"
-        f" {s.edition} edition, {len(record.log)} decisions"
+        f" {s.edition} edition, {sum(total for _, total in counts)} decisions"
         + ("" if res.complete else ", stopped early"),
     ]
-    for v, seat in zip(verdict.seats, record.seats, strict=True):
+    for v, seat, (by_server, total) in zip(verdict.seats, record.seats, counts, strict=True):
         who = seat.name + (", bot" if seat.bot else "")
         status = v.status.upper() if not v.ok else v.status
         reason = "" if v.reason is None else f": {v.reason}"
-        lines.append(_printable(f"seat {v.seat} ({who}): {status}{reason}"))
+        server = f" (the server made {by_server} of its {total} decisions)" if by_server else ""
+        lines.append(_printable(f"seat {v.seat} ({who}): {status}{reason}{server}"))
     scores = " ".join(str(x) for x in res.scores)
     winners = ", ".join(f"seat {w}" for w in res.winners) or "none"
     lines.append(f"scores: {scores}; winners: {winners}")

@@ -62,3 +62,70 @@ def test_a_game_with_a_seat_that_never_places_still_ends() -> None:
             game.apply(player.choose(game))
     assert len(game.hands[2]) == 7
     assert all(len(h) == 1 for s, h in enumerate(game.hands) if s != 2)
+
+
+def test_check_opening_says_which_identities_a_hidden_card_may_take() -> None:
+    from oriflamme.engine import Rules, card, hidden_deal
+
+    game = new_game(3, deal=hidden_deal(Rules(3)), seed=5)
+    player = RandomPlayer(seed=5)
+    while game.decision is not None and game.decision.kind != "reveal":
+        game.apply(player.choose(game))
+    decision = game.decision
+    assert decision is not None and decision.pid is not None
+    pid = decision.pid
+    before = to_data(game)
+    family = game.find(pid)[1].family  # type: ignore[index]
+    game.check_opening(pid, card(family, "soldier"))  # nothing known yet: any kind
+    with pytest.raises(IllegalAction, match=f"card {pid} is a"):
+        game.check_opening(pid, card((family + 1) % 5, "soldier"))
+    with pytest.raises(IllegalAction, match="open with a card"):
+        game.check_opening(pid, "soldier")
+    with pytest.raises(IllegalAction, match="no face-down card 99"):
+        game.check_opening(99, card(family, "soldier"))
+    assert to_data(game) == before
+
+
+def test_check_opening_refuses_an_identity_seen_elsewhere() -> None:
+    from oriflamme.engine import card, from_data
+
+    game = from_data(
+        {
+            "players": 3,
+            "round": 2,
+            "direction": "left-to-right",
+            "hands": [[["red", None]], [], []],
+            "fronts": [[["red", "lord"]], [], []],
+            "queue": [
+                [{"pid": 0, "owner": 0, "card": ["red", None], "face_up": False, "tokens": 0}],
+                [{"pid": 1, "owner": 0, "card": ["red", "spy"], "face_up": True, "tokens": 0}],
+            ],
+        }
+    )
+    game.check_opening(0, card("red", "heir"))
+    with pytest.raises(IllegalAction, match="red lord is accounted for elsewhere"):
+        game.check_opening(0, card("red", "lord"))
+    with pytest.raises(IllegalAction, match="red spy is accounted for elsewhere"):
+        game.check_opening(0, card("red", "spy"))
+
+
+def test_check_opening_of_a_known_card_accepts_only_that_card() -> None:
+    from oriflamme.engine import card, from_data
+
+    game = from_data(
+        {
+            "players": 3,
+            "round": 2,
+            "direction": "left-to-right",
+            "hands": [[["red", "heir"]], [], []],
+            "queue": [
+                [{"pid": 0, "owner": 0, "card": ["red", "spy"], "face_up": False, "tokens": 0}],
+                [{"pid": 1, "owner": 1, "card": ["blue", "lord"], "face_up": True, "tokens": 0}],
+            ],
+        }
+    )
+    game.check_opening(0, card("red", "spy"))
+    with pytest.raises(IllegalAction, match="card 0 is not red lord"):
+        game.check_opening(0, card("red", "lord"))
+    with pytest.raises(IllegalAction, match="no face-down card 1"):
+        game.check_opening(1, card("blue", "lord"))

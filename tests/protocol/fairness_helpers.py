@@ -9,10 +9,11 @@ from typing import Any
 
 import msgpack
 
-from oriflamme.engine import Card
-from oriflamme.protocol.commitments import Opening
+from oriflamme.engine import STANDARD, TWO_PLAYER, Card, Rules
+from oriflamme.protocol.commitments import Opening, seed_commitment
 from oriflamme.protocol.localgame import LocalSeat, SeatSecrets, new_local_table, run_local_game
-from oriflamme.protocol.record import Record, decode_record, record_to_data
+from oriflamme.protocol.record import Record, SeatInfo, decode_record, record_to_data
+from oriflamme.protocol.referee import Referee
 
 # Honest games the suite plays: every table size and variant, both editions.
 TABLES = [
@@ -41,6 +42,49 @@ def play(
         secrets = secrets_class(referee.rules, referee.game_id, cheater)
         seats[cheater] = seat_class(secrets, random.Random(seed))
     return run_local_game(referee, seats)
+
+
+class FixedSecrets(SeatSecrets):
+    """A seat's secrets drawn from a generator seeded by the game id and the
+    seat, not from the OS: with `fixed_table`, a whole game (deals included)
+    is the same on every run, so a test can rely on what happens in it."""
+
+    def __init__(self, rules: Rules, game_id: bytes, seat: int) -> None:
+        super().__init__(rules, game_id, seat)
+        self._rng = random.Random(game_id + bytes([seat]))
+        self.seed = self._rng.randbytes(32)
+        self.seed_commitment = seed_commitment(game_id, seat, self.seed)
+
+    def new_nonce(self) -> bytes:
+        return self._rng.randbytes(32)
+
+
+def fixed_table(
+    players: int = 3,
+    *,
+    seed: int = 0,
+    seat_class: type[LocalSeat] = LocalSeat,
+    special: int | None = None,
+) -> tuple[Referee, list[LocalSeat]]:
+    """A table that plays the same game on every run for a given `seed`: fixed
+    game id and server seed, `FixedSecrets`, seeded choices. Seat `special`
+    (every seat if None) is a `seat_class`, the others `LocalSeat`s."""
+    rng = random.Random(seed)
+    rules = Rules(players, TWO_PLAYER if players == 2 else STANDARD)
+    referee = Referee(
+        rules,
+        seats=[SeatInfo(f"seat {i}", bot=True) for i in range(players)],
+        game_id=rng.randbytes(16),
+        server_seed=rng.randbytes(32),
+        rng=random.Random(rng.random()),
+    )
+    seats = [
+        (seat_class if special in (None, i) else LocalSeat)(
+            FixedSecrets(rules, referee.game_id, i), random.Random(rng.random())
+        )
+        for i in range(players)
+    ]
+    return referee, seats
 
 
 class PreferringSeat(LocalSeat):

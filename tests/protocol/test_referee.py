@@ -1,5 +1,6 @@
 """The referee as the server's game core: wire messages in, turns, error codes,
-skipped placements, time-outs and hand-overs, and what the record makes of them."""
+skipped placements, time-outs, failed openings and hand-overs, the decisions
+the server makes for a seat, and what the record makes of them."""
 
 from __future__ import annotations
 
@@ -14,11 +15,11 @@ from typing import Any
 
 import msgpack
 import pytest
-from fairness_helpers import tamper
+from fairness_helpers import fixed_table, flip, tamper
 
 from oriflamme import protocol
-from oriflamme.engine import IllegalAction, Rules
-from oriflamme.engine.events import PlacementSkipped
+from oriflamme.engine import CARDS, KEEP, Card, IllegalAction, Open, Rules
+from oriflamme.engine.events import Eliminated, Kept, PlacementSkipped
 from oriflamme.protocol import messages as m
 from oriflamme.protocol.commitments import Opening, new_seed
 from oriflamme.protocol.errors import CODES
@@ -28,6 +29,7 @@ from oriflamme.protocol.record import (
     FAILED,
     FORFEITED,
     OK,
+    Forfeit,
     LogEntry,
     Record,
     RecordError,
@@ -47,7 +49,13 @@ from oriflamme.protocol.referee import (
     StaleTurn,
     error_code,
 )
-from oriflamme.protocol.verify import verify_record, verify_record_bytes
+from oriflamme.protocol.verify import (
+    decision_counts,
+    format_verdict,
+    settled_card,
+    verify_record,
+    verify_record_bytes,
+)
 
 CONNECTION_AND_LOBBY = {
     "hello", "ping", "sync", "list_rooms", "create_room", "join_room", "spectate",
@@ -65,20 +73,28 @@ def seeded(players: int = 3, seed: int = 1) -> tuple[Referee, list[LocalSeat]]:
     return referee, seats
 
 
+def drawn(seats: list[LocalSeat], events: list[Any]) -> None:
+    """Tell the seats what they drew."""
+    for event in events:
+        if type(event).__name__ == "Drew":
+            seats[event.seat].secrets.draw(len(event.cards))
+
+
 def play_until(referee: Referee, seats: list[LocalSeat], stop: Callable[[Any], bool]) -> None:
-    """Play on (seats' own answers) until the pending decision satisfies `stop`."""
+    """Play on (seats' own answers) until the pending decision satisfies `stop`.
+    A failed opening does not stop play: the server answered in its place."""
     while referee.decision is not None and not stop(referee.decision):
-        for event in seats[referee.decision.seat].play(referee):
-            if type(event).__name__ == "Drew":
-                seats[event.seat].secrets.draw(len(event.cards))  # type: ignore[union-attr]
+        try:
+            events = seats[referee.decision.seat].play(referee)
+        except SeatForfeited as forfeited:
+            events = forfeited.events
+        drawn(seats, events)
 
 
 def finish(referee: Referee, seats: list[LocalSeat]) -> Record:
-    # A seat that forfeited and plays on may open a card whose identity a
-    # settlement used: play stops there (SeatForfeited), and the game is recorded.
-    with contextlib.suppress(SeatForfeited):
-        play_until(referee, seats, lambda d: False)
-    assert referee.phase == REVEALING
+    """Play to the end (no forfeit stops play), then the final reveals."""
+    play_until(referee, seats, lambda d: False)
+    assert referee.phase == REVEALING and referee.game.over
     for seat in referee.awaited():
         with contextlib.suppress(SeatForfeited):
             referee.receive(seat, seats[seat].final_reveal(referee.hidden(seat)))
@@ -146,16 +162,19 @@ def test_a_stale_turn_is_refused_and_changes_nothing(cls: type[m.Message]) -> No
     assert (referee.turn, len(referee.log), len(referee.events)) == before
 
 
+class Absent(LocalSeat):
+    """Lets about half of its decisions time out, openings included (so its
+    settled cards may clash with its later openings)."""
+
+    def answers(self, decision: Any) -> bool:
+        return self.rng.random() < 0.5
+
+
 def test_turn_counts_every_settled_decision_once() -> None:
-    """Answers, skips, defaults and settlements each count one; a reveal with its opening one."""
-
-    class Absent(LocalSeat):
-        # Openings are always answered: a settled card could clash with a
-        # later reveal and stop play (see the settlement test below).
-        def answers(self, decision: Any) -> bool:
-            return decision.kind == "open" or self.rng.random() < 0.5
-
-    referee, seats = new_local_table(3, seed=4, seat_class=Absent)
+    """Answers, skips, defaults and settlements each count one; a reveal with
+    its opening one; a failed opening with the server's answer in its place one."""
+    # A game with a time-out on an opening, then clashes on a reveal and an opening.
+    referee, seats = fixed_table(3, seed=112, seat_class=Absent)
     for s in seats:
         referee.commit_seed(s.seat, s.secrets.seed_commitment)
     for s in seats:
@@ -170,14 +189,18 @@ def test_turn_counts_every_settled_decision_once() -> None:
         if seat.answers(d):
             message = seat.answer(referee)
             kinds.add(message.TYPE)
-            for event in referee.receive(d.seat, message):
-                if type(event).__name__ == "Drew":
-                    seats[event.seat].secrets.draw(len(event.cards))  # type: ignore[union-attr]
+            try:
+                events = referee.receive(d.seat, message)
+            except SeatForfeited as forfeited:
+                kinds.add(f"failed {message.TYPE}")
+                events = forfeited.events
+            drawn(seats, events)
         else:
             kinds.add(f"time_out {d.kind}")
             referee.time_out(turn=before)
         assert referee.turn == before + 1
-    assert {"reveal", "place", "time_out place", "time_out reveal"} <= kinds
+    assert {"reveal", "place", "time_out place", "time_out reveal", "time_out open"} <= kinds
+    assert {"failed reveal", "failed open"} <= kinds  # settled identities clashed
     # Equivalently: one per log entry, the opening that follows a reveal excepted.
     log = referee.log
     after_reveal = sum(
@@ -304,23 +327,30 @@ def plain_log(data: bytes) -> list[dict[str, Any]]:
     return msgpack.unpackb(data, raw=False)["log"]  # type: ignore[no-any-return]
 
 
-def test_a_skip_is_logged_as_seat_and_skip_alone() -> None:
+def skip_entry(seat: int) -> dict[str, Any]:
+    return {"seat": seat, "skip": True, "by_server": True}
+
+
+def test_a_skip_is_logged_as_seat_skip_and_by_server_alone() -> None:
     skips = [e for e in plain_log(SKIP_DATA) if "action" not in e]
-    assert skips and all(e == {"seat": 1, "skip": True} for e in skips)
+    assert skips and all(e == skip_entry(1) for e in skips)
 
 
 @pytest.mark.parametrize(
     "entry",
     [
-        {"seat": 1, "skip": True, "action": {"type": "keep"}},
-        {"seat": 1, "skip": True, "pid": 3},
-        {"seat": 1, "skip": True, "commitment": bytes(32)},
-        {"seat": 1, "skip": True, "nonce": bytes(32)},
-        {"seat": 1, "skip": True, "settled": True},
-        {"seat": 1, "skip": "yes"},
-        {"seat": 1, "skip": None},
-        {"seat": 1, "skip": False},  # then an action is needed
-        {"seat": 7, "skip": True},
+        {"seat": 1, "skip": True, "by_server": True, "action": {"type": "keep"}},
+        {"seat": 1, "skip": True, "by_server": True, "pid": 3},
+        {"seat": 1, "skip": True, "by_server": True, "commitment": bytes(32)},
+        {"seat": 1, "skip": True, "by_server": True, "nonce": bytes(32)},
+        {"seat": 1, "skip": True, "by_server": True, "settled": True},
+        {"seat": 1, "skip": "yes", "by_server": True},
+        {"seat": 1, "skip": None, "by_server": True},
+        {"seat": 1, "skip": False, "by_server": True},  # then an action is needed
+        {"seat": 7, "skip": True, "by_server": True},
+        {"seat": 1, "skip": True},  # a skip is always the server's decision
+        {"seat": 1, "skip": True, "by_server": False},
+        {"seat": 1, "skip": True, "by_server": 1},
     ],
 )
 def test_a_malformed_skip_is_refused(entry: dict[str, Any]) -> None:
@@ -334,7 +364,7 @@ def test_a_skip_where_no_placement_was_pending_is_rejected() -> None:
     i = next(i for i, e in enumerate(log) if e.get("action", {}).get("type") == "keep")
     seat = log[i]["seat"]
     verdict = verify_record_bytes(
-        tamper(SKIP_DATA, lambda p: p["log"].__setitem__(i, {"seat": seat, "skip": True}))
+        tamper(SKIP_DATA, lambda p: p["log"].__setitem__(i, skip_entry(seat)))
     )
     assert not verdict.ok
     assert (
@@ -349,7 +379,7 @@ def test_a_skip_of_another_seats_placement_is_rejected() -> None:
     seat = log[i]["seat"]
     other = (seat + 1) % 3
     verdict = verify_record_bytes(
-        tamper(SKIP_DATA, lambda p: p["log"].__setitem__(i, {"seat": other, "skip": True}))
+        tamper(SKIP_DATA, lambda p: p["log"].__setitem__(i, skip_entry(other)))
     )
     assert (
         f"log entry {i}: skips seat {other}'s placement, but seat {seat} was to place"
@@ -362,7 +392,7 @@ def test_a_placement_turned_into_a_skip_is_rejected() -> None:
     log = plain_log(SKIP_DATA)
     i = next(i for i, e in enumerate(log) if e.get("action", {}).get("type") == "place")
     verdict = verify_record_bytes(
-        tamper(SKIP_DATA, lambda p: p["log"].__setitem__(i, {"seat": log[i]["seat"], "skip": True}))
+        tamper(SKIP_DATA, lambda p: p["log"].__setitem__(i, skip_entry(log[i]["seat"])))
     )
     assert not verdict.ok and verdict.problems
 
@@ -383,6 +413,7 @@ def test_time_out_plays_the_safe_defaults() -> None:
     referee.time_out()  # a random direction
     assert type(referee.log[-1].action).__name__ == "ChooseDirection"
     assert referee.time_out()[0] == PlacementSkipped(0)
+    assert [e.by_server for e in referee.log] == [True, True]
     with pytest.raises(StaleTurn):
         referee.time_out(turn=1)  # that timer's decision is settled already
     play_until(referee, seats, lambda d: d.kind == "reveal")
@@ -390,6 +421,7 @@ def test_time_out_plays_the_safe_defaults() -> None:
     assert d is not None
     events = referee.time_out(turn=referee.turn)
     assert type(events[0]).__name__ == "Kept" and events[0].pid == d.pid  # type: ignore[union-attr]
+    assert referee.log[-1] == LogEntry(d.seat, KEEP, by_server=True)
     assert referee.forfeits == []
 
 
@@ -404,7 +436,9 @@ def test_a_demanded_opening_that_times_out_is_settled() -> None:
         events = referee.time_out()
         assert referee.turn == turn + 1
         assert referee.log[-1].settled and referee.log[-1].pid == d.pid
+        assert referee.log[-1].by_server
         assert referee.forfeits[-1].seat == d.seat
+        assert referee.forfeits[-1].log_index == len(referee.log) - 1
         assert referee.forfeits[-1].reason == f"did not open card {d.pid} in time"
         assert any(type(e).__name__ == "Eliminated" for e in events)
         record = finish(referee, seats)
@@ -512,3 +546,319 @@ def play_until_with_time_outs(referee: Referee, seats: list[LocalSeat]) -> None:
         for event in events:
             if type(event).__name__ == "Drew":
                 seats[event.seat].secrets.draw(len(event.cards))  # type: ignore[union-attr]
+
+
+# ---------------------------------------------------------------- failed openings: play goes on
+
+
+def fixed_seeded(players: int = 3, seed: int = 1) -> tuple[Referee, list[LocalSeat]]:
+    """`seeded`, with a game that is the same on every run (`fixed_table`)."""
+    referee, seats = fixed_table(players, seed=seed)
+    for s in seats:
+        referee.receive(s.seat, m.SeedCommit(commitment=s.secrets.seed_commitment))
+    for s in seats:
+        s.secrets.learn_server_seed(referee.server_seed)
+    return referee, seats
+
+
+def bad_opening(real: Opening, lie: str) -> Opening:
+    """`real` made wrong in one way."""
+    if lie == "card":
+        return Opening(
+            real.pid, next(c for c in CARDS[real.card.family] if c != real.card), real.nonce
+        )
+    if lie == "nonce":
+        return Opening(real.pid, real.card, flip(real.nonce))
+    assert lie == "family"
+    return Opening(real.pid, Card((real.card.family + 1) % 5, real.card.kind), real.nonce)
+
+
+def bad_reason(o: Opening, lie: str, family: str) -> str:
+    if lie == "family":
+        return f"card {o.pid} was placed as a {family} card, but was opened as {o.card}"
+    return f"opening of card {o.pid} does not match its commitment"
+
+
+@pytest.mark.parametrize("lie", ["card", "nonce", "family"])
+def test_a_failed_reveal_is_kept_by_the_server_and_play_goes_on(lie: str) -> None:
+    referee, seats = fixed_seeded(seed=1)
+    play_until(referee, seats, lambda d: d.kind == "reveal")
+    d = referee.decision
+    assert d is not None and d.pid is not None
+    seat, turn, at = d.seat, referee.turn, len(referee.log)
+    real = seats[seat].secrets.opening(d.pid)
+    bad = bad_opening(real, lie)
+    reason = bad_reason(bad, lie, ["red", "blue", "green"][seat])
+    with pytest.raises(SeatForfeited) as caught:
+        referee.receive(seat, m.Reveal(turn=turn, card=bad.card, nonce=bad.nonce))
+    forfeited = caught.value
+    assert error_code(forfeited) == "bad_opening"
+    assert (forfeited.seat, forfeited.reason, forfeited.opening) == (seat, reason, bad)
+    # The server kept the card face down in the seat's place: one decision, settled.
+    assert forfeited.events[0] == Kept(seat, d.pid, forfeited.events[0].tokens)  # type: ignore[union-attr]
+    assert referee.events[-len(forfeited.events) :] == forfeited.events
+    assert referee.phase == PLAYING and referee.turn == turn + 1
+    assert referee.log[at:] == [LogEntry(seat, KEEP, by_server=True)]
+    assert referee.forfeits == [Forfeit(seat, reason, at, bad)]
+    assert referee.verdict(seat) == SeatVerdict(seat, FAILED, reason)
+    assert d.pid in referee.hidden(seat) and referee.openings(seat) == []
+    # The seat plays on (its player is back), and the game reaches its end.
+    record = finish(referee, seats)
+    assert record.results.complete and record.results.winners
+    assert any(e.seat == seat and not e.by_server for e in record.log[at + 1 :])
+    assert [v.status for v in record.verdicts] == [FAILED if s == seat else OK for s in range(3)]
+    verdict = verify_record(record)
+    assert verdict.problems == ()
+    assert verdict.seats[seat] == SeatVerdict(seat, FAILED, reason)
+    assert all(v.ok for v in verdict.seats if v.seat != seat)
+    assert verify_record_bytes(encode_record(record)) == verdict
+
+
+def test_a_failed_opening_of_an_eliminated_card_is_settled_and_play_goes_on() -> None:
+    for seed in range(40):
+        referee, seats = fixed_seeded(seed=seed)
+        play_until(referee, seats, lambda d: d.kind == "open")
+        if referee.decision is not None:
+            break
+    else:
+        raise AssertionError("no face-down card eliminated in 40 games")
+    d = referee.decision
+    assert d is not None and d.pid is not None
+    seat, turn, at = d.seat, referee.turn, len(referee.log)
+    settled = settled_card(d.options)
+    bad = bad_opening(seats[seat].secrets.opening(d.pid), "card")
+    reason = bad_reason(bad, "card", "")
+    with pytest.raises(SeatForfeited) as caught:
+        referee.receive(seat, m.Open(pid=d.pid, card=bad.card, nonce=bad.nonce))
+    assert error_code(caught.value) == "bad_opening" and caught.value.opening == bad
+    eliminated = [e for e in caught.value.events if type(e) is Eliminated]
+    assert [(e.pid, e.card) for e in eliminated] == [(d.pid, settled)]
+    assert referee.phase == PLAYING and referee.turn == turn + 1
+    assert referee.log[at:] == [LogEntry(seat, Open(settled), d.pid, settled=True, by_server=True)]
+    assert referee.forfeits == [Forfeit(seat, reason, at, bad)]
+    record = finish(referee, seats)
+    assert record.results.complete
+    verdict = verify_record(record)
+    assert verdict.problems == ()
+    assert verdict.seats[seat] == SeatVerdict(seat, FAILED, reason)
+    assert all(v.ok for v in verdict.seats if v.seat != seat)
+
+
+class Forger(LocalSeat):
+    """Sends a wrong card in every opening it makes during play (its final
+    reveal is honest)."""
+
+    def answer(self, referee: Referee) -> m.Message:
+        message = super().answer(referee)
+        if isinstance(message, m.Reveal | m.Open):
+            o = Opening(referee.decision.pid, message.card, message.nonce)  # type: ignore[union-attr, arg-type]
+            return dataclasses.replace(message, card=bad_opening(o, "card").card)  # type: ignore[type-var]
+        return message
+
+
+def test_every_failed_opening_is_answered_by_the_server_and_never_stops_play() -> None:
+    referee, seats = fixed_table(3, seed=2, seat_class=Forger, special=0)
+    raised = []
+    for s in seats:
+        referee.commit_seed(s.seat, s.secrets.seed_commitment)
+    for s in seats:
+        s.secrets.learn_server_seed(referee.server_seed)
+    while referee.phase == PLAYING:
+        turn = referee.turn
+        try:
+            drawn(seats, seats[referee.decision.seat].play(referee))  # type: ignore[union-attr]
+        except SeatForfeited as forfeited:
+            raised.append(forfeited)
+            drawn(seats, forfeited.events)
+        assert referee.turn == turn + 1
+    assert referee.game.over and len(raised) >= 3
+    # Each failed opening is a forfeit with its evidence, and the server's answer follows it.
+    assert [(f.seat, f.opening) for f in referee.forfeits] == [(0, x.opening) for x in raised]
+    answers = [referee.log[f.log_index] for f in referee.forfeits]
+    assert all(a.seat == 0 and a.by_server for a in answers)
+    # Failed reveals are kept, failed openings of eliminated cards settled; both happened.
+    assert any(a.action == KEEP for a in answers) and any(a.settled for a in answers)
+    assert all(a.settled or a.action == KEEP for a in answers)
+    for s in seats:
+        referee.receive(s.seat, s.final_reveal(referee.hidden(s.seat)))  # honest at the end
+    record = referee.record()
+    verdict = verify_record(record)
+    assert verdict.problems == ()
+    assert [v.status for v in verdict.seats] == [FAILED, OK, OK]
+    assert verdict.seats[0].reason == referee.forfeits[0].reason
+
+
+class ComesBack(LocalSeat):
+    """Lets its first demanded opening time out, so the server settles that
+    card, then comes back: it plays first, and always reveals, its cards
+    whose identities a settlement took (its honest openings then clash)."""
+
+    referee: Referee
+
+    def settled(self) -> list[Card]:
+        log = self.referee.log
+        return [e.action.card for e in log if e.settled and e.seat == self.seat]  # type: ignore[union-attr]
+
+    def answers(self, decision: Any) -> bool:
+        return decision.kind != "open" or bool(self.settled())
+
+    def choose_placement(self, options: list[tuple[Card, object]]) -> tuple[Card, object]:
+        clashing = [o for o in options if o[0] in self.settled()]
+        return super().choose_placement(clashing or options)
+
+    def answer(self, referee: Referee) -> m.Message:
+        d = referee.decision
+        assert d is not None
+        if d.kind == "reveal" and self.secrets.opening(d.pid).card in self.settled():  # type: ignore[arg-type]
+            o = self.secrets.opening(d.pid)  # type: ignore[arg-type]
+            return m.Reveal(turn=referee.turn, card=o.card, nonce=o.nonce)
+        return super().answer(referee)
+
+
+def clash_game() -> Record:
+    """A game in which seat 1's honest openings clash with settled identities,
+    both on a reveal and on an eliminated card."""
+    for seed in range(40):
+        referee, seats = fixed_table(3, seed=seed, seat_class=ComesBack, special=1)
+        seats[1].referee = referee  # type: ignore[attr-defined]
+        record = run_local_game(referee, seats)
+        answers = [record.log[f.log_index] for f in record.forfeits if f.opening is not None]
+        if any(a.settled for a in answers) and any(not a.settled for a in answers):
+            return record
+    raise AssertionError("no game with both clashes in 40 tries")
+
+
+CLASH = clash_game()
+
+
+def test_a_settled_identity_that_clashes_with_a_later_opening_does_not_stop_play() -> None:
+    record = CLASH
+    assert record.results.complete and record.results.winners
+    first, *clashes = record.forfeits
+    assert first.seat == 1 and first.opening is None and first.reason.endswith("in time")
+    assert clashes and all(f.seat == 1 and f.opening is not None for f in clashes)
+    settled = {e.action.card for e in record.log if e.settled}  # type: ignore[union-attr]
+    for f in clashes:
+        assert f.opening is not None and f.opening.card in settled
+        assert f.reason == (
+            f"{f.opening.card} is accounted for elsewhere; it cannot be card {f.opening.pid}"
+        )
+        answer = record.log[f.log_index]
+        assert answer.seat == 1 and answer.by_server and (answer.settled or answer.action == KEEP)
+    # The seat is not at fault: it forfeited (earlier), it did not fail.
+    assert [v.status for v in record.verdicts] == [OK, FORFEITED, OK]
+    assert record.verdicts[1].reason == first.reason
+    verdict = verify_record(decode_record(encode_record(record)))
+    assert verdict.problems == ()
+    assert [v.status for v in verdict.seats] == [OK, FORFEITED, OK]
+
+
+def test_a_clash_is_no_excuse_for_a_seat_that_had_not_forfeited() -> None:
+    """The engine refuses the opening and the commitments accept it: only a
+    settlement can cause that, so a seat that had not forfeited is at fault."""
+    first = CLASH.forfeits[0]
+
+    def late(p: dict[str, Any]) -> None:
+        p["forfeits"].pop(0)  # the time-out that preceded the clashes never happened
+        p["verdicts"][1] = {"seat": 1, "status": "failed", "reason": "made up"}
+
+    verdict = verify_record_bytes(tamper(encode_record(CLASH), late))
+    settled = next(i for i, e in enumerate(CLASH.log) if e.settled)
+    assert settled == first.log_index
+    assert (
+        f"log entry {settled}: card {CLASH.log[settled].pid} was settled,"
+        " but seat 1 did not forfeit before it"
+    ) in verdict.problems
+    assert verdict.seats[1].status == FAILED
+    assert "is accounted for elsewhere" in (verdict.seats[1].reason or "")
+
+
+# ---------------------------------------------------------------- the server's decisions in the record
+
+
+def test_the_servers_decisions_are_marked_by_server() -> None:
+    referee, seats = fixed_table(3, seed=112, seat_class=Absent)
+    for s in seats:
+        referee.commit_seed(s.seat, s.secrets.seed_commitment)
+    for s in seats:
+        s.secrets.learn_server_seed(referee.server_seed)
+    expected = [[0, 0] for _ in range(3)]
+    while referee.phase == PLAYING:
+        d = referee.decision
+        assert d is not None
+        at = len(referee.log)
+        by_server = not seats[d.seat].answers(d)
+        try:
+            drawn(seats, referee.time_out() if by_server else seats[d.seat].play(referee))
+        except SeatForfeited as forfeited:
+            by_server = True  # the server answered in the seat's place
+            drawn(seats, forfeited.events)
+        new = referee.log[at:]
+        assert new and all(e.by_server == by_server for e in new)
+        assert len(new) == 1 or [type(e.action).__name__ for e in new] == ["Reveal", "Open"]
+        expected[d.seat][0] += by_server
+        expected[d.seat][1] += 1
+    for s in seats:
+        with contextlib.suppress(SeatForfeited):
+            referee.receive(s.seat, s.final_reveal(referee.hidden(s.seat)))
+    record = referee.record()
+    kinds = {type(e.action).__name__ for e in record.log if e.by_server}
+    assert {"NoneType", "Keep", "Open", "Target"} <= kinds  # skips, keeps, settlements...
+    assert not kinds & {"Place", "Reveal"}
+    data = encode_record(record)
+    assert decode_record(data) == record
+    flagged = [i for i, e in enumerate(plain_log(data)) if e.get("by_server")]
+    assert flagged == [i for i, e in enumerate(record.log) if e.by_server]
+    assert all(plain_log(data)[i]["by_server"] is True for i in flagged)
+    assert decision_counts(record) == [tuple(c) for c in expected]
+    verdict = verify_record(record)
+    assert verdict.problems == ()
+    text = format_verdict(record, verdict)
+    for seat, (by_server, total) in enumerate(expected):
+        assert (
+            f"the server made {by_server} of its {total} decisions" in text.splitlines()[1 + seat]
+        )
+
+
+BY_SERVER_DATA = encode_record(CLASH)
+
+
+@pytest.mark.parametrize(
+    "entry, error",
+    [
+        (
+            {"seat": 1, "action": {"type": "place", "card": ["blue", None], "at": "first"},
+             "pid": 0, "commitment": bytes(32), "by_server": True},
+            "the server never places a card",
+        ),
+        ({"seat": 1, "action": {"type": "reveal"}, "by_server": True}, "never reveals"),
+        (
+            {"seat": 1, "action": {"type": "open", "card": ["blue", "spy"]}, "pid": 3,
+             "nonce": bytes(32), "by_server": True},
+            "an opening with a nonce is the seat's",
+        ),
+        (
+            {"seat": 1, "action": {"type": "open", "card": ["blue", "spy"]}, "pid": 3,
+             "settled": True},
+            "a settled opening is the server's",
+        ),
+        ({"seat": 1, "action": {"type": "keep"}, "by_server": "yes"}, "'by_server' is true or false"),
+    ],
+)  # fmt: skip
+def test_a_misplaced_by_server_flag_is_refused(entry: dict[str, Any], error: str) -> None:
+    with pytest.raises(RecordError, match=error):
+        decode_record(tamper(BY_SERVER_DATA, lambda p: p["log"].__setitem__(3, entry)))
+
+
+@pytest.mark.parametrize(
+    "change, error",
+    [
+        (lambda f: f.pop("log_index"), "lacks 'log_index'"),
+        (lambda f: f.__setitem__("log_index", -1), "'log_index' is an integer in 0.."),
+        (lambda f: f.__setitem__("log_index", 10_000), "'log_index' is an integer in 0.."),
+        (lambda f: f.__setitem__("log_index", 0), "forfeits go in the order they happened"),
+    ],
+)
+def test_a_forfeit_out_of_the_log_is_refused(change: Callable[[Any], object], error: str) -> None:
+    with pytest.raises(RecordError, match=error):
+        decode_record(tamper(BY_SERVER_DATA, lambda p: change(p["forfeits"][1])))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import random
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,7 @@ from fairness_helpers import (
     CheatingSecrets,
     PreferringSeat,
     all_openings,
+    fixed_table,
     flip,
     play,
     tamper,
@@ -50,6 +52,7 @@ from oriflamme.protocol.record import (
     FORFEITED,
     OK,
     Forfeit,
+    LogEntry,
     Record,
     RecordError,
     decode_record,
@@ -472,8 +475,12 @@ def test_a_forged_opening_is_detected() -> None:
     assert verdict.problems == ()
 
 
-def test_a_forged_opening_stops_the_game_at_once() -> None:
-    referee, seats = new_local_table(3, seed=1)
+@functools.cache
+def forged_reveal() -> tuple[bytes, int, Opening]:
+    """A game whose seat forges the opening of the card it reveals first: the
+    server keeps the card face down, and play goes on. (record, index of the
+    forfeit, the seat's real opening of that card)"""
+    referee, seats = fixed_table(3, seed=1)
     for s in seats:
         referee.commit_seed(s.seat, s.secrets.seed_commitment)
     for s in seats:
@@ -484,20 +491,78 @@ def test_a_forged_opening_stops_the_game_at_once() -> None:
     assert d is not None and d.pid is not None
     real = seats[d.seat].secrets.opening(d.pid)
     forged = next(c for c in CARDS[real.card.family] if c != real.card)
-    with pytest.raises(SeatForfeited, match="does not match its commitment"):
+    with pytest.raises(SeatForfeited, match="does not match its commitment") as caught:
         referee.reveal(d.seat, forged, real.nonce)
-    assert referee.phase == REVEALING
-    assert referee.forfeits[-1].opening == Opening(d.pid, forged, real.nonce)
+    assert referee.phase == PLAYING and caught.value.events
+    assert referee.forfeits == [
+        Forfeit(
+            d.seat, caught.value.reason, len(referee.log) - 1, Opening(d.pid, forged, real.nonce)
+        )
+    ]
+    _play_until_the_end(referee, seats, seeded=True)
     for s in seats:
         referee.final_reveal(
             s.seat, s.secrets.seed, s.secrets.final_openings(referee.hidden(s.seat))
         )
     record = referee.record()
-    assert not record.results.complete and record.results.winners == ()
+    assert record.results.complete and record.results.winners
     verdict = verify_record(record)
     assert verdict.problems == ()
     assert verdict.seats[d.seat].status == FAILED
     assert all(v.ok for v in verdict.seats if v.seat != d.seat)
+    return encode_record(record), d.seat, real
+
+
+def test_a_forged_reveal_is_evidence_and_play_goes_on() -> None:
+    data, forger, real_opening = forged_reveal()
+    record = decode_record(data)
+    (forfeit,) = record.forfeits
+    assert forfeit.opening is not None and forfeit.opening.pid == real_opening.pid
+    assert record.log[forfeit.log_index] == LogEntry(forger, KEEP, by_server=True)
+    assert verify_record(record).seats[forger].reason == (
+        f"opening of card {real_opening.pid} does not match its commitment"
+    )
+
+
+def _change_forfeit(name: str, value: object) -> bytes:
+    return tamper(forged_reveal()[0], lambda p: p["forfeits"][0].__setitem__(name, value))
+
+
+def test_a_forfeit_whose_evidence_holds_is_detected() -> None:
+    """A server that keeps a card for the seat and blames it with its real opening."""
+    data, forger, real_opening = forged_reveal()
+    real = {
+        "pid": real_opening.pid,
+        "card": card_to_data(real_opening.card),
+        "nonce": real_opening.nonce,
+    }
+    verdict = verdict_of(_change_forfeit("opening", real))
+    at = decode_record(data).forfeits[0].log_index
+    assert (
+        f"the record forfeits seat {forger} before log entry {at} for an opening of card"
+        f" {real_opening.pid} that holds"
+    ) in verdict.problems
+    assert verdict.seats[forger].status == FORFEITED
+
+
+def test_a_forfeit_out_of_its_place_is_detected() -> None:
+    _, forger, real_opening = forged_reveal()
+    verdict = verdict_of(_change_forfeit("log_index", 0))
+    assert (
+        f"the record forfeits seat {forger} before log entry 0 for an opening of card"
+        f" {real_opening.pid}, but the game was not waiting for that opening"
+    ) in verdict.problems
+
+
+def test_a_failed_opening_needs_the_servers_answer_next() -> None:
+    data, forger, real_opening = forged_reveal()
+    at = decode_record(data).forfeits[0].log_index
+    # The seat's own keep, not the server's: the forfeit did not replace a decision.
+    verdict = verdict_of(tamper(data, lambda p: p["log"][at].pop("by_server")))
+    assert (
+        f"the record forfeits seat {forger} before log entry {at} for an opening of card"
+        f" {real_opening.pid}, but the next log entry is not the server's keep of it"
+    ) in verdict.problems
 
 
 class ReusingSecrets(SeatSecrets):
@@ -624,44 +689,33 @@ def test_a_seat_without_a_final_reveal_and_no_forfeit_fails() -> None:
     assert failed(verdict, 3) == "sent no end-of-game seed and openings"
 
 
+def test_one_answer_of_the_server_replaces_one_failed_opening() -> None:
+    data, _, _ = forged_reveal()
+    at = decode_record(data).forfeits[0].log_index
+    verdict = verdict_of(tamper(data, lambda p: p["forfeits"].append(dict(p["forfeits"][0]))))
+    assert (
+        f"the record has several forfeits for failed openings before log entry {at},"
+        " but the server answers in place of one opening at a time"
+    ) in verdict.problems
+
+
 def test_a_forfeit_claimed_for_a_valid_opening_is_detected() -> None:
     record = decode_record(HONEST)
     seat, o = all_openings(record)[0]
     plain_opening = {"pid": o.pid, "card": card_to_data(o.card), "nonce": o.nonce}
+    end = len(record.log)
 
     def change(p: dict[str, Any]) -> None:
-        p["forfeits"].append({"seat": seat, "reason": "forged", "opening": plain_opening})
+        forfeit = {"seat": seat, "reason": "forged", "log_index": end, "opening": plain_opening}
+        p["forfeits"].append(forfeit)
         p["verdicts"][seat] = {"seat": seat, "status": "failed", "reason": "forged"}
 
     verdict = verdict_of(tamper(HONEST, change))
     assert (
-        f"the record forfeits seat {seat} for an opening of card {o.pid},"
-        " but the game did not stop waiting for that card"
+        f"the record forfeits seat {seat} before log entry {end} for an opening of card"
+        f" {o.pid}, but the game was not waiting for that opening"
     ) in verdict.problems
     assert verdict.seats[seat].status == FORFEITED
-
-
-def test_a_forfeit_for_an_opening_that_holds_is_detected() -> None:
-    # A referee that stops the game on an honest opening and blames the seat.
-    referee, seats = started()
-    while referee.decision is not None and referee.decision.kind != "reveal":
-        seats[referee.decision.seat].play(referee)
-    d = referee.decision
-    assert d is not None and d.pid is not None
-    honest = seats[d.seat].secrets.opening(d.pid)
-    referee.forfeits.append(Forfeit(d.seat, "forged (a lie)", honest))
-    referee.failures[d.seat] = "forged (a lie)"
-    referee.phase = REVEALING
-    for s in seats:
-        referee.final_reveal(
-            s.seat, s.secrets.seed, s.secrets.final_openings(referee.hidden(s.seat))
-        )
-    verdict = verify_record(referee.record())
-    assert (
-        f"the record forfeits seat {d.seat} for an opening of card {d.pid} that holds"
-        in verdict.problems
-    )
-    assert verdict.seats[d.seat].status == FORFEITED
 
 
 def test_verify_seat_alone() -> None:
@@ -839,6 +893,17 @@ def test_a_tampered_settlement_is_detected() -> None:
 
     verdict = verdict_of(tamper(data, unforfeit))
     assert any(f"log entry {i}: card " in p and "did not forfeit" in p for p in verdict.problems)
+
+    # The forfeit must come before the settlement, not after it.
+    assert decode_record(data).forfeits[0].log_index == i
+    verdict = verdict_of(tamper(data, lambda p: p["forfeits"][0].__setitem__("log_index", i + 1)))
+    assert any(
+        f"log entry {i}: card " in p and "did not forfeit before it" in p for p in verdict.problems
+    )
+
+    # A settlement is the server's decision.
+    with pytest.raises(RecordError, match="a settled opening is the server's"):
+        decode_record(tamper(data, lambda p: p["log"][i].pop("by_server")))
 
     def other_card(p: dict[str, Any]) -> None:
         family, kind = p["log"][i]["action"]["card"]
