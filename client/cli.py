@@ -16,7 +16,7 @@ def _selfplay(args: argparse.Namespace) -> int:
     from oriflamme.engine.selfplay import format_report, run_selfplay
 
     strategies = args.strategy.split(",")
-    variant = "two-player" if args.variant == "two-player" else "standard"
+    variant = args.variant  # argparse allows only "standard" or "two-player"
     players = args.players if args.players is not None else (2 if variant == "two-player" else 4)
     try:
         report = run_selfplay(

@@ -77,6 +77,34 @@ def encode_frame(data: Mapping[str, Any], max_frame: int = DEFAULT_MAX_FRAME) ->
     return HEADER.pack(len(payload)) + payload
 
 
+def unpack_untrusted(
+    data: bytes | bytearray | memoryview,
+    *,
+    max_str_len: int,
+    max_bin_len: int,
+    max_array_len: int,
+    max_map_len: int,
+) -> Any:
+    """`msgpack.unpackb` configured for bytes from someone we do not trust:
+    text as str (``raw=False``), string-or-int map keys only
+    (``strict_map_key=True``), every length bounded, ext types refused
+    (``max_ext_len=0`` also stops the timestamp type, which msgpack decodes
+    without asking ``ext_hook``). Raises ``ValueError`` or
+    ``msgpack.UnpackException``; callers turn them into their own error."""
+    return msgpack.unpackb(
+        data,
+        raw=False,
+        strict_map_key=True,
+        use_list=True,
+        ext_hook=_refuse_ext,
+        max_str_len=max_str_len,
+        max_bin_len=max_bin_len,
+        max_array_len=max_array_len,
+        max_map_len=max_map_len,
+        max_ext_len=0,
+    )
+
+
 def decode_payload(
     payload: bytes | bytearray, max_frame: int = DEFAULT_MAX_FRAME
 ) -> dict[str, Any]:
@@ -87,17 +115,12 @@ def decode_payload(
     is not a map, or a key that is not a string.
     """
     try:
-        value = msgpack.unpackb(
+        value = unpack_untrusted(
             payload,
-            raw=False,
-            strict_map_key=True,
-            use_list=True,
-            ext_hook=_refuse_ext,
             max_str_len=max_frame,
             max_bin_len=max_frame,
             max_array_len=max_frame,
             max_map_len=max_frame,
-            max_ext_len=0,
         )
     except (ValueError, msgpack.UnpackException) as e:
         raise RemoteProtocolError(

@@ -26,16 +26,12 @@ from oriflamme.engine import (
     STANDARD,
     TWO_PLAYER,
     Card,
-    ChooseDirection,
     Decision,
     Event,
-    Keep,
-    MoveTo,
     Place,
     Reveal,
     Rules,
     SeatDeal,
-    Target,
 )
 from oriflamme.engine.events import Drew
 
@@ -171,14 +167,7 @@ class LocalSeat:
             assert decision.pid is not None
             o = secrets.opening(decision.pid)
             return m.Reveal(turn=turn, card=o.card, nonce=o.nonce)
-        if isinstance(action, Keep):
-            return m.Keep(turn=turn)
-        if isinstance(action, ChooseDirection):
-            return m.Direction(turn=turn, direction=action.direction)
-        if isinstance(action, Target):
-            return m.Choose(turn=turn, target=action.pid)
-        assert isinstance(action, MoveTo), action
-        return m.Move(turn=turn, index=action.index)
+        return m.decision_message(action, turn)
 
     def final_reveal(self, pids: Sequence[int]) -> m.FinalReveal:
         """The answer to `final_reveal_request {pids}`."""

@@ -29,7 +29,17 @@ import re
 from collections.abc import Callable
 from typing import Any, ClassVar, Literal, TypeVar, dataclass_transform
 
-from oriflamme.engine import DIRECTIONS, EDITIONS, VARIANTS, Card
+from oriflamme.engine import (
+    DIRECTIONS,
+    EDITIONS,
+    VARIANTS,
+    Action,
+    Card,
+    ChooseDirection,
+    MoveTo,
+    Target,
+)
+from oriflamme.engine import Keep as KeepAction
 from oriflamme.engine.game import STEPS
 
 from .commitments import (
@@ -576,6 +586,27 @@ class Move(Message):
     turn: int = wire(TURN, "The decision's `turn`.")
     index: int = wire(UInt(0, 255), "The queue index (resolution order) the card ends at.")
     id: int | None = wire(ID, ID_DOC, default=None)
+
+
+def decision_message(action: Action, turn: int) -> Direction | Keep | Choose | Move:
+    """The message that answers decision `turn` with an engine action that
+    needs no secret (direction, keep, target, move); the inverse of what the
+    referee applies. Placements, reveals and openings carry commitments or
+    openings, so the seat that holds the secrets builds those.
+
+    >>> from oriflamme.engine import Target
+    >>> decision_message(Target(7), turn=12)
+    Choose(turn=12, target=7, id=None)
+    """
+    if isinstance(action, ChooseDirection):
+        return Direction(turn=turn, direction=action.direction)
+    if isinstance(action, KeepAction):
+        return Keep(turn=turn)
+    if isinstance(action, Target):
+        return Choose(turn=turn, target=action.pid)
+    if isinstance(action, MoveTo):
+        return Move(turn=turn, index=action.index)
+    raise ValueError(f"{type(action).__name__} is answered with its own proof, not a plain choice")
 
 
 @message("open", "client", "request", reply="ok")

@@ -46,6 +46,7 @@ from oriflamme.engine import (
     event_to_data,
 )
 
+from .codec import unpack_untrusted
 from .commitments import (
     COMMITMENT_SIZE,
     GAME_ID_SIZE,
@@ -282,10 +283,6 @@ def encode_record(record: Record) -> bytes:
 # ---------------------------------------------------------------- decoding
 
 
-def _refuse_ext(code: int, data: bytes) -> Any:
-    raise ValueError(f"msgpack ext type {code} is not allowed in a record")
-
-
 _PLAIN = (type(None), bool, int, str, bytes, list, dict)
 
 
@@ -309,17 +306,12 @@ def _unpack(data: bytes) -> object:
     if len(data) > MAX_RECORD_SIZE:
         raise RecordError(f"a record is at most {MAX_RECORD_SIZE} bytes, this is {len(data)}")
     try:
-        obj = msgpack.unpackb(
+        obj = unpack_untrusted(
             data,
-            raw=False,
-            strict_map_key=True,
-            use_list=True,
-            ext_hook=_refuse_ext,
             max_str_len=MAX_TEXT,
             max_bin_len=64,
             max_array_len=MAX_ITEMS,
             max_map_len=64,
-            max_ext_len=0,
         )
     except (ValueError, msgpack.UnpackException) as exc:
         raise RecordError(f"not valid msgpack: {exc}") from None

@@ -27,15 +27,11 @@ from typing import Any
 from oriflamme.engine import (
     FAMILY_NAMES,
     Card,
-    ChooseDirection,
     Event,
-    Keep,
-    MoveTo,
     Place,
     RandomPlayer,
     Reveal,
     Rules,
-    Target,
     action_to_data,
     event_to_data,
     mask_event,
@@ -286,7 +282,7 @@ def _play(s: _Session) -> None:
             message = m.Reveal(turn=turn, card=opening.card, nonce=opening.nonce)
             new_openings.append(opening)
         else:
-            message = _client_action(action, turn)
+            message = m.decision_message(action, turn)
         events.extend(send(seat, message))
         _check_same(truth_events, events, referee.game)
         push()
@@ -296,18 +292,6 @@ def _play(s: _Session) -> None:
 
 def _family(card: Card) -> str:
     return FAMILY_NAMES[card.family]
-
-
-def _client_action(action: object, turn: int) -> m.Message:
-    if isinstance(action, ChooseDirection):
-        return m.Direction(turn=turn, direction=action.direction)
-    if isinstance(action, Keep):
-        return m.Keep(turn=turn)
-    if isinstance(action, Target):
-        return m.Choose(turn=turn, target=action.pid)
-    if isinstance(action, MoveTo):
-        return m.Move(turn=turn, index=action.index)
-    raise AssertionError(f"no client message for {action!r}")
 
 
 def _check_same(truth_events: list[Event], referee_events: list[Event], referee: Any) -> None:
