@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: play test lint bench clean
+.PHONY: play test lint bench docs clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -28,14 +28,21 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	mkdir -p $(TYPECHECK)/oriflamme
-	ln -sfn ../../../engine $(TYPECHECK)/oriflamme/engine
-	ln -sfn ../../../protocol $(TYPECHECK)/oriflamme/protocol
+	for pkg in engine protocol server client; do \
+		ln -sfn ../../../$$pkg $(TYPECHECK)/oriflamme/$$pkg; done
+	ln -sfn ../../tools $(TYPECHECK)/tools
 	cd $(TYPECHECK) && ../bin/mypy --config-file ../../pyproject.toml \
-		-p oriflamme.engine -p oriflamme.protocol
+		-p oriflamme.engine -p oriflamme.protocol -p oriflamme.server -p oriflamme.client -p tools
 
 bench: $(STAMP)
 	$(BIN)/python bench/engine.py
 	$(BIN)/python bench/protocol.py
+	$(BIN)/python bench/core.py
+
+# Rewrite the generated parts of docs/ (PROTOCOL.md blocks, the JSON catalog,
+# the test vectors, the sample records) from the code.
+docs: $(STAMP)
+	$(BIN)/python -m tools.docgen
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache .hypothesis

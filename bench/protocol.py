@@ -63,7 +63,7 @@ def typical_push(seed: int = 4) -> m.GameState:
         ),
         openings=(),
         snapshot=False,
-        decision=m.Decision(
+        decision=m.PendingDecision(
             seat=decision.seat,
             kind=decision.kind,
             pid=decision.pid,

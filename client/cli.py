@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 
 def _selfplay(args: argparse.Namespace) -> int:
-    from oriflamme.engine.selfplay import format_report, run_selfplay
+    from oriflamme.client.selfplay import format_report, run_selfplay
 
     strategies = args.strategy.split(",")
     variant = args.variant  # argparse allows only "standard" or "two-player"
@@ -37,11 +37,15 @@ def _selfplay(args: argparse.Namespace) -> int:
 
 
 def _write_record(args: argparse.Namespace, players: int, variant: str) -> int:
-    """Play one more game through the referee, with seeds, commitments and
-    openings as over the network, and write its record for `oriflamme verify`."""
-    from oriflamme.protocol.localgame import play_local_game
+    """Play one more game the way the server referees it (its core, in this
+    process, with bots that keep their own secrets), and write its record
+    for `oriflamme verify`."""
+    from oriflamme.client.inprocess import play_recorded_game
 
-    record = play_local_game(players, variant=variant, edition=args.edition, seed=args.seed)
+    strategies = args.strategy.split(",")
+    record = play_recorded_game(
+        players, variant=variant, edition=args.edition, strategies=strategies, seed=args.seed
+    )
     try:
         with open(args.record, "wb") as f:
             f.write(record)
@@ -53,9 +57,26 @@ def _write_record(args: argparse.Namespace, players: int, variant: str) -> int:
 
 
 def _verify(args: argparse.Namespace) -> int:
-    from oriflamme.protocol.verify import main as verify_main
+    """Exit 0: the game is valid; 1: it is not; 2: the file is not a readable record."""
+    from oriflamme.protocol.record import MAX_RECORD_SIZE, RecordError, decode_record
+    from oriflamme.protocol.verify import format_verdict, verify_record
 
-    return verify_main([args.record])
+    try:
+        with open(args.record, "rb") as f:
+            data = f.read(MAX_RECORD_SIZE + 1)
+    except OSError as exc:
+        print(f"oriflamme verify: cannot read {args.record}: {exc.strerror}", file=sys.stderr)
+        return 2
+    try:
+        record = decode_record(data)
+    except RecordError as exc:
+        print(
+            f"oriflamme verify: {args.record} is not a readable game record: {exc}", file=sys.stderr
+        )
+        return 2
+    verdict = verify_record(record)
+    print(format_verdict(record, verdict))
+    return 0 if verdict.ok else 1
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -83,8 +104,8 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument(
         "--record",
         metavar="FILE",
-        help="also play one game with the full commit-reveal protocol (in process) "
-        "and write its game record to FILE",
+        help="also play one game through the server's core (in this process), seats keeping "
+        "their own secrets as over the network, and write its game record to FILE",
     )
     sp.set_defaults(func=_selfplay)
 

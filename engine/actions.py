@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from .cards import Card, card_from_data, card_to_data
+from .cards import Card, card_from_data, card_to_data, shown
 
 FIRST: Literal["first"] = "first"
 LAST: Literal["last"] = "last"
@@ -104,7 +104,10 @@ _moves: list[MoveTo] = [MoveTo(i) for i in range(64)]
 
 
 def place(c: Card, at: At) -> Place:
-    """The interned `Place(c, at)`."""
+    """The interned `Place(c, at)` (a pid past 63 is not interned: the table
+    stays small whatever data comes in)."""
+    if not isinstance(at, str) and not 0 <= at < 64:
+        return Place(c, at)
     table = _places[c.family][10 if c.kind is None else c.kind]
     p = table.get(at)
     if p is None:
@@ -144,7 +147,7 @@ def action_to_data(action: Action) -> dict[str, object]:
 def _int_field(data: dict[str, object], name: str) -> int:
     value = data.get(name)
     if not isinstance(value, int) or isinstance(value, bool):
-        raise ValueError(f"{data.get('type')!r} needs an integer {name!r}, got {value!r}")
+        raise ValueError(f"{shown(data.get('type'))} needs an integer {name!r}, got {shown(value)}")
     return value
 
 
@@ -164,13 +167,13 @@ def action_from_data(data: object) -> Action:
     if kind == "place":
         at = data.get("at")
         if at not in (FIRST, LAST) and (not isinstance(at, int) or isinstance(at, bool)):
-            raise ValueError(f"'at' is 'first', 'last' or a placement id, not {at!r}")
+            raise ValueError(f"'at' is 'first', 'last' or a placement id, not {shown(at)}")
         return place(card_from_data(data.get("card")), at)
     if kind == "open":
         return Open(card_from_data(data.get("card")))
     if kind == "direction":
         direction = data.get("direction")
         if direction not in DIRECTIONS:
-            raise ValueError(f"direction is one of {DIRECTIONS}, not {direction!r}")
+            raise ValueError(f"direction is one of {DIRECTIONS}, not {shown(direction)}")
         return ChooseDirection(str(direction))
-    raise ValueError(f"unknown action type {kind!r}")
+    raise ValueError(f"unknown action type {shown(kind)}")

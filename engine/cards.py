@@ -18,8 +18,25 @@ True
 
 from __future__ import annotations
 
+import reprlib
 from enum import IntEnum
 from typing import NamedTuple
+
+_SHORT = reprlib.Repr()
+_SHORT.maxlevel = 2
+_SHORT.maxstring = 40
+_SHORT.maxother = 40
+
+
+def shown(value: object) -> str:
+    """A value from outside (plain data, the wire) as an error message may quote
+    it: cut short and never deep, since such values may be huge or nested
+    thousands of levels down.
+
+    >>> shown([[[[["deep"]]]]])
+    '[[[...]]]'
+    """
+    return _SHORT.repr(value)
 
 
 class Kind(IntEnum):
@@ -102,7 +119,7 @@ def card(family: int | str, kind: Kind | str | int | None) -> Card:
     """
     f = FAMILY_BY_NAME[family] if isinstance(family, str) else family
     if not 0 <= f < NUM_FAMILIES:
-        raise ValueError(f"no family {family!r}")
+        raise ValueError(f"no family {shown(family)}")
     if kind is None:
         return BACKS[f]
     k = KIND_BY_NAME[kind] if isinstance(kind, str) else Kind(kind)
@@ -117,10 +134,10 @@ def card_to_data(c: Card) -> list[str | None]:
 def card_from_data(data: object) -> Card:
     """The inverse of `card_to_data`; raises ValueError on anything else."""
     if not isinstance(data, list | tuple) or len(data) != 2:
-        raise ValueError(f"a card is [family, kind], not {data!r}")
+        raise ValueError(f"a card is [family, kind], not {shown(data)}")
     family, kind = data
     if not isinstance(family, str) or family not in FAMILY_BY_NAME:
-        raise ValueError(f"unknown family {family!r}")
+        raise ValueError(f"unknown family {shown(family)}")
     if kind is not None and (not isinstance(kind, str) or kind not in KIND_BY_NAME):
-        raise ValueError(f"unknown card kind {kind!r}")
+        raise ValueError(f"unknown card kind {shown(kind)}")
     return card(family, kind)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any, ForwardRef, NamedTuple
 
-from .cards import BACKS, Card, card_from_data, card_to_data
+from .cards import BACKS, Card, card_from_data, card_to_data, shown
 
 
 class DirectionChosen(NamedTuple):
@@ -244,7 +244,7 @@ def _field_from_data(kind: str, name: str, value: Any) -> Any:
         or ("None" in allowed and value is None)
     ):
         return value
-    raise ValueError(f"{name!r} must be {kind}, not {value!r}")
+    raise ValueError(f"{name!r} must be {kind}, not {shown(value)}")
 
 
 def _is_int(value: Any) -> bool:
@@ -258,7 +258,7 @@ def event_from_data(data: Any) -> Event:
     name = data.get("type")
     cls = EVENT_TYPES.get(name) if isinstance(name, str) else None
     if cls is None:
-        raise ValueError(f"unknown event type {name!r}")
+        raise ValueError(f"unknown event type {shown(name)}")
     values = []
     for field in cls._fields:
         if field not in data:

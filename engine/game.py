@@ -36,6 +36,7 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import NamedTuple
 
 from .actions import (
@@ -88,18 +89,34 @@ FIRST_EDITION = "first"
 EDITIONS = (REVISED, FIRST_EDITION)
 ROUNDS = 6
 
-# Steps: the kind of decision the game waits for.
-DIRECTION = "direction"
-PLACE = "place"
-REVEAL_OR_KEEP = "reveal"
-OPEN = "open"
-ELIMINATE = "eliminate"
-STEAL = "steal"
-COPY = "copy"
-MOVE_CARD = "move_card"
-MOVE_TO = "move_to"
-OVER = "over"
-STEPS = (DIRECTION, PLACE, REVEAL_OR_KEEP, OPEN, ELIMINATE, STEAL, COPY, MOVE_CARD, MOVE_TO, OVER)
+
+class Step(StrEnum):
+    """The step a game is in: the kind of decision it waits for (a
+    `Decision`'s `kind`), or OVER. A str, so its plain data is its value."""
+
+    DIRECTION = "direction"
+    PLACE = "place"
+    REVEAL_OR_KEEP = "reveal"
+    OPEN = "open"
+    ELIMINATE = "eliminate"
+    STEAL = "steal"
+    COPY = "copy"
+    MOVE_CARD = "move_card"
+    MOVE_TO = "move_to"
+    OVER = "over"
+
+
+DIRECTION = Step.DIRECTION
+PLACE = Step.PLACE
+REVEAL_OR_KEEP = Step.REVEAL_OR_KEEP
+OPEN = Step.OPEN
+ELIMINATE = Step.ELIMINATE
+STEAL = Step.STEAL
+COPY = Step.COPY
+MOVE_CARD = Step.MOVE_CARD
+MOVE_TO = Step.MOVE_TO
+OVER = Step.OVER
+STEPS: tuple[Step, ...] = tuple(Step)
 
 ARCHER = Kind.ARCHER
 SOLDIER = Kind.SOLDIER
@@ -248,7 +265,7 @@ class Decision(NamedTuple):
     or the card to open); `options` is the complete list of legal actions."""
 
     seat: int
-    kind: str
+    kind: Step
     options: list[Action]
     pid: int | None
 
@@ -257,11 +274,11 @@ class Game:
     """A game of Oriflamme. Build one with `new_game` or `positions.from_data`.
 
     >>> g = new_game(3, seed=7)
-    >>> g.decision.kind, g.decision.seat
-    ('direction', 0)
+    >>> g.decision.kind == Step.DIRECTION, g.decision.seat
+    (True, 0)
     >>> events = g.apply(g.legal_actions()[0])
     >>> g.decision.kind
-    'place'
+    <Step.PLACE: 'place'>
     """
 
     def __init__(self, rules: Rules, first_player: int = 0) -> None:
@@ -291,7 +308,7 @@ class Game:
         self.ability: Kind | None = None
         self.chosen: InPlay | None = None
         self.opening: InPlay | None = None
-        self.open_for: str | None = None
+        self.open_for: Step | None = None
         self.winners: tuple[int, ...] = ()
         self._legal: list[Action] | None = None
 
@@ -622,7 +639,7 @@ class Game:
         self._skip_empty_hands(events)
         return events
 
-    def _await_opening(self, card: InPlay, reason: str) -> bool:
+    def _await_opening(self, card: InPlay, reason: Step) -> bool:
         self.opening = card
         self.open_for = reason
         self.step = OPEN

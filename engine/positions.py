@@ -33,6 +33,7 @@ from .cards import (
     Kind,
     card_from_data,
     card_to_data,
+    shown,
 )
 from .game import (
     CHOICE_STEP,
@@ -50,6 +51,7 @@ from .game import (
     Game,
     InPlay,
     Rules,
+    Step,
 )
 
 FORMAT = 1
@@ -111,7 +113,7 @@ def _dump(game: Game, seat: int | None, full: bool) -> dict[str, Any]:
             "ability": None if g.ability is None else g.ability.label,
             "chosen": None if g.chosen is None else g.chosen.pid,
             "opening": None if g.opening is None else g.opening.pid,
-            "open_for": g.open_for,
+            "open_for": None if g.open_for is None else g.open_for.value,
         }
     return {
         "format": FORMAT,
@@ -129,7 +131,7 @@ def _dump(game: Game, seat: int | None, full: bool) -> dict[str, Any]:
         "fronts": [_mask(h, True) for h in g.fronts],
         "queue": queue,
         "next_pid": g.next_pid,
-        "step": g.step,
+        "step": g.step.value,
         "placed": g.place_turn if g.step == PLACE else None,
         "resolving": resolving,
         "winners": list(g.winners),
@@ -152,7 +154,7 @@ def _int(data: dict[str, Any], key: str, lo: int, hi: int, default: int | None =
     v = data.get(key, default)
     _need(
         isinstance(v, int) and not isinstance(v, bool) and lo <= v <= hi,
-        f"{key!r} must be an integer in {lo}..{hi}, got {v!r}",
+        f"{key!r} must be an integer in {lo}..{hi}, got {shown(v)}",
     )
     return v  # type: ignore[return-value]
 
@@ -272,13 +274,13 @@ def from_data(data: dict[str, Any]) -> Game:
     step = data.get("step", PLACE)
     _need(
         step in (DIRECTION, PLACE, REVEAL_OR_KEEP, OPEN, *_ABILITY_STEPS, OVER),
-        f"unknown step {step!r}",
+        f"unknown step {shown(step)}",
     )
-    g.step = step
+    step = g.step = Step(step)
     if step == DIRECTION:
         _need(direction is None, "the direction is already chosen")
     else:
-        _need(direction is not None, "the direction must be chosen before step " + repr(step))
+        _need(direction is not None, f"the direction must be chosen before step '{step}'")
     if step == PLACE:
         order = g.placement_order()
         g.place_turn = _int(data, "placed", 0, len(order) - 1, 0)
@@ -314,7 +316,7 @@ def _load_resolution(g: Game, r: Any) -> None:
     elif step in _ABILITY_STEPS or (step == OPEN and r.get("open_for") == ELIMINATE):
         _need(
             isinstance(ability, str) and ability in KIND_BY_NAME,
-            f"resolving.ability must name the ability in use, got {ability!r}",
+            f"resolving.ability must name the ability in use, got {shown(ability)}",
         )
         g.ability = KIND_BY_NAME[ability]
         _need(g.actor.face_up, "the acting card must be face up")
@@ -330,7 +332,7 @@ def _load_resolution(g: Game, r: Any) -> None:
             expected_step = MOVE_CARD
         _need(
             wanted == expected_step,
-            f"the {g.ability.label} ability does not wait in step {step!r}",
+            f"the {g.ability.label} ability does not wait in step '{step}'",
         )
     if step == MOVE_TO:
         chosen = r.get("chosen")
@@ -352,7 +354,7 @@ def _load_resolution(g: Game, r: Any) -> None:
             "resolving.opening must be a top card of unknown identity",
         )
         g.opening = found[1]  # type: ignore[index]
-        g.open_for = open_for
+        g.open_for = Step(open_for)
         if open_for == REVEAL_OR_KEEP:
             _need(g.opening is g.actor, "a revealed card to open is the card being resolved")
     if step in _ABILITY_STEPS and step != MOVE_TO:

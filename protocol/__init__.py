@@ -1,21 +1,22 @@
-"""oriflamme.protocol: the Oriflamme online protocol, version 1, without I/O.
+"""oriflamme.protocol: the Oriflamme online protocol, version 1: the wire contract.
 
 Plain objects, bytes in and events out, as h11 and wsproto; docs/PROTOCOL.md
-is the contract. The wire: `codec` (frames of msgpack), `messages` (every
-message, checked), `errors` (the error code catalog), `connection` (one
-connection's rules: handshake, request ids, push numbers). The fairness:
-`commitments` (card and seed commitments, openings), `deal` (each seat's
-shuffle from its seed and the server's), `referee` (a server's game core:
-game messages in, engine events out, commitments kept), `record` (the game
-record) and `verify` (a seat's end-of-game check, a whole record offline).
-`localgame` plays a whole game in-process; `catalog`, `vectors`, `examples`
-and `transcript` generate the documents.
+is the contract. Nothing here does I/O, and nothing here is a server or a
+client: both are built on it (`oriflamme.server`, `oriflamme.client`).
 
->>> from oriflamme.protocol import Referee, messages
->>> from oriflamme.engine import Rules
->>> referee = Referee(Rules(3))
->>> referee.receive(0, messages.SeedCommit(commitment=bytes(32)))
-[]
+The wire: `codec` (frames of msgpack, the one strict decoder), `schema`
+(wire types and the declarations built on them), `messages` (every message,
+checked), `errors` (the error code catalog), `connection` (one connection's
+rules: handshake, request ids, push numbers). The fairness: `commitments`
+(card and seed commitments, openings), `deal` (each seat's shuffle from its
+seed and the server's), `record` (the game record) and `verify` (a seat's
+end-of-game check, a whole record offline).
+
+>>> from oriflamme.protocol import ClientConnection, ServerConnection, messages
+>>> client, server = ClientConnection(), ServerConnection()
+>>> server.receive_data(client.send(messages.Hello(versions=(1,), client="doc", name="Ann")))
+>>> server.next_message().name
+'Ann'
 """
 
 from . import messages
@@ -35,22 +36,12 @@ from .deal import derive_deal
 from .errors import CODES, LocalProtocolError, ProtocolError, RemoteProtocolError
 from .messages import SUPPORTED_VERSIONS, Message
 from .record import Record, RecordError, decode_record, encode_record
-from .referee import (
-    GAME_MESSAGES,
-    NotYourTurn,
-    Referee,
-    RefereeError,
-    SeatForfeited,
-    StaleTurn,
-    error_code,
-)
 from .verify import GameVerdict, verify_record, verify_record_bytes
 
 __all__ = [
     "CLOSED",
     "CODES",
     "DEFAULT_MAX_FRAME",
-    "GAME_MESSAGES",
     "NEED_DATA",
     "PROTOCOL_VERSION",
     "SUPPORTED_VERSIONS",
@@ -60,23 +51,17 @@ __all__ = [
     "GameVerdict",
     "LocalProtocolError",
     "Message",
-    "NotYourTurn",
     "Opening",
     "ProtocolError",
     "Record",
     "RecordError",
-    "Referee",
-    "RefereeError",
     "RemoteProtocolError",
-    "SeatForfeited",
     "ServerConnection",
-    "StaleTurn",
     "card_commitment",
     "decode_record",
     "derive_deal",
     "encode_frame",
     "encode_record",
-    "error_code",
     "messages",
     "new_nonce",
     "new_seed",

@@ -10,11 +10,12 @@ and hands out the decoded maps one by one:
 * the length is checked as soon as the 4 header bytes are in, so a peer
   cannot make us wait for (or buffer) a frame over the limit: an incomplete
   frame never holds more than ``4 + max_frame - 1`` bytes;
-* each payload is decoded on its own with `msgpack.unpackb`, configured for
-  untrusted input: ``raw=False`` (str is UTF-8 text, bin is bytes),
-  ``strict_map_key=True``, every ``max_*_len`` bounded by the frame limit,
-  ext types refused (``max_ext_len=0`` also stops the timestamp type, which
-  msgpack would otherwise decode without asking ``ext_hook``);
+* each payload is decoded on its own by `unpack_untrusted`, the one strict
+  msgpack decoder of the project (frames and game records alike): text is
+  UTF-8 str and bin is bytes, every length is bounded, and the value holds
+  only nil, booleans, integers, str, bin, arrays and maps whose keys are
+  str and appear once, nested at most `MAX_DEPTH` deep; no float, no ext
+  type (the timestamp type included);
 * any failure is a `RemoteProtocolError` (``malformed_frame`` or
   ``frame_too_large``) and is sticky: the decoder drops its buffer, ignores
   further bytes and raises the same error on every later call. A decoder
@@ -47,6 +48,10 @@ from .errors import (
 )
 
 DEFAULT_MAX_FRAME = 65536
+# Arrays and maps inside arrays and maps, counting the outermost map: a
+# `game_state` needs 6 (view, queue, slot, card in play, card). Deeper input
+# is refused before any code walks it.
+MAX_DEPTH = 12
 HEADER = struct.Struct(">I")
 HEADER_SIZE = HEADER.size
 # Compact the buffer once this many consumed bytes sit at its front.
@@ -77,6 +82,51 @@ def encode_frame(data: Mapping[str, Any], max_frame: int = DEFAULT_MAX_FRAME) ->
     return HEADER.pack(len(payload)) + payload
 
 
+def _strict_map(pairs: list[tuple[Any, Any]]) -> dict[Any, Any]:
+    mapping = dict(pairs)
+    if len(mapping) != len(pairs):
+        raise ValueError("a map has the same key twice")
+    return mapping
+
+
+_SCALARS = frozenset({type(None), bool, int, str, bytes})
+
+
+def check_plain(value: object, max_depth: int = MAX_DEPTH) -> None:
+    """Raise ``ValueError`` unless `value` is plain decoded data: nil, bool,
+    int, str, bytes, lists and maps with str keys, at most `max_depth`
+    containers deep. Walks level by level, never recursing."""
+    level = [value]
+    depth = 0
+    while level:
+        below: list[object] = []
+        add = below.append
+        for item in level:
+            kind = type(item)
+            if kind is dict:
+                children: Any = item.values()  # type: ignore[attr-defined]
+                for key in item:  # type: ignore[attr-defined]
+                    if type(key) is not str:
+                        raise ValueError("map keys must be strings")
+            elif kind is list:
+                children = item
+            elif kind in _SCALARS:
+                continue
+            else:
+                raise ValueError(f"{kind.__name__} values are not allowed")
+            for child in children:
+                child_kind = type(child)
+                if child_kind is dict or child_kind is list:
+                    add(child)
+                elif child_kind not in _SCALARS:
+                    raise ValueError(f"{child_kind.__name__} values are not allowed")
+        if below:
+            depth += 1
+            if depth >= max_depth:
+                raise ValueError(f"arrays and maps nest more than {max_depth} deep")
+        level = below
+
+
 def unpack_untrusted(
     data: bytes | bytearray | memoryview,
     *,
@@ -84,25 +134,36 @@ def unpack_untrusted(
     max_bin_len: int,
     max_array_len: int,
     max_map_len: int,
+    max_depth: int = MAX_DEPTH,
 ) -> Any:
-    """`msgpack.unpackb` configured for bytes from someone we do not trust:
-    text as str (``raw=False``), string-or-int map keys only
-    (``strict_map_key=True``), every length bounded, ext types refused
-    (``max_ext_len=0`` also stops the timestamp type, which msgpack decodes
-    without asking ``ext_hook``). Raises ``ValueError`` or
-    ``msgpack.UnpackException``; callers turn them into their own error."""
-    return msgpack.unpackb(
+    """Decode one msgpack value from someone we do not trust (frames and game
+    records): text as str (``raw=False``), every length bounded, ext types
+    refused (``max_ext_len=0`` also stops the timestamp type, which msgpack
+    decodes without asking ``ext_hook``), a key twice in a map refused, then
+    `check_plain`. Raises ``ValueError`` or ``msgpack.UnpackException``
+    (nothing else); callers turn them into their own error.
+
+    >>> unpack_untrusted(b"\\x82\\xa1a\\x01\\xa1a\\x02", max_str_len=9, max_bin_len=9,
+    ...                  max_array_len=9, max_map_len=9)
+    Traceback (most recent call last):
+    ...
+    ValueError: a map has the same key twice
+    """
+    value = msgpack.unpackb(
         data,
         raw=False,
         strict_map_key=True,
         use_list=True,
         ext_hook=_refuse_ext,
+        object_pairs_hook=_strict_map,
         max_str_len=max_str_len,
         max_bin_len=max_bin_len,
         max_array_len=max_array_len,
         max_map_len=max_map_len,
         max_ext_len=0,
     )
+    check_plain(value, max_depth)
+    return value
 
 
 def decode_payload(
@@ -111,8 +172,9 @@ def decode_payload(
     """Decode one frame's payload into a map with string keys.
 
     Raises `RemoteProtocolError` with code ``malformed_frame`` for anything
-    else: bad msgpack, trailing bytes, ext types, invalid UTF-8, a value that
-    is not a map, or a key that is not a string.
+    else: bad msgpack, trailing bytes, ext types, floats, invalid UTF-8, a
+    value that is not a map, a key that is not a string or appears twice, or
+    nesting deeper than `MAX_DEPTH`.
     """
     try:
         value = unpack_untrusted(
@@ -130,9 +192,6 @@ def decode_payload(
         raise RemoteProtocolError(
             MALFORMED_FRAME, f"a frame holds a map, not {type(value).__name__}"
         )
-    for key in value:
-        if type(key) is not str:
-            raise RemoteProtocolError(MALFORMED_FRAME, "map keys must be strings")
     return value
 
 

@@ -18,19 +18,30 @@ handshake (the client's first message is ``hello``; the server answers
 reply type that request expects; ids awaiting an answer are distinct); push
 numbering (``seq`` goes up by exactly one per push on a connection).
 
+The server's checks of a request, in order (one place, `_received`):
+
+    1. the handshake: the first message is `hello`, with a version we speak
+       (else a fatal error);
+    2. the request id: not the id of a request still awaiting its answer
+       (``unexpected_message``, sent without an id, since that id is the
+       other request's), and at most `max_pending` awaiting (``rate_limited``,
+       without an id);
+    3. a second `hello`: ``unexpected_message``, with its id.
+
 Errors follow h11. Something wrong from the peer raises
 `RemoteProtocolError`. If it is fatal (a broken frame, anything wrong in the
 handshake) the connection enters `ConnectionState.ERROR` for good: every
 later `next_message` raises the same error, and the server may still
 `send` one ``error`` message to tell the client before closing. A non-fatal
 one (an unknown message type, a bad field, a reused id) refused only that
-message; the server answers it with ``error.to_message()`` and goes on.
+message; the server answers it with ``messages.error_message(error)`` and goes on.
 Something wrong that *we* try to send raises `LocalProtocolError` and sends
 nothing.
 
 A server loop looks like this:
 
 >>> from oriflamme.protocol import messages as m
+>>> from oriflamme.protocol.messages import error_message
 >>> server, client = ServerConnection(), ClientConnection()
 >>> server.receive_data(client.send(m.Hello(versions=(1,), client="doc", name="Ann", id=1)))
 >>> hello = server.next_message()
@@ -45,7 +56,7 @@ A server loop looks like this:
 >>> try:
 ...     server.next_message()
 ... except RemoteProtocolError as error:
-...     answer = server.send(error.to_message())
+...     answer = server.send(error_message(error))
 ...     print(error.code, error.fatal, server.state)
 unknown_message False ConnectionState.OPEN
 """
@@ -232,51 +243,59 @@ class ServerConnection(_Connection):
                 self._pending[error.id] = Error.TYPE
 
     def _received(self, message: Message) -> Message:
-        if self.hello is None:
-            if type(message) is not Hello:
-                self._fail(
-                    RemoteProtocolError(
-                        HANDSHAKE_REQUIRED,
-                        f"the first message must be hello, not {message.TYPE}",
-                        id=getattr(message, "id", None),
-                    )
-                )
-            assert isinstance(message, Hello)
-            common = set(message.versions) & set(self.versions)
-            if not common:
-                self._fail(
-                    RemoteProtocolError(
-                        UNSUPPORTED_VERSION,
-                        f"this server speaks protocol versions {list(self.versions)}",
-                        id=message.id,
-                        versions=self.versions,
-                    )
-                )
-            self.hello = message
-            self.version = max(common)
-        elif type(message) is Hello:
-            self._track_error(message.id)
-            raise RemoteProtocolError(
-                UNEXPECTED_MESSAGE, "hello was already received", id=message.id
-            )
         request_id = getattr(message, "id", None)
+        first = self.hello is None
+        if first:
+            self._handshake(message)
+        elif request_id is not None:
+            self._check_id(request_id)
+        if not first and type(message) is Hello:
+            if request_id is not None:
+                self._pending[request_id] = Error.TYPE
+            raise RemoteProtocolError(
+                UNEXPECTED_MESSAGE, "hello was already received", id=request_id
+            )
         if request_id is not None:
-            if request_id in self._pending:
-                raise RemoteProtocolError(
-                    UNEXPECTED_MESSAGE, f"request id {request_id} is still awaiting its answer"
-                )
-            if len(self._pending) >= self.max_pending:
-                # Refused without its id: the client learns to wait for answers.
-                raise RemoteProtocolError(
-                    RATE_LIMITED, f"more than {self.max_pending} requests await their answer"
-                )
             assert message.REPLY is not None
             self._pending[request_id] = message.REPLY
         return message
 
-    def _track_error(self, request_id: int | None) -> None:
-        if request_id is not None and request_id not in self._pending:
-            self._pending[request_id] = Error.TYPE
+    def _handshake(self, message: Message) -> None:
+        """The first message: a `hello` with a version both sides speak (fatal otherwise)."""
+        if type(message) is not Hello:
+            self._fail(
+                RemoteProtocolError(
+                    HANDSHAKE_REQUIRED,
+                    f"the first message must be hello, not {message.TYPE}",
+                    id=getattr(message, "id", None),
+                )
+            )
+        assert isinstance(message, Hello)
+        common = set(message.versions) & set(self.versions)
+        if not common:
+            self._fail(
+                RemoteProtocolError(
+                    UNSUPPORTED_VERSION,
+                    f"this server speaks protocol versions {list(self.versions)}",
+                    id=message.id,
+                    versions=self.versions,
+                )
+            )
+        self.hello = message
+        self.version = max(common)
+
+    def _check_id(self, request_id: int) -> None:
+        """A request id must not be one awaiting its answer, and the requests
+        awaiting their answer are at most `max_pending`. The error carries no
+        id: the id in question belongs to another request, or to none."""
+        if request_id in self._pending:
+            raise RemoteProtocolError(
+                UNEXPECTED_MESSAGE, f"request id {request_id} is still awaiting its answer"
+            )
+        if len(self._pending) >= self.max_pending:
+            raise RemoteProtocolError(
+                RATE_LIMITED, f"more than {self.max_pending} requests await their answer"
+            )
 
     def send(self, message: Message) -> bytes:
         """The bytes to write for `message`. Raises `LocalProtocolError` if it

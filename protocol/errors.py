@@ -8,8 +8,9 @@ the peer that receives the error caused it, ``"local"`` that the sender did.
 Inside the program the same codes travel as exceptions:
 
 * `RemoteProtocolError`: the peer sent something we refuse (a bad frame, an
-  unknown message, a field out of range...). Tell the peer with
-  `ProtocolError.to_message`, then close if `fatal`.
+  unknown message, a field out of range...). Tell the peer with the
+  ``error`` message `messages.error_message` makes of it, then close if
+  `fatal`.
 * `LocalProtocolError`: our own code tried to build or send something the
   protocol forbids. A bug on our side; nothing was sent.
 
@@ -23,10 +24,7 @@ True
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
-
-if TYPE_CHECKING:
-    from .messages import Error
+from typing import Literal
 
 Fault = Literal["local", "remote"]
 
@@ -71,8 +69,10 @@ _CATALOG = (
     ErrorCode(
         MALFORMED_FRAME,
         "The bytes are not a valid frame: a payload length of 0, a payload that is not"
-        " exactly one msgpack value, a value that is not a map, a map key that is not a"
-        " string, invalid UTF-8, an ext type, or the connection closed in mid-frame.",
+        " exactly one msgpack value, a value that is not a map, or one holding anywhere a"
+        " map key that is not a string, a key twice in one map, a float, an ext type,"
+        " invalid UTF-8, or arrays and maps nested more than 12 deep; or the connection"
+        " closed in mid-frame.",
         False,
         "remote",
     ),
@@ -118,7 +118,8 @@ _CATALOG = (
     ),
     ErrorCode(
         SERVER_BUSY,
-        "The server has no room for another connection or session now. Try again later.",
+        "The server has no room for another connection or session now (the connection is"
+        " closed), or for another room (then `fatal` is false and it stays open). Try again later.",
         False,
         "local",
     ),
@@ -262,22 +263,6 @@ class ProtocolError(Exception):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.code!r}, {self.message!r}, id={self.id!r})"
-
-    def to_message(self) -> Error:
-        """The ``error`` message that tells the peer about this refusal.
-
-        >>> RemoteProtocolError(NO_SUCH_ROOM, "no room 12", id=3).to_message().id
-        3
-        """
-        from .messages import Error, clean_text
-
-        return Error(
-            code=self.code,
-            message=clean_text(self.message, 500),
-            fatal=self.fatal,
-            id=self.id,
-            versions=self.versions,
-        )
 
 
 class LocalProtocolError(ProtocolError):

@@ -3,10 +3,10 @@
 Each class is the single spec of its message: the ``wire(...)`` declarations
 give every field's wire name, type, bounds, presence and meaning. From them
 `from_data` validates what arrives, the constructors validate what we build,
-`to_data` gives the plain data to encode, and `oriflamme.protocol.catalog`
+`to_data` gives the plain data to encode, and `tools/docgen/catalog.py`
 generates docs/protocol-v1.json and the tables of docs/PROTOCOL.md.
 
->>> msg = Place(turn=4, at="first", family="red", commitment=bytes(32), id=7)
+>>> msg = PlaceCard(turn=4, at="first", family="red", commitment=bytes(32), id=7)
 >>> data = to_data(msg)
 >>> data["type"], data["at"], data["id"]
 ('place', 'first', 7)
@@ -17,6 +17,12 @@ True
 Traceback (most recent call last):
 ...
 oriflamme.protocol.errors.RemoteProtocolError: invalid_field: place.at: expected "first", "last" or a pid, got a string
+
+The classes are named after their wire ``type`` (``room_state`` is
+`RoomState`), except where the engine has a value of that name: the
+messages that carry a decision about a card are `PlaceCard`, `KeepCard`,
+`RevealCard` and `OpenCard` (the engine's actions are `Place`, `Keep`,
+`Reveal`, `Open`), and the ``decision`` structure is `PendingDecision`.
 
 Unknown fields are ignored (evolution rule); a missing, ill-typed or
 out-of-range field raises `RemoteProtocolError` with code ``invalid_field``,
@@ -36,10 +42,10 @@ from oriflamme.engine import (
     Action,
     Card,
     ChooseDirection,
+    Keep,
     MoveTo,
     Target,
 )
-from oriflamme.engine import Keep as KeepAction
 from oriflamme.engine.game import STEPS
 
 from .commitments import (
@@ -49,31 +55,36 @@ from .commitments import (
     NONCE_SIZE,
     PROTOCOL_VERSION,
     SEED_SIZE,
+    Opening,
 )
-from .errors import CODES, INVALID_FIELD, UNKNOWN_MESSAGE, RemoteProtocolError
-from .fields import (
+from .errors import CODES, INVALID_FIELD, UNKNOWN_MESSAGE, ProtocolError, RemoteProtocolError
+from .record import STATUSES, SeatVerdict
+from .schema import (
     U32,
-    At,
     Bin,
     Bool,
-    CardKind,
-    Enum,
-    FastList,
+    FieldSpec,
     Invalid,
+    KnownCard,
     ListOf,
+    OneOf,
+    PassedList,
+    PlaceAt,
     PlainMap,
-    StructKind,
+    StructOf,
+    StructSpec,
     Text,
     Token,
     UInt,
+    ValueStruct,
     WireValue,
     dump_fields,
-    family_kind,
+    family_type,
     load_fields,
-    struct,
+    shown,
     wire,
+    wire_struct,
 )
-from .record import STATUSES
 
 SUPPORTED_VERSIONS: tuple[int, ...] = (PROTOCOL_VERSION,)
 
@@ -99,6 +110,9 @@ COMMITMENT = Bin(COMMITMENT_SIZE)
 NAME = Text(1, 32)
 ROOM_NAME = Text(1, 40)
 CHAT_TEXT = Text(1, 500)
+# Eight letters and digits of an alphabet without look-alikes, with an optional
+# dash in the middle: "KQ7M-P2XD". Matched without regard to case.
+INVITE = Text(8, 9)
 SCORE = UInt(0, 65535)
 
 ID_DOC = "Request id, any value you choose; echoed in the answer. Ids of requests awaiting their answer must differ."
@@ -111,8 +125,8 @@ TIME_LEFT_DOC = "Milliseconds left to answer, counted from when the server sent 
 # ------------------------------------------------------------------ structures
 
 
-@struct("settings")
-class Settings(WireValue):
+@wire_struct("settings")
+class RoomSettings(WireValue):
     """A room's settings, fixed when the room is created."""
 
     players: int = wire(
@@ -120,17 +134,19 @@ class Settings(WireValue):
         "Seats at the table: 2 for the two-player variant, 3-5 for the standard game.",
     )
     variant: str = wire(
-        Enum(*VARIANTS), "Rules variant; `two-player` needs `players` 2, `standard` needs 3-5."
+        OneOf(*VARIANTS), "Rules variant; `two-player` needs `players` 2, `standard` needs 3-5."
     )
     edition: str = wire(
-        Enum(*EDITIONS),
+        OneOf(*EDITIONS),
         "Rules edition (they differ only on an Ambush eliminated by its owner's card).",
     )
-    turn_timer: int = wire(
-        UInt(10, 3600), "Seconds each decision may take before the server plays the safe default."
+    turn_timer: int | None = wire(
+        UInt(10, 3600),
+        "Seconds each decision may take before the server plays the safe default; absent: no turn timer (the default, for casual rooms).",
+        default=None,
     )
     first_player: str = wire(
-        Enum("host", "random"),
+        OneOf("host", "random"),
         "Who picks the first player: `host` (the host names a seat in `start_game`; the host's own seat if not) or `random` (the server draws one).",
     )
 
@@ -141,7 +157,7 @@ class Settings(WireValue):
             raise Invalid("the standard game seats 3-5 players", "players")
 
 
-@struct("room_summary")
+@wire_struct("room_summary")
 class RoomSummary(WireValue):
     """One room in a `room_list`."""
 
@@ -149,16 +165,16 @@ class RoomSummary(WireValue):
     name: str = wire(ROOM_NAME, "Room name.")
     host: str = wire(NAME, "The host's display name.")
     state: str = wire(
-        Enum("waiting", "playing", "finished"),
+        OneOf("waiting", "playing", "finished"),
         "`waiting` for players, `playing` a game, or `finished` (the game is over).",
     )
-    settings: Settings = wire(StructKind(Settings), "The room's settings.")
+    settings: RoomSettings = wire(StructOf(RoomSettings), "The room's settings.")
     seated: int = wire(UInt(0, MAX_SEATS), "Seats taken (by players or bots).")
     spectators: int = wire(UInt(), "Spectators watching.")
 
 
-@struct("seat")
-class SeatInfo(WireValue):
+@wire_struct("seat")
+class RoomSeat(WireValue):
     """One seat of a room in `room_state`."""
 
     seat: int = wire(SEAT, "Seat number, 0-based; seat order is the order of play.")
@@ -177,13 +193,13 @@ class SeatInfo(WireValue):
     connected: bool = wire(Bool(), "The seat's player has a live connection (bots: true).")
 
 
-@struct("decision")
-class Decision(WireValue):
+@wire_struct("decision")
+class PendingDecision(WireValue):
     """The decision the game waits for (the engine's `Decision`)."""
 
     seat: int = wire(SEAT, "The seat that must decide.")
     kind: str = wire(
-        Enum(*(s for s in STEPS if s != "over")),
+        OneOf(*(s for s in STEPS if s != "over")),
         "What is decided: the engine's decision kind (see Decisions and actions).",
     )
     pid: int | None = wire(
@@ -196,13 +212,17 @@ class Decision(WireValue):
         "This decision's number: 0 for the first decision of the game, one more after each decision settled, whether its seat answered or the server did (a time-out, a skipped placement, a settled opening, its answer in place of a failed opening); a `reveal` and its opening count as one. Echo it in your action.",
     )
     options: list[dict[str, Any]] = wire(
-        FastList(PlainMap("an engine action", typed=True), 1, 200),
+        PassedList(PlainMap("an engine action", typed=True), 1, 200),
         "Every legal answer, as the engine's action data (`place` options name card backs: any card of that family from your hand).",
     )
-    time_left: int = wire(MILLIS, TIME_LEFT_DOC)
+    time_left: int | None = wire(
+        MILLIS,
+        "Milliseconds left to answer, counted from when the server sent this frame; absent when the room has no turn timer.",
+        default=None,
+    )
 
 
-@struct("commitment")
+@wire_struct("commitment")
 class PlacementCommitment(WireValue):
     """The commitment a seat sent for one placement."""
 
@@ -211,16 +231,19 @@ class PlacementCommitment(WireValue):
     commitment: bytes = wire(COMMITMENT, "The card commitment sent with the `place` action.")
 
 
-@struct("opening")
-class CardOpening(WireValue):
-    """The opening of one card commitment: which card placement `pid` was, and its nonce."""
+OPENING = ValueStruct(
+    Opening,
+    "opening",
+    "The opening of one card commitment: which card placement `pid` was, and its nonce.",
+    (
+        FieldSpec("pid", PID, "The card's pid.", True),
+        FieldSpec("card", KnownCard(), "The card's identity, `[family, kind]`.", True),
+        FieldSpec("nonce", NONCE, "The 32-byte nonce used in its commitment.", True),
+    ),
+)
 
-    pid: int = wire(PID, "The card's pid.")
-    card: Card = wire(CardKind(), "The card's identity, `[family, kind]`.")
-    nonce: bytes = wire(NONCE, "The 32-byte nonce used in its commitment.")
 
-
-@struct("seat_seed")
+@wire_struct("seat_seed")
 class SeatSeed(WireValue):
     """A seat's client seed, revealed at the end of the game."""
 
@@ -228,16 +251,21 @@ class SeatSeed(WireValue):
     seed: bytes = wire(SEED, "Its 32-byte client seed.")
 
 
-@struct("verdict")
-class Verdict(WireValue):
-    """The end-of-game verification of one seat (as in the game record)."""
-
-    seat: int = wire(SEAT, "The seat.")
-    status: str = wire(
-        Enum(*STATUSES),
-        "`ok`: its seed, its deal and every opening check out; `failed`: a check failed (an opening during play, a `hand_over`, or the end-of-game check); `forfeited`: the seat forfeited without failing a check (a demanded opening or the final reveal not sent in time...).",
-    )
-    reason: str | None = wire(Text(1, 500), "Why, for `failed` and `forfeited`.", default=None)
+VERDICT = ValueStruct(
+    SeatVerdict,
+    "verdict",
+    "The end-of-game verification of one seat, in the same words as the game record and `oriflamme verify`.",
+    (
+        FieldSpec("seat", SEAT, "The seat.", True),
+        FieldSpec(
+            "status",
+            OneOf(*STATUSES),
+            "`ok`: its seed, its deal and every opening check out; `failed`: a check failed (an opening during play, a `hand_over`, or the end-of-game check); `forfeited`: the seat forfeited without failing a check (a demanded opening or the final reveal not sent in time, it left the game...).",
+            True,
+        ),
+        FieldSpec("reason", Text(1, 500), "Why, for `failed` and `forfeited`.", False),
+    ),
+)
 
 
 # ------------------------------------------------------------------ messages
@@ -268,7 +296,7 @@ def message(
     """Declare a message class and register it under its wire `type_`."""
 
     def make(cls: type[M]) -> type[M]:
-        made = struct(type_)(cls)
+        made = wire_struct(type_)(cls)
         made.TYPE = type_
         made.SENDER = sender
         made.ROLE = role
@@ -298,6 +326,12 @@ class Hello(Message):
         Bin(TOKEN_SIZE),
         "A session token from an earlier `welcome`, to resume that session.",
         default=None,
+        secret=True,
+    )
+    seq: int | None = wire(
+        UInt(0, U32),
+        "With `token`: the `seq` of the last push you received, so the server can send only what you missed (see Sessions and resuming); absent: send a snapshot.",
+        default=None,
     )
     id: int | None = wire(ID, ID_DOC, default=None)
 
@@ -312,6 +346,7 @@ class Welcome(Message):
     token: bytes = wire(
         Bin(TOKEN_SIZE),
         "The session's secret token: keep it to resume (`hello.token`). Never show it.",
+        secret=True,
     )
     player: int = wire(
         PLAYER, "Your player id (public: it names you in `room_state` and `chat_message`)."
@@ -382,7 +417,7 @@ class ListRooms(Message):
 class RoomList(Message):
     """The rooms on the server: open ones first, at most 200."""
 
-    rooms: tuple[RoomSummary, ...] = wire(ListOf(StructKind(RoomSummary), 0, 200), "The rooms.")
+    rooms: tuple[RoomSummary, ...] = wire(ListOf(StructOf(RoomSummary), 0, 200), "The rooms.")
     id: int | None = wire(ID, REPLY_ID_DOC, default=None)
 
 
@@ -390,30 +425,52 @@ class RoomList(Message):
 class CreateRoom(Message):
     """Create a room and sit in it as its host (seat 0). A `room_state` push follows the `ok`."""
 
-    settings: Settings = wire(StructKind(Settings), "The table's settings.")
+    settings: RoomSettings = wire(StructOf(RoomSettings), "The table's settings.")
     name: str | None = wire(
         ROOM_NAME, "Room name; the server makes one up from yours if absent.", default=None
+    )
+    private: bool | None = wire(
+        Bool(),
+        "true: a private room, left out of `room_list`; others join it with its invite code (`room_state.invite`). Absent: false.",
+        default=None,
     )
     id: int | None = wire(ID, ID_DOC, default=None)
 
 
+def _one_room(room: int | None, invite: str | None) -> None:
+    if (room is None) == (invite is None):
+        raise Invalid("name the room by exactly one of room and invite", "room")
+
+
 @message("join_room", "client", "request", reply="ok")
 class JoinRoom(Message):
-    """Take a free seat in a room that is waiting for players. A `room_state` push follows the `ok`."""
+    """Take a free seat in a room that is waiting for players, named by its id or
+    its invite code (exactly one of the two). A `room_state` push follows the `ok`."""
 
-    room: int = wire(ROOM, "The room id.")
+    room: int | None = wire(ROOM, "The room id (a room of `room_list`).", default=None)
+    invite: str | None = wire(
+        INVITE, "The room's invite code (for a private room), as its host shared it.", default=None
+    )
     seat: int | None = wire(
         SEAT, "The seat you want; the lowest free seat if absent.", default=None
     )
     id: int | None = wire(ID, ID_DOC, default=None)
 
+    def validate(self) -> None:
+        _one_room(self.room, self.invite)
+
 
 @message("spectate", "client", "request", reply="ok")
 class Spectate(Message):
-    """Watch a room without a seat: `room_state`, then the public game pushes if a game runs."""
+    """Watch a room without a seat, named by its id or its invite code (exactly
+    one of the two): `room_state`, then the public game pushes if a game runs."""
 
-    room: int = wire(ROOM, "The room id.")
+    room: int | None = wire(ROOM, "The room id.", default=None)
+    invite: str | None = wire(INVITE, "The room's invite code.", default=None)
     id: int | None = wire(ID, ID_DOC, default=None)
+
+    def validate(self) -> None:
+        _one_room(self.room, self.invite)
 
 
 @message("leave_room", "client", "request", reply="ok")
@@ -486,18 +543,23 @@ class RoomState(Message):
     seq: int = wire(SEQ, SEQ_DOC)
     room: int = wire(ROOM, "Room id.")
     name: str = wire(ROOM_NAME, "Room name.")
-    settings: Settings = wire(StructKind(Settings), "The room's settings.")
+    settings: RoomSettings = wire(StructOf(RoomSettings), "The room's settings.")
     host: int = wire(PLAYER, "The host's player id.")
     state: str = wire(
-        Enum("waiting", "playing", "finished", "closed"),
+        OneOf("waiting", "playing", "finished", "closed"),
         "`waiting` for players, `playing` a game, `finished` (the last game is over), or `closed`: the room is gone and you are back in the lobby (its last push).",
     )
-    seats: tuple[SeatInfo, ...] = wire(
-        ListOf(StructKind(SeatInfo), 2, MAX_SEATS),
+    seats: tuple[RoomSeat, ...] = wire(
+        ListOf(StructOf(RoomSeat), 2, MAX_SEATS),
         "Every seat, in seat order (`settings.players` of them).",
     )
     spectators: int = wire(UInt(), "Spectators watching.")
     seat: int | None = wire(SEAT, "Your seat; absent when you are a spectator.", default=None)
+    invite: str | None = wire(
+        INVITE,
+        "A private room's invite code, for its members to share (`join_room.invite`); absent for a public room.",
+        default=None,
+    )
 
 
 @message("chat_message", "server", "push")
@@ -531,21 +593,21 @@ class Direction(Message):
     """Decision `direction`: the first player chooses the resolution direction."""
 
     turn: int = wire(TURN, "The decision's `turn`.")
-    direction: str = wire(Enum(*DIRECTIONS), "Which end of the queue resolves first, as drawn.")
+    direction: str = wire(OneOf(*DIRECTIONS), "Which end of the queue resolves first, as drawn.")
     id: int | None = wire(ID, ID_DOC, default=None)
 
 
 @message("place", "client", "request", reply="ok")
-class Place(Message):
+class PlaceCard(Message):
     """Decision `place`: place a card from your hand face down, sending only its
     family and a commitment to its identity. The card gets pid `view.next_pid`."""
 
     turn: int = wire(TURN, "The decision's `turn`.")
     at: str | int = wire(
-        At(),
+        PlaceAt(),
         "`first` or `last` end of the queue, or the pid of one of your top cards to cover (round 2 on).",
     )
-    family: str = wire(family_kind(), "The card's family (public: card backs show it).")
+    family: str = wire(family_type(), "The card's family (public: card backs show it).")
     commitment: bytes = wire(
         COMMITMENT, "The card commitment for this placement (pid `view.next_pid`)."
     )
@@ -553,7 +615,7 @@ class Place(Message):
 
 
 @message("keep", "client", "request", reply="ok")
-class Keep(Message):
+class KeepCard(Message):
     """Decision `reveal`: keep your face-down card hidden (it gains a token)."""
 
     turn: int = wire(TURN, "The decision's `turn`.")
@@ -561,11 +623,11 @@ class Keep(Message):
 
 
 @message("reveal", "client", "request", reply="ok")
-class Reveal(Message):
+class RevealCard(Message):
     """Decision `reveal`: reveal your face-down card (`decision.pid`) by sending its opening."""
 
     turn: int = wire(TURN, "The decision's `turn`.")
-    card: Card = wire(CardKind(), "The card's identity.")
+    card: Card = wire(KnownCard(), "The card's identity.")
     nonce: bytes = wire(NONCE, "The nonce of its commitment.")
     id: int | None = wire(ID, ID_DOC, default=None)
 
@@ -588,7 +650,7 @@ class Move(Message):
     id: int | None = wire(ID, ID_DOC, default=None)
 
 
-def decision_message(action: Action, turn: int) -> Direction | Keep | Choose | Move:
+def decision_message(action: Action, turn: int) -> Direction | KeepCard | Choose | Move:
     """The message that answers decision `turn` with an engine action that
     needs no secret (direction, keep, target, move); the inverse of what the
     referee applies. Placements, reveals and openings carry commitments or
@@ -600,8 +662,8 @@ def decision_message(action: Action, turn: int) -> Direction | Keep | Choose | M
     """
     if isinstance(action, ChooseDirection):
         return Direction(turn=turn, direction=action.direction)
-    if isinstance(action, KeepAction):
-        return Keep(turn=turn)
+    if isinstance(action, Keep):
+        return KeepCard(turn=turn)
     if isinstance(action, Target):
         return Choose(turn=turn, target=action.pid)
     if isinstance(action, MoveTo):
@@ -610,11 +672,11 @@ def decision_message(action: Action, turn: int) -> Direction | Keep | Choose | M
 
 
 @message("open", "client", "request", reply="ok")
-class Open(Message):
+class OpenCard(Message):
     """Answer an `open_request`: the opening of your eliminated face-down card."""
 
     pid: int = wire(PID, "The card's pid (from `open_request`).")
-    card: Card = wire(CardKind(), "The card's identity.")
+    card: Card = wire(KnownCard(), "The card's identity.")
     nonce: bytes = wire(NONCE, "The nonce of its commitment.")
     id: int | None = wire(ID, ID_DOC, default=None)
 
@@ -625,8 +687,8 @@ class FinalReveal(Message):
     every card you placed that is still hidden."""
 
     seed: bytes = wire(SEED, "Your 32-byte client seed.")
-    openings: tuple[CardOpening, ...] = wire(
-        ListOf(StructKind(CardOpening), 0, MAX_PLACEMENTS),
+    openings: tuple[Opening, ...] = wire(
+        ListOf(OPENING, 0, MAX_PLACEMENTS),
         "One opening per pid of the request's `pids`.",
     )
     id: int | None = wire(ID, ID_DOC, default=None)
@@ -639,8 +701,8 @@ class HandOver(Message):
     your hidden cards. The game record says so. You leave the room."""
 
     seed: bytes = wire(SEED, "Your 32-byte client seed.")
-    openings: tuple[CardOpening, ...] = wire(
-        ListOf(StructKind(CardOpening), 0, MAX_PLACEMENTS),
+    openings: tuple[Opening, ...] = wire(
+        ListOf(OPENING, 0, MAX_PLACEMENTS),
         "The openings of all your placed cards that are still hidden.",
     )
     id: int | None = wire(ID, ID_DOC, default=None)
@@ -657,10 +719,10 @@ class GameStarted(Message):
     seq: int = wire(SEQ, SEQ_DOC)
     room: int = wire(ROOM, "Room id.")
     game: bytes = wire(GAME_ID, GAME_DOC)
-    settings: Settings = wire(StructKind(Settings), "The game's settings.")
+    settings: RoomSettings = wire(StructOf(RoomSettings), "The game's settings.")
     first_player: int = wire(SEAT, "The seat that plays first (and chooses the direction).")
     families: tuple[tuple[str, ...], ...] = wire(
-        ListOf(ListOf(family_kind(), 1, 2), 2, MAX_SEATS),
+        ListOf(ListOf(family_type(), 1, 2), 2, MAX_SEATS),
         "Per seat, the families it plays (one each; two each in the two-player variant).",
     )
     server_commitment: bytes = wire(
@@ -698,23 +760,23 @@ class GameState(Message):
         "The position as you may see it.",
     )
     events: list[dict[str, Any]] = wire(
-        FastList(PlainMap("an engine event", typed=True), 0, 4000),
+        PassedList(PlainMap("an engine event", typed=True), 0, 4000),
         "What happened since your previous `game_state`, in order (empty in a snapshot).",
     )
     commitments: tuple[PlacementCommitment, ...] = wire(
-        ListOf(StructKind(PlacementCommitment), 0, MAX_PLACEMENTS),
+        ListOf(StructOf(PlacementCommitment), 0, MAX_PLACEMENTS),
         "The commitments of the placements among `events` (in a snapshot: all so far).",
     )
-    openings: tuple[CardOpening, ...] = wire(
-        ListOf(StructKind(CardOpening), 0, MAX_PLACEMENTS),
+    openings: tuple[Opening, ...] = wire(
+        ListOf(OPENING, 0, MAX_PLACEMENTS),
         "The openings of the cards revealed or eliminated among `events` (in a snapshot: all so far).",
     )
     snapshot: bool = wire(
         Bool(),
         "true: a snapshot (after a resume or `sync`): replace your state; `events` is empty.",
     )
-    decision: Decision | None = wire(
-        StructKind(Decision),
+    decision: PendingDecision | None = wire(
+        StructOf(PendingDecision),
         "The pending decision; absent once play is over.",
         default=None,
     )
@@ -770,14 +832,14 @@ class GameEnd(Message):
         ListOf(SEAT, 0, MAX_SEATS),
         "Seats whose verdict is not `ok`. A game with forfeits counts for nothing that ranks players.",
     )
-    verification: tuple[Verdict, ...] = wire(
-        ListOf(StructKind(Verdict), 2, MAX_SEATS), "One verdict per seat, in seat order."
+    verification: tuple[SeatVerdict, ...] = wire(
+        ListOf(VERDICT, 2, MAX_SEATS), "One verdict per seat, in seat order."
     )
     seeds: tuple[SeatSeed, ...] = wire(
-        ListOf(StructKind(SeatSeed), 0, MAX_SEATS), "The client seeds revealed."
+        ListOf(StructOf(SeatSeed), 0, MAX_SEATS), "The client seeds revealed."
     )
-    openings: tuple[CardOpening, ...] = wire(
-        ListOf(StructKind(CardOpening), 0, MAX_PLACEMENTS),
+    openings: tuple[Opening, ...] = wire(
+        ListOf(OPENING, 0, MAX_PLACEMENTS),
         "The openings sent in every `final_reveal`.",
     )
     record_id: str = wire(Text(1, 64), "The name under which the server keeps this game's record.")
@@ -802,11 +864,11 @@ def from_data(data: dict[str, Any], sender: Sender) -> Message:
     type_ = data.get("type")
     cls = registry.get(type_) if type(type_) is str else None
     if cls is None:
-        shown = (
-            repr(type_) if type(type_) is str else "missing" if type_ is None else "not a string"
+        what = (
+            shown(type_) if type(type_) is str else "missing" if type_ is None else "not a string"
         )
         raise RemoteProtocolError(
-            UNKNOWN_MESSAGE, f"no {sender} message of type {shown}"[:200], id=_readable_id(data)
+            UNKNOWN_MESSAGE, f"no {sender} message of type {what}", id=_readable_id(data)
         )
     try:
         return load_fields(cls, data)
@@ -834,6 +896,22 @@ def clean_text(text: str, limit: int) -> str:
     return _UNSAFE.sub(" ", text)[:limit]
 
 
+def error_message(error: ProtocolError) -> Error:
+    """The ``error`` message that tells the peer about `error`.
+
+    >>> from oriflamme.protocol.errors import NO_SUCH_ROOM
+    >>> error_message(RemoteProtocolError(NO_SUCH_ROOM, "no room 12", id=3))
+    Error(code='no_such_room', message='no room 12', fatal=False, id=3, versions=None)
+    """
+    return Error(
+        code=error.code,
+        message=clean_text(error.message, 500),
+        fatal=error.fatal,
+        id=error.id,
+        versions=error.versions,
+    )
+
+
 def message_types(sender: Sender) -> dict[str, type[Message]]:
     """The messages `sender` may send, by wire type."""
     return dict(CLIENT_MESSAGES if sender == "client" else SERVER_MESSAGES)
@@ -848,13 +926,13 @@ def _check_error_codes() -> None:
 
 _check_error_codes()
 
-STRUCTS: tuple[type[WireValue], ...] = (
-    Settings,
-    RoomSummary,
-    SeatInfo,
-    Decision,
-    PlacementCommitment,
-    CardOpening,
-    SeatSeed,
-    Verdict,
+STRUCTS: tuple[StructSpec, ...] = (
+    RoomSettings.spec(),
+    RoomSummary.spec(),
+    RoomSeat.spec(),
+    PendingDecision.spec(),
+    PlacementCommitment.spec(),
+    OPENING.spec,
+    SeatSeed.spec(),
+    VERDICT.spec,
 )

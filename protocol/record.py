@@ -7,7 +7,8 @@ referee applied them to its engine (placements with their commitment,
 openings with their card and nonce, skipped placements, and which
 decisions the server made for a seat), each seat's end-of-game openings of
 its still-hidden cards, the public events, the results, forfeits (each with
-its place in the log) and verdicts.
+its place in the log), the times a seat's player went away, came back, left
+or handed the seat to a bot (each with its place in the log), and verdicts.
 docs/PROTOCOL.md, "The game record", lists every field.
 
 `decode_record` treats its input as hostile: safe msgpack settings, size
@@ -15,11 +16,10 @@ limits, ext types refused, every field checked; anything wrong raises
 `RecordError` and nothing else. Whether the record tells the truth is
 `verify`'s business, not this module's.
 
->>> from oriflamme.protocol.localgame import play_local_game
->>> data = play_local_game(3, seed=1)
->>> record = decode_record(data)
->>> record.settings.players, encode_record(record) == data
-(3, True)
+>>> decode_record(b"\\x81\\xa6format\\xa3odt")
+Traceback (most recent call last):
+...
+oriflamme.protocol.record.RecordError: not an Oriflamme game record (format is not 'oriflamme-game-record')
 """
 
 from __future__ import annotations
@@ -55,6 +55,7 @@ from .commitments import (
     SEED_SIZE,
     Opening,
 )
+from .schema import shown
 
 RECORD_FORMAT = "oriflamme-game-record"
 MAX_RECORD_SIZE = 1 << 20
@@ -66,21 +67,30 @@ FAILED = "failed"
 FORFEITED = "forfeited"
 STATUSES = (OK, FAILED, FORFEITED)
 
+# What happened to a seat's player during a game (`SeatChange.change`).
+STAND_IN = "stand_in"  # away past the grace period: the server's stand-in plays the seat
+BACK = "back"  # came back and plays the seat again
+LEFT = "left"  # left the game: the stand-in plays the seat to the end
+HANDED_TO_BOT = "handed_to_bot"  # handed its secrets to a server bot, which plays to the end
+SEAT_CHANGES = (STAND_IN, BACK, LEFT, HANDED_TO_BOT)
+
 
 class RecordError(ValueError):
     """The bytes are not a well-formed game record (the record's fault)."""
 
 
 @dataclass(frozen=True, slots=True)
-class Settings:
-    """The table: as `oriflamme.engine.Rules`, plus the first player.
-    `families[seat]` are family numbers here, names in the encoded record."""
+class GameSettings:
+    """The table: as `oriflamme.engine.Rules`, plus the first player and the
+    room's turn timer (seconds, None: no turn timer). `families[seat]` are
+    family numbers here, names in the encoded record."""
 
     players: int
     variant: str
     edition: str
     families: tuple[tuple[int, ...], ...]
     first_player: int
+    turn_timer: int | None = None
 
     @property
     def rules(self) -> Rules:
@@ -88,7 +98,7 @@ class Settings:
 
 
 @dataclass(frozen=True, slots=True)
-class SeatInfo:
+class SeatRecord:
     """Who sat where. `left`: the player left during the game; `stand_in`: the
     server's stand-in played for the seat without its secrets; `handed_to_bot`:
     the player handed its secrets to a server bot, which finished the game."""
@@ -158,6 +168,16 @@ class Forfeit:
 
 
 @dataclass(frozen=True, slots=True)
+class SeatChange:
+    """`seat`'s player went away, came back, left, or handed the seat to a bot
+    (`change`, one of `SEAT_CHANGES`) when the log held `log_index` entries."""
+
+    seat: int
+    log_index: int
+    change: str
+
+
+@dataclass(frozen=True, slots=True)
 class SeatVerdict:
     """ok, failed (a check failed: `reason`) or forfeited (`reason`)."""
 
@@ -188,8 +208,8 @@ class Results:
 @dataclass(frozen=True, slots=True)
 class Record:
     game_id: bytes
-    settings: Settings
-    seats: tuple[SeatInfo, ...]
+    settings: GameSettings
+    seats: tuple[SeatRecord, ...]
     server_seed_commitment: bytes
     server_seed: bytes
     seed_commitments: tuple[bytes, ...]
@@ -200,6 +220,7 @@ class Record:
     results: Results
     forfeits: tuple[Forfeit, ...]
     verdicts: tuple[SeatVerdict, ...]
+    seat_changes: tuple[SeatChange, ...] = ()
     version: int = PROTOCOL_VERSION
 
 
@@ -240,7 +261,8 @@ def record_to_data(r: Record) -> dict[str, Any]:
             "edition": s.edition,
             "families": [[FAMILY_NAMES[f] for f in fams] for fams in s.families],
             "first_player": s.first_player,
-        },
+        }
+        | ({} if s.turn_timer is None else {"turn_timer": s.turn_timer}),
         "seats": [
             {
                 "name": seat.name,
@@ -270,6 +292,9 @@ def record_to_data(r: Record) -> dict[str, Any]:
             | ({} if f.opening is None else {"opening": _opening_to_data(f.opening)})
             for f in r.forfeits
         ],
+        "seat_changes": [
+            {"seat": c.seat, "log_index": c.log_index, "change": c.change} for c in r.seat_changes
+        ],
         "verdicts": [{"seat": v.seat, "status": v.status, "reason": v.reason} for v in r.verdicts],
     }
 
@@ -281,23 +306,6 @@ def encode_record(record: Record) -> bytes:
 
 
 # ---------------------------------------------------------------- decoding
-
-
-_PLAIN = (type(None), bool, int, str, bytes, list, dict)
-
-
-def _check_plain(obj: object) -> None:
-    """Only nil, bool, int, str, bin, array and map (msgpack decodes its
-    timestamp ext type without asking the ext hook, floats are never used)."""
-    stack = [obj]
-    while stack:
-        item = stack.pop()
-        if type(item) not in _PLAIN:
-            raise RecordError(f"a record holds no {type(item).__name__} values")
-        if isinstance(item, list):
-            stack.extend(item)
-        elif isinstance(item, dict):
-            stack.extend(item.values())
 
 
 def _unpack(data: bytes) -> object:
@@ -315,7 +323,6 @@ def _unpack(data: bytes) -> object:
         )
     except (ValueError, msgpack.UnpackException) as exc:
         raise RecordError(f"not valid msgpack: {exc}") from None
-    _check_plain(obj)
     return obj
 
 
@@ -330,8 +337,7 @@ class _Reader:
 
     def _fail(self, name: str, expected: str) -> RecordError:
         value = self.data.get(name)
-        shown = repr(value) if len(repr(value)) < 60 else type(value).__name__
-        return RecordError(f"{self.where}: {name!r} is {expected}, not {shown}")
+        return RecordError(f"{self.where}: {name!r} is {expected}, not {shown(value)}")
 
     def has(self, name: str) -> bool:
         return name in self.data
@@ -387,7 +393,7 @@ def _bin(value: object, size: int, where: str) -> bytes:
 
 def _seat_int(value: object, players: int, where: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < players:
-        raise RecordError(f"{where} is a seat 0..{players - 1}, not {value!r}")
+        raise RecordError(f"{where} is a seat 0..{players - 1}, not {shown(value)}")
     return value
 
 
@@ -458,7 +464,7 @@ def _ints(values: list[object], where: str, low: int, high: int) -> tuple[int, .
     out = []
     for v in values:
         if isinstance(v, bool) or not isinstance(v, int) or not low <= v <= high:
-            raise RecordError(f"{where} holds integers in {low}..{high}, not {v!r}")
+            raise RecordError(f"{where} holds integers in {low}..{high}, not {shown(v)}")
         out.append(v)
     return tuple(out)
 
@@ -478,14 +484,17 @@ def record_from_data(data: object) -> Record:
     families = []
     for fams in s.get_list("families", players):
         if not isinstance(fams, list) or not all(f in FAMILY_NAMES for f in fams):
-            raise RecordError(f"settings: 'families' lists family names per seat, not {fams!r}")
+            raise RecordError(
+                f"settings: 'families' lists family names per seat, not {shown(fams)}"
+            )
         families.append(tuple(FAMILY_NAMES.index(f) for f in fams))
-    settings = Settings(
+    settings = GameSettings(
         players,
         s.get_str("variant"),
         s.get_str("edition"),
         tuple(families),
         s.get_int("first_player", 0, players - 1),
+        s.get_int("turn_timer", 1, 86400) if s.data.get("turn_timer") is not None else None,
     )
     try:
         settings.rules  # noqa: B018 -- Rules checks the variant, edition and families
@@ -497,7 +506,7 @@ def record_from_data(data: object) -> Record:
         r = _Reader(item, f"seat {i}")
         name = r.get_str("name")
         seats.append(
-            SeatInfo(
+            SeatRecord(
                 name,
                 r.get_bool("bot", False),
                 r.get_bool("left", False),
@@ -553,6 +562,27 @@ def record_from_data(data: object) -> Record:
             )
         )
 
+    seat_changes: list[SeatChange] = []
+    # Absent from records of the first drafts of version 1: no seat changed.
+    for i, item in enumerate(top.get_list("seat_changes") if top.has("seat_changes") else []):
+        r = _Reader(item, f"seat change {i}")
+        change = r.get_str("change")
+        if change not in SEAT_CHANGES:
+            raise RecordError(
+                f"seat change {i}: change is one of {SEAT_CHANGES}, not {shown(change)}"
+            )
+        log_index = r.get_int("log_index", 0, len(log))
+        if seat_changes and log_index < seat_changes[-1].log_index:
+            raise RecordError(
+                f"seat change {i}: 'log_index' {log_index} comes before the previous change's"
+                f" ({seat_changes[-1].log_index}): changes go in the order they happened"
+            )
+        seat_changes.append(
+            SeatChange(
+                _seat_int(r.get_raw("seat"), players, f"seat change {i}, seat"), log_index, change
+            )
+        )
+
     verdicts = []
     for i, item in enumerate(top.get_list("verdicts", players)):
         r = _Reader(item, f"verdict {i}")
@@ -562,7 +592,7 @@ def record_from_data(data: object) -> Record:
             )
         status = r.get_str("status")
         if status not in STATUSES:
-            raise RecordError(f"verdict {i}: status is one of {STATUSES}, not {status!r}")
+            raise RecordError(f"verdict {i}: status is one of {STATUSES}, not {shown(status)}")
         verdicts.append(SeatVerdict(i, status, r.optional_str("reason")))
 
     return Record(
@@ -579,6 +609,7 @@ def record_from_data(data: object) -> Record:
         results=results,
         forfeits=tuple(forfeits),
         verdicts=tuple(verdicts),
+        seat_changes=tuple(seat_changes),
         version=version,
     )
 

@@ -27,25 +27,26 @@ its commitment check (the seat is "failed" with that reason) or the engine
 to a seat that came back after a settlement used that identity, and is no
 fault of a seat that had forfeited before).
 
+Decisions the server made for a seat without a forfeit to answer (a kept
+card, a random direction, target or move, a skipped placement) are the
+time-out defaults or the stand-in's: they need a turn timer in the
+settings, or the seat's player away at that point of the log (the record's
+seat changes), or else the server decided where it had no right to.
+
 A problem with the record as a whole (an illegal decision, an event or a
 result that the replay does not reproduce, the server's seed, a forfeit
-that does not hold) makes the game invalid; a seat that fails a check is
-"failed" with the reason.
+that does not hold, a decision the server could not make, a verdict other
+than the verifier's own) makes the game invalid; a seat that fails a check
+is "failed" with the reason, one that forfeited without failing a check
+"forfeited" with the reason of its first forfeit.
 
-    $ oriflamme verify game.record      # or python -m oriflamme.protocol.verify
+    $ oriflamme verify game.record
     seat 0 (ana): ok
     ...
-
->>> from oriflamme.protocol.localgame import play_local_game
->>> verdict = verify_record_bytes(play_local_game(4, seed=2))
->>> verdict.ok, [v.status for v in verdict.seats]
-(True, ['ok', 'ok', 'ok', 'ok'])
 """
 
 from __future__ import annotations
 
-import argparse
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -80,14 +81,17 @@ from .commitments import (
 )
 from .deal import derive_deal
 from .record import (
+    BACK,
     FAILED,
     FORFEITED,
-    MAX_RECORD_SIZE,
+    HANDED_TO_BOT,
+    LEFT,
     OK,
+    STAND_IN,
     Forfeit,
     LogEntry,
     Record,
-    RecordError,
+    SeatChange,
     SeatVerdict,
     decode_record,
 )
@@ -306,6 +310,9 @@ def verify_record(record: Record) -> GameVerdict:
         forfeits_before.setdefault(f.log_index, []).append(f)
     forfeited: set[int] = set()
     failures: dict[int, str] = {}
+    presence = _Presence(record, problems)
+    # Entries that answer a failed opening in its seat's place.
+    answers = {f.log_index for f in record.forfeits if f.opening is not None}
 
     def replay(events: list[Event]) -> None:
         for event in events:
@@ -332,9 +339,21 @@ def verify_record(record: Record) -> GameVerdict:
                 if failure is not None:
                     failures.setdefault(f.seat, failure)
             forfeited.add(f.seat)
+        presence.advance(i)
         if entry is None:
             break
         where = f"log entry {i}"
+        if (
+            entry.by_server
+            and not entry.settled
+            and i not in answers
+            and settings.turn_timer is None
+            and not presence.stood_in(entry.seat)
+        ):
+            problems.append(
+                f"{where}: the server decided for seat {entry.seat}, but the room had no turn"
+                " timer and the seat's player was not away"
+            )
         decision = game.decision
         if decision is None:
             problems.append(f"{where}: the game was already over")
@@ -425,14 +444,70 @@ def verify_record(record: Record) -> GameVerdict:
             )
         seats.append(verdict)
         recorded = record.verdicts[seat]
-        if recorded.ok and not verdict.ok:
-            problems.append(f"the record calls seat {seat} ok, but it {verdict.status}")
-        elif not recorded.ok and verdict.ok:
-            problems.append(
-                f"the record calls seat {seat} {recorded.status} ({recorded.reason}),"
-                " but it verifies and did not forfeit"
-            )
+        if recorded != verdict:
+            problems.append(f"the record says {recorded}, but the verifier finds {verdict}")
     return GameVerdict(tuple(seats), tuple(problems))
+
+
+# Where a seat's player is, after each kind of seat change, and which changes
+# may follow which: away players come back; a seat left or handed to a bot
+# stays so.
+# Who plays a seat: its player (present, or away while the stand-in plays),
+# the stand-in for good (the player left), or a server bot with the seat's
+# secrets (whose own connection may drop too). Each change leads from some
+# of these to another; any other change is a problem of the record.
+_PRESENT = "its player"
+_AWAY = "the stand-in (its player away)"
+_GONE = "the stand-in (its player gone)"
+_BOT = "a bot"
+_BOT_AWAY = "the stand-in (its bot away)"
+_AFTER_CHANGE = {
+    STAND_IN: {_PRESENT: _AWAY, _BOT: _BOT_AWAY},
+    BACK: {_AWAY: _PRESENT, _BOT_AWAY: _BOT},
+    LEFT: {_PRESENT: _GONE, _AWAY: _GONE},
+    HANDED_TO_BOT: {_PRESENT: _BOT, _AWAY: _BOT},
+}
+
+
+class _Presence:
+    """Where each seat's player is as the log is replayed: `advance(i)` applies
+    the seat changes recorded before log entry `i`; `stood_in(seat)` says
+    whether the server's stand-in plays that seat (its player is away, or
+    left). Problems with the changes themselves go to `problems`."""
+
+    def __init__(self, record: Record, problems: list[str]) -> None:
+        self.where = [_PRESENT] * record.settings.players  # or a bot: the same here
+        self.problems = problems
+        self._pending: dict[int, list[SeatChange]] = {}
+        for seat_change in record.seat_changes:
+            self._pending.setdefault(seat_change.log_index, []).append(seat_change)
+        for seat, info in enumerate(record.seats):
+            for flag, change in (
+                ("stand_in", STAND_IN),
+                ("left", LEFT),
+                ("handed_to_bot", HANDED_TO_BOT),
+            ):
+                happened = any(c.seat == seat and c.change == change for c in record.seat_changes)
+                if getattr(info, flag) != happened:
+                    problems.append(
+                        f"seat {seat} is marked {flag}={getattr(info, flag)}, but its seat changes"
+                        f" say {'so' if happened else 'otherwise'}"
+                    )
+
+    def advance(self, index: int) -> None:
+        for change in self._pending.get(index, []):
+            now = self.where[change.seat]
+            after = _AFTER_CHANGE[change.change].get(now)
+            if after is None:
+                self.problems.append(
+                    f"seat change before log entry {index}: seat {change.seat} cannot go"
+                    f" {change.change} while played by {now}"
+                )
+                continue
+            self.where[change.seat] = after
+
+    def stood_in(self, seat: int) -> bool:
+        return self.where[seat] in (_AWAY, _BOT_AWAY, _GONE)
 
 
 def _check_evidence(
@@ -579,7 +654,7 @@ def verify_record_bytes(data: bytes) -> GameVerdict:
     return verify_record(decode_record(data))
 
 
-# ---------------------------------------------------------------- command line
+# ---------------------------------------------------------------- the report
 
 
 def _printable(text: str) -> str:
@@ -588,13 +663,12 @@ def _printable(text: str) -> str:
 
 
 def decision_counts(record: Record) -> list[tuple[int, int]]:
-    """Per seat: (how many of its decisions the server made, how many it had),
-    counting a reveal and its opening as one decision, as `turn` does.
-
-    >>> from oriflamme.protocol.localgame import play_local_game
-    >>> decision_counts(decode_record(play_local_game(2, seed=5)))[0][0]
-    0
-    """
+    """Per seat: (how many of its decisions the server made, how many it had).
+    A decision is a log entry, counting a reveal and its opening as one, as
+    `turn` does: the seat's choices, its openings of eliminated cards, and
+    the skips and settlements the server made for it. Choices the engine made
+    alone (a single legal option) are not decisions, nor are the final
+    reveals."""
     counts = [[0, 0] for _ in range(record.settings.players)]
     previous: LogEntry | None = None
     for entry in record.log:
@@ -634,34 +708,3 @@ def format_verdict(record: Record, verdict: GameVerdict) -> str:
     else:
         lines.append(f"verdict: NOT VALID ({len(verdict.reasons())} reason(s) above)")
     return "\n".join(lines)
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """`oriflamme verify RECORD`: exit 0 valid, 1 not valid, 2 unreadable."""
-    parser = argparse.ArgumentParser(
-        prog="oriflamme verify",
-        description="Re-check a finished Oriflamme game record offline: every commitment,"
-        " seed and opening, the deal, and a replay of every decision.",
-    )
-    parser.add_argument("record", help="the game record file (msgpack)")
-    args = parser.parse_args(argv)
-    try:
-        with open(args.record, "rb") as f:
-            data = f.read(MAX_RECORD_SIZE + 1)
-    except OSError as exc:
-        print(f"oriflamme verify: cannot read {args.record}: {exc.strerror}", file=sys.stderr)
-        return 2
-    try:
-        record = decode_record(data)
-    except RecordError as exc:
-        print(
-            f"oriflamme verify: {args.record} is not a readable game record: {exc}", file=sys.stderr
-        )
-        return 2
-    verdict = verify_record(record)
-    print(format_verdict(record, verdict))
-    return 0 if verdict.ok else 1
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,11 +1,28 @@
 """The `oriflamme` command, run in process as a user would call it."""
 
+import contextlib
+import io
 import json
+import tempfile
 from pathlib import Path
 
+import msgpack
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from oriflamme.client.cli import main
+from oriflamme.protocol.codec import MAX_DEPTH
+from oriflamme.protocol.record import MAX_RECORD_SIZE
+from tests.protocol.wire_data import (
+    map_of,
+    nested_arrays,
+    nested_maps,
+    packed,
+    positions,
+    replaced,
+    spliced,
+)
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -118,3 +135,140 @@ def test_the_installed_console_script_runs() -> None:
     )
     assert result.returncode == 0, result.stderr
     assert "5 games, 5 players" in result.stdout
+
+
+# ------------------------------------------------------------------ verify: exit codes 0, 1, 2
+
+RECORDS = Path(__file__).resolve().parents[2] / "docs" / "records"
+SAMPLES = json.loads((RECORDS / "index.json").read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("entry", SAMPLES, ids=lambda e: e["file"])
+def test_verify_exits_0_for_a_valid_record_and_1_for_an_invalid_one(
+    capsys: pytest.CaptureFixture[str], entry: dict
+) -> None:
+    code, out, err = run(capsys, "verify", str(RECORDS / entry["file"]))
+    assert err == ""
+    if entry["valid"]:
+        assert code == 0 and "verdict: VALID" in out and "NOT VALID" not in out
+    else:
+        assert code == 1 and "verdict: NOT VALID" in out
+    for verdict in entry["verdicts"]:
+        if verdict["reason"] is not None:
+            assert verdict["reason"] in out
+
+
+@pytest.fixture(scope="module")
+def recorded_game(tmp_path_factory: pytest.TempPathFactory) -> bytes:
+    """A valid record written by `selfplay --record`."""
+    path = tmp_path_factory.mktemp("record") / "game.oriflamme"
+    assert main(["selfplay", "--games", "1", "--seed", "5", "--record", str(path)]) == 0
+    assert main(["verify", str(path)]) == 0
+    return path.read_bytes()
+
+
+def record_with(data: bytes, path: tuple, raw: bytes) -> bytes:
+    """The record `data` with the encoded value `raw` at `path`."""
+    return spliced(msgpack.unpackb(data), path, raw)
+
+
+def unreadable_records(good: bytes) -> dict[str, bytes]:
+    first_place = next(
+        i for i, e in enumerate(msgpack.unpackb(good)["log"]) if e["action"]["type"] == "place"
+    )
+    card = ("log", first_place, "action", "card")
+    return {
+        "empty": b"",
+        "junk": b"\x00\x01 not msgpack",
+        "truncated": good[: len(good) // 2],
+        "trailing bytes": good + b"\x00",
+        "not a map": packed([1, 2, 3]),
+        "another map": packed({"format": "something else", "version": 1}),
+        "too big": b"\x00" * (MAX_RECORD_SIZE + 1),
+        # Nested past the limit: 1000 deep (msgpack's own limit is 1024),
+        # anywhere, a known field or not.
+        "a card 1000 arrays deep": record_with(good, card, nested_arrays(1000, "red")),
+        "a family 1000 arrays deep": record_with(good, (*card, 0), nested_arrays(1000, "red")),
+        "a seat's name 1000 maps deep": record_with(good, ("seats", 0, "name"), nested_maps(1000)),
+        "an unknown field 1000 deep": record_with(good, ("future",), nested_arrays(1000)),
+        "an event just past the limit": record_with(good, ("events", 0), nested_maps(MAX_DEPTH)),
+        "a key twice": map_of(
+            [(packed(k), packed(v)) for k, v in msgpack.unpackb(good).items()]
+            + [(packed("format"), packed(msgpack.unpackb(good)["format"]))]
+        ),
+        "a float": record_with(good, ("future",), packed(1.5)),
+        "a binary key": record_with(good, ("settings", "future"), b"\x81\xc4\x01k\x01"),
+    }
+
+
+def test_verify_exits_2_for_anything_that_is_not_a_readable_record(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, recorded_game: bytes
+) -> None:
+    for label, data in unreadable_records(recorded_game).items():
+        path = tmp_path / "bad.oriflamme"
+        path.write_bytes(data)
+        code, out, err = run(capsys, "verify", str(path))
+        assert code == 2, label
+        assert out == "" and "is not a readable game record" in err, label
+        assert len(err) < 600, label  # the value is never quoted whole
+    code, _, err = run(capsys, "verify", str(tmp_path))  # a directory
+    assert code == 2 and "cannot read" in err
+
+
+def test_a_deeply_nested_record_is_unreadable_not_invalid(
+    tmp_path: Path, recorded_game: bytes
+) -> None:
+    """Run as a user runs it: a record nested deep exits 2 (unreadable), with
+    no traceback (a crash would exit 1, as if the game were not valid)."""
+    import subprocess
+    import sys
+
+    unpacked = msgpack.unpackb(recorded_game)
+    first_place = next(i for i, e in enumerate(unpacked["log"]) if e["action"]["type"] == "place")
+    record = record_with(
+        recorded_game, ("log", first_place, "action", "card"), nested_arrays(1000, "red")
+    )
+    path = tmp_path / "deep.oriflamme"
+    path.write_bytes(record)
+    script = Path(sys.executable).parent / "oriflamme"
+    result = subprocess.run(
+        [str(script), "verify", str(path)], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert result.returncode == 2, result.stderr[-2000:]
+    assert "is not a readable game record" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+HONEST = (RECORDS / "honest-3-players.oriflamme").read_bytes()
+HONEST_PATHS = list(positions(msgpack.unpackb(HONEST)))
+values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-1, 300)
+    | st.sampled_from([2**32, 2**64 - 1, "", "red", "spy", "place", "first", b"", bytes(32)]),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3)
+    ),
+    max_leaves=6,
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(changes=st.lists(st.tuples(st.sampled_from(HONEST_PATHS), values), min_size=1, max_size=3))
+def test_verify_exits_0_1_or_2_for_any_record_and_never_crashes(
+    changes: list[tuple[tuple, object]],
+) -> None:
+    data = msgpack.unpackb(HONEST)
+    for path, value in changes:
+        with contextlib.suppress(IndexError, KeyError, TypeError):  # an earlier change moved it
+            replaced(data, path, value)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "changed.oriflamme"
+        path.write_bytes(packed(data))
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = main(["verify", str(path)])
+    assert code in (0, 1, 2)
+    assert (code == 2) == ("is not a readable game record" in err.getvalue())
+    if code != 2:
+        assert ("verdict: VALID" in out.getvalue()) == (code == 0)

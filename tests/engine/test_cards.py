@@ -9,7 +9,6 @@ blue 1, green 2, yellow 3, black 4.
 from __future__ import annotations
 
 import pytest
-from builders import C, assert_events, assert_illegal, describe, fronts, position
 
 from oriflamme.engine import KEEP, REVEAL, Decision, MoveTo, Open, Place, Target
 from oriflamme.engine.events import (
@@ -26,6 +25,7 @@ from oriflamme.engine.events import (
     Stolen,
     Uncovered,
 )
+from tests.engine.builders import C, assert_events, assert_illegal, describe, fronts, position
 
 KEEP_OR_REVEAL = [KEEP, REVEAL]
 END_OF_ROUND_2 = [RoundEnded(2), RoundStarted(3, 1)]

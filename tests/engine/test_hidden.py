@@ -7,8 +7,6 @@ A back is written "red ?" (builders); `C("red ?")` is the back as a `Card`.
 
 from __future__ import annotations
 
-from builders import C, assert_events, assert_illegal, describe, fronts, position
-
 from oriflamme.engine import (
     FIRST,
     KEEP,
@@ -38,6 +36,7 @@ from oriflamme.engine.events import (
     Scored,
     Stolen,
 )
+from tests.engine.builders import C, assert_events, assert_illegal, describe, fronts, position
 
 
 def opens(family: str, *excluded: str) -> list[Open]:

@@ -4,7 +4,6 @@ one test each, so that this engine never grows them."""
 from __future__ import annotations
 
 import pytest
-from builders import C, assert_events, describe, fronts, position
 
 from oriflamme.engine import KEEP, REVEAL, Decision, MoveTo, Target
 from oriflamme.engine.events import (
@@ -15,6 +14,7 @@ from oriflamme.engine.events import (
     Scored,
     Stolen,
 )
+from tests.engine.builders import C, assert_events, describe, fronts, position
 
 
 def test_heir_does_not_count_face_down_heirs() -> None:

@@ -8,8 +8,6 @@ card.
 
 from __future__ import annotations
 
-from builders import C, assert_events, assert_illegal, describe, fronts, position
-
 from oriflamme.engine import (
     FIRST,
     KEEP,
@@ -36,6 +34,7 @@ from oriflamme.engine.events import (
     RoundStarted,
     Scored,
 )
+from tests.engine.builders import C, assert_events, assert_illegal, describe, fronts, position
 
 KEEP_OR_REVEAL = [KEEP, REVEAL]
 

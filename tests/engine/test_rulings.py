@@ -7,8 +7,6 @@ order unless written "#pid". Seats: red 0, blue 1, green 2 (standard game).
 
 from __future__ import annotations
 
-from builders import C, assert_events, assert_illegal, describe, fronts, hand, position
-
 from oriflamme.engine import (
     FIRST,
     KEEP,
@@ -48,6 +46,7 @@ from oriflamme.engine.events import (
     Stolen,
     Uncovered,
 )
+from tests.engine.builders import C, assert_events, assert_illegal, describe, fronts, hand, position
 
 KEEP_OR_REVEAL = [KEEP, REVEAL]
 

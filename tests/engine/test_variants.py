@@ -8,7 +8,6 @@ edition's own-card Ambush (ruling 15), 3, 4 and 5 players, the tie-break
 from __future__ import annotations
 
 import pytest
-from builders import C, assert_events, assert_illegal, describe, fronts, hand, position
 
 from oriflamme.engine import (
     FIRST,
@@ -40,6 +39,7 @@ from oriflamme.engine.events import (
     RoundStarted,
     Scored,
 )
+from tests.engine.builders import C, assert_events, assert_illegal, describe, fronts, hand, position
 
 TWO = {"players": 2, "variant": "two-player"}
 

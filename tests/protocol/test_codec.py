@@ -5,7 +5,15 @@ from __future__ import annotations
 import msgpack
 import pytest
 
-from oriflamme.protocol.codec import DEFAULT_MAX_FRAME, FrameDecoder, decode_payload, encode_frame
+from oriflamme.protocol.codec import (
+    DEFAULT_MAX_FRAME,
+    MAX_DEPTH,
+    FrameDecoder,
+    check_plain,
+    decode_payload,
+    encode_frame,
+    unpack_untrusted,
+)
 from oriflamme.protocol.errors import (
     FRAME_TOO_LARGE,
     MALFORMED_FRAME,
@@ -120,6 +128,20 @@ BAD_PAYLOADS = {
     "huge declared array": b"\x81\xa4type\xdd\xff\xff\xff\xff",
     "huge declared string": b"\x81\xa4type\xdb\xff\xff\xff\xff",
     "deep nesting": b"\x81\xa4type" + b"\x91" * 5000 + b"\x01",
+    # Under msgpack's own nesting limit (1024): refused by the depth check.
+    "nesting 1000 deep": b"\x81\xa4type" + b"\x91" * 1000 + b"\x01",
+    "maps 1000 deep": b"\x81\xa4type" + b"\x81\xa1a" * 1000 + b"\x01",
+    "nesting one past the limit": b"\x81\xa4type" + b"\x91" * MAX_DEPTH + b"\x01",
+    "float 64": b"\x81\xa4type\xcb" + bytes(8),
+    "float 32": b"\x81\xa4type\xca" + bytes(4),
+    "float deep inside": b"\x81\xa4type\x92\x01\x81\xa1a\x91\xcb" + bytes(8),
+    "float as a key": b"\x81\xca" + bytes(4) + b"\x01",
+    "bytes key deep inside": b"\x81\xa4type\x91\x91\x81\xc4\x01k\x01",
+    "integer key deep inside": b"\x81\xa4type\x91\x81\x01\x01",
+    "a key twice": b"\x82\xa4type\xa1a\xa4type\xa1b",
+    "a key twice, same value": b"\x82\xa4type\xa1a\xa4type\xa1a",
+    "a key twice deep inside": b"\x81\xa4type\x91\x91\x83\xa1k\x01\xa1j\x02\xa1k\x03",
+    "ext deep inside": b"\x81\xa4type\x91\x91\xd4\x05\x00",
 }
 
 
@@ -132,13 +154,100 @@ def test_malformed_payloads_are_refused(payload: bytes) -> None:
     assert caught.value.code == MALFORMED_FRAME and caught.value.fatal
 
 
-def test_decode_payload_checks_keys_at_the_top() -> None:
+def test_decode_payload_checks_keys_at_every_depth() -> None:
     assert decode_payload(msgpack.packb({"type": "a", "x": {"y": 1}})) == {
         "type": "a",
         "x": {"y": 1},
     }
     with pytest.raises(RemoteProtocolError, match="keys must be strings"):
         decode_payload(msgpack.packb({"type": "a", b"bin key": 1}))
+    with pytest.raises(RemoteProtocolError, match="keys must be strings"):
+        decode_payload(msgpack.packb({"type": "a", "x": [[{"y": {b"bin key": 1}}]]}))
+
+
+def nested(depth: int) -> bytes:
+    """A map holding `depth` containers in all, the map included."""
+    return (
+        b"\x81\xa4type"
+        + b"\x91\x81\xa1a" * ((depth - 1) // 2)
+        + b"\x91" * ((depth - 1) % 2)
+        + b"\x01"
+    )
+
+
+def test_nesting_up_to_max_depth_is_fine() -> None:
+    at_limit = decode_payload(nested(MAX_DEPTH))
+    containers = 0
+    value: object = at_limit
+    while isinstance(value, dict | list):
+        containers += 1
+        value = value["type" if containers == 1 else "a"] if isinstance(value, dict) else value[0]
+    assert containers == MAX_DEPTH
+    with pytest.raises(RemoteProtocolError, match=f"nest more than {MAX_DEPTH} deep"):
+        decode_payload(nested(MAX_DEPTH + 1))
+    # Many containers side by side are not depth.
+    wide = {
+        "type": "a",
+        "x": [[[1]] for _ in range(500)],
+        "y": {str(i): {"z": []} for i in range(500)},
+    }
+    assert decode_payload(msgpack.packb(wide)) == wide
+
+
+def test_the_error_names_the_problem() -> None:
+    problems = {
+        b"\x82\xa1a\x01\xa1a\x02": "a map has the same key twice",
+        b"\x81\xa1a\xcb" + bytes(8): "float values are not allowed",
+        b"\x81\xa1a\x91\x81\xc4\x01k\x01": "map keys must be strings",
+        nested(MAX_DEPTH + 1): f"arrays and maps nest more than {MAX_DEPTH} deep",
+    }
+    for payload, problem in problems.items():
+        with pytest.raises(RemoteProtocolError) as caught:
+            decode_payload(payload)
+        assert caught.value.code == MALFORMED_FRAME and problem in caught.value.message
+
+
+LIMITS = {"max_str_len": 8, "max_bin_len": 4, "max_array_len": 3, "max_map_len": 2}
+
+
+def test_unpack_untrusted_bounds_every_length() -> None:
+    fine = {"s": "x" * 8, "b": b"x" * 4}
+    assert unpack_untrusted(msgpack.packb(fine), **LIMITS) == fine
+    assert unpack_untrusted(msgpack.packb([1, 2, 3]), **LIMITS) == [1, 2, 3]
+    for too_long in ("x" * 9, b"x" * 5, [1, 2, 3, 4], {"a": 1, "b": 2, "c": 3}):
+        with pytest.raises(ValueError):
+            unpack_untrusted(msgpack.packb(too_long), **LIMITS)
+    with pytest.raises(ValueError, match="nest more than 2 deep"):
+        unpack_untrusted(msgpack.packb([[[]]]), **LIMITS, max_depth=2)
+    assert unpack_untrusted(msgpack.packb([[]]), **LIMITS, max_depth=2) == [[]]
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        1.5,
+        {"a": [1, (2,)]},
+        {"a": {1: "x"}},
+        [{"k": {b"k": 1}}],
+        [set()],
+        {"a": bytearray(b"x")},
+        [True, None, "s", b"b", {"x": [object()]}],
+    ],
+    ids=repr,
+)
+def test_check_plain_refuses_what_msgpack_data_cannot_be(value: object) -> None:
+    with pytest.raises(ValueError):
+        check_plain(value)
+
+
+def test_check_plain_walks_without_recursing() -> None:
+    deep: object = 1
+    for _ in range(200_000):
+        deep = [deep, {"k": None}]
+    with pytest.raises(ValueError, match="nest more than"):
+        check_plain(deep)
+    check_plain(deep, max_depth=10**6)  # deeper than any recursion limit, walked level by level
+    check_plain({"a": [None, True, 1, "s", b"b", {"k": []}]}, max_depth=4)
 
 
 def test_a_failed_decoder_stays_failed() -> None:

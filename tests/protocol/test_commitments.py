@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import doctest
 import hashlib
-import importlib
 import struct
 
 import pytest
@@ -264,13 +262,3 @@ def test_every_card_opens_only_itself() -> None:
     assert len(set(commitments_by_card.values())) == 50
     c = commitments_by_card[RED_SPY]
     assert [x for x in commitments_by_card if opening_matches(c, GAME, 0, 4, x, NONCE)] == [RED_SPY]
-
-
-FAIRNESS_MODULES = ["commitments", "deal", "record", "verify", "referee", "localgame", "vectors"]
-
-
-@pytest.mark.parametrize("name", FAIRNESS_MODULES)
-def test_docstring_examples(name: str) -> None:
-    module = importlib.import_module(f"oriflamme.protocol.{name}")
-    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
-    assert result.failed == 0, f"{result.failed} docstring example(s) failed in {name}"

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import copy
+
 import msgpack
 import pytest
 
 from oriflamme.protocol import messages as m
-from oriflamme.protocol.codec import encode_frame
+from oriflamme.protocol.codec import MAX_DEPTH, encode_frame
 from oriflamme.protocol.connection import (
     CLOSED,
     NEED_DATA,
@@ -26,7 +28,20 @@ from oriflamme.protocol.errors import (
     LocalProtocolError,
     RemoteProtocolError,
 )
-from oriflamme.protocol.transcript import session
+from oriflamme.protocol.messages import error_message
+from tests.protocol.wire_data import (
+    MARKER,
+    frame_of,
+    map_of,
+    map_with_pairs,
+    nested_arrays,
+    nested_maps,
+    packed,
+    positions,
+    spliced,
+)
+from tools.docgen.examples import examples
+from tools.docgen.worked_example import session
 
 TOKEN = bytes(range(32))
 
@@ -52,10 +67,10 @@ def welcome(**changes: object) -> m.Welcome:
 
 
 def room_state(seq: int) -> m.RoomState:
-    settings = m.Settings(
+    settings = m.RoomSettings(
         players=3, variant="standard", edition="revised", turn_timer=60, first_player="host"
     )
-    seats = tuple(m.SeatInfo(seat=i, ready=False, connected=False) for i in range(3))
+    seats = tuple(m.RoomSeat(seat=i, ready=False, connected=False) for i in range(3))
     return m.RoomState(
         seq=seq,
         room=1,
@@ -129,7 +144,7 @@ def test_no_common_version_is_fatal_and_lists_the_servers_versions() -> None:
         and error.id == 9
     )
     assert server.state is ConnectionState.ERROR
-    answer = error.to_message()
+    answer = error_message(error)
     client.receive_data(server.send(answer))
     got = client.next_message()
     assert got == answer and got.versions == (1,)  # type: ignore[attr-defined]
@@ -176,10 +191,10 @@ def test_after_a_fatal_error_the_server_may_send_one_error_then_nothing() -> Non
         server.next_message()
     with pytest.raises(LocalProtocolError):
         server.send(welcome())
-    data = server.send(caught.value.to_message())
+    data = server.send(error_message(caught.value))
     assert msgpack.unpackb(data[4:])["code"] == HANDSHAKE_REQUIRED
     with pytest.raises(LocalProtocolError):
-        server.send(caught.value.to_message())
+        server.send(error_message(caught.value))
     server.receive_data(ClientConnection().send(hello()))  # ignored
     with pytest.raises(RemoteProtocolError):
         server.next_message()
@@ -194,7 +209,7 @@ def test_a_second_hello_is_refused_but_the_connection_goes_on() -> None:
         caught.value.code == UNEXPECTED_MESSAGE and not caught.value.fatal and caught.value.id == 2
     )
     assert server.state is ConnectionState.OPEN
-    server.send(caught.value.to_message())
+    server.send(error_message(caught.value))
     assert pipe(client, server, m.Ping(id=3)) == m.Ping(id=3)
     with pytest.raises(LocalProtocolError, match="hello was already sent"):
         client.send(hello(id=4))
@@ -316,9 +331,35 @@ def test_a_reused_pending_id_is_refused_without_echo() -> None:
         and caught.value.id is None
         and not caught.value.fatal
     )
-    server.send(caught.value.to_message())
+    server.send(error_message(caught.value))
     server.send(m.Pong(id=1))  # the first request still gets its answer
     assert server.pending_ids == frozenset()
+
+
+def test_a_second_hello_reusing_a_pending_id_is_refused_without_that_id() -> None:
+    """The refusal must not answer the other request: it carries no id, and
+    that request still gets its own answer, which the client accepts."""
+    server, client = connected()
+    pipe(client, server, m.Ping(id=5))
+    server.receive_data(raw(m.to_data(hello(id=5))))
+    with pytest.raises(RemoteProtocolError) as caught:
+        server.next_message()
+    error = caught.value
+    assert error.code == UNEXPECTED_MESSAGE and not error.fatal
+    assert error.id is None
+    assert server.pending_ids == {5} and server.state is ConnectionState.OPEN
+    refusal = pipe(server, client, error_message(error))
+    assert isinstance(refusal, m.Error) and refusal.id is None
+    assert client.pending_ids == {5}  # the refusal answered nothing
+    assert pipe(server, client, m.Pong(id=5)) == m.Pong(id=5)
+    assert server.pending_ids == client.pending_ids == frozenset()
+    # A second hello with a fresh id is refused with its own id, as before.
+    server.receive_data(raw(m.to_data(hello(id=6))))
+    with pytest.raises(RemoteProtocolError) as again:
+        server.next_message()
+    assert again.value.code == UNEXPECTED_MESSAGE and again.value.id == 6
+    server.send(error_message(again.value))
+    assert pipe(client, server, m.Ping(id=6)) == m.Ping(id=6)
 
 
 def test_a_refused_request_keeps_its_id_for_the_error() -> None:
@@ -330,7 +371,7 @@ def test_a_refused_request_keeps_its_id_for_the_error() -> None:
         server.next_message()
     assert caught.value.code == INVALID_FIELD and caught.value.id == 12
     assert server.pending_ids == {12}
-    got = pipe(server, client, caught.value.to_message())
+    got = pipe(server, client, error_message(caught.value))
     assert got.id == 12 and server.pending_ids == client.pending_ids == frozenset()  # type: ignore[attr-defined]
     assert server.state is ConnectionState.OPEN
 
@@ -459,13 +500,227 @@ def test_frame_limit_in_both_directions() -> None:
 
 
 def test_a_whole_game_goes_through_both_connections() -> None:
+    """The worked example's session (a real server core, a whole game), frame
+    by frame through a fresh pair of connections: every frame is accepted,
+    decodes to the message sent, and has the same bytes."""
     frames = session()
     types = [f.message.TYPE for f in frames]
     assert types[:2] == ["hello", "welcome"]
-    assert types[-4:] == ["final_reveal_request", "final_reveal", "ok", "game_end"]
-    end = frames[-1].message
-    assert isinstance(end, m.GameEnd)
-    assert [v.status for v in end.verification] == ["ok"] * 3 and end.complete
+    end = types.index("game_end")
+    assert types[end - 3 : end + 1] == ["final_reveal_request", "final_reveal", "ok", "game_end"]
+    assert "reveal" in types and "place" in types and "choose" in types
+    game_end = frames[end].message
+    assert isinstance(game_end, m.GameEnd)
+    assert [v.status for v in game_end.verification] == ["ok"] * 3 and game_end.complete
     pushes = [f.message for f in frames if f.message.ROLE == "push"]
     assert [p.seq for p in pushes] == list(range(1, len(pushes) + 1))  # type: ignore[attr-defined]
-    assert "open_request" in types and "reveal" in types
+
+    server, client = ServerConnection(), ClientConnection()
+    for frame in frames:
+        sender, receiver = (client, server) if frame.sender == "client" else (server, client)
+        data = sender.send(frame.message)
+        assert data == frame.data
+        receiver.receive_data(data)
+        assert receiver.next_message() == frame.message
+        assert receiver.next_message() is NEED_DATA
+    assert server.state is client.state is ConnectionState.OPEN
+    assert server.pending_ids == client.pending_ids == frozenset()
+
+
+# ------------------------------------------------------------------ strict decoding, both sides
+
+EXAMPLES = examples()
+
+
+def refused_for_good(conn: ServerConnection | ClientConnection, data: bytes) -> None:
+    """`data` makes `conn` fail with a fatal ``malformed_frame``, for good; a
+    server may still tell its client once."""
+    conn.receive_data(data)
+    with pytest.raises(RemoteProtocolError) as caught:
+        conn.next_message()
+    error = caught.value
+    assert error.code == MALFORMED_FRAME and error.fatal, error
+    assert len(error.message) < 300
+    assert conn.state is ConnectionState.ERROR and conn.buffered == 0
+    with pytest.raises(RemoteProtocolError) as again:
+        conn.next_message()
+    assert again.value is error
+    if isinstance(conn, ServerConnection):
+        ClientConnection().receive_data(conn.send(error_message(error)))
+        with pytest.raises(LocalProtocolError):
+            conn.send(error_message(error))
+
+
+def open_client() -> ClientConnection:
+    return connected()[1]
+
+
+def open_server() -> ServerConnection:
+    return connected()[0]
+
+
+def test_a_deeply_nested_card_before_hello_is_a_protocol_error() -> None:
+    # 1000 arrays deep: msgpack decodes it (its own limit is 1024), so without
+    # a depth limit every parser would walk it (and quote it in its error).
+    data = {"type": "reveal", "turn": 1, "card": MARKER, "nonce": bytes(32), "id": 3}
+    payload = spliced(data, ("card",), nested_arrays(1000, "red"))
+    server = ServerConnection()
+    refused_for_good(server, frame_of(payload) + ClientConnection().send(hello()))
+    assert server.hello is None
+
+
+@pytest.mark.parametrize("shape", ["arrays", "maps"])
+@pytest.mark.parametrize(
+    "path", [p for p in positions(m.to_data(hello())) if p != ("type",)], ids=str
+)
+def test_deep_nesting_inside_hello_is_a_protocol_error(path: tuple, shape: str) -> None:
+    deep = nested_arrays(1000) if shape == "arrays" else nested_maps(1000)
+    refused_for_good(ServerConnection(), frame_of(spliced(m.to_data(hello()), path, deep)))
+
+
+def deep_cases(sender: m.Sender) -> list[tuple[str, tuple]]:
+    return [
+        (type_, path)
+        for type_, msg in sorted(EXAMPLES.items())
+        if sender == msg.SENDER
+        for path in positions(m.to_data(msg))
+        if path != ("type",)
+    ]
+
+
+@pytest.mark.parametrize("sender", ["client", "server"])
+def test_deep_nesting_anywhere_in_any_message_is_a_protocol_error(sender: m.Sender) -> None:
+    """Arrays or maps `MAX_DEPTH` deep (so one past the limit with the
+    message's map), 1000 (under msgpack's own limit) or 5000 deep, at every
+    position of every message a side may send:
+    the other side fails with ``malformed_frame`` (the server before and after
+    the handshake)."""
+    cases = deep_cases(sender)
+    assert len(cases) > (40 if sender == "client" else 150)
+    for type_, path in cases:
+        for deep in (
+            nested_arrays(MAX_DEPTH),
+            nested_arrays(1000),
+            nested_maps(1000),
+            nested_maps(5000),
+        ):
+            data = copy.deepcopy(m.to_data(EXAMPLES[type_]))  # views are shared
+            frame = frame_of(spliced(data, path, deep))
+            receivers = [open_client] if sender == "server" else [ServerConnection, open_server]
+            for make in receivers:
+                refused_for_good(make(), frame)
+
+
+def test_nesting_up_to_the_limit_is_accepted_in_pass_through_maps() -> None:
+    """A `game_state` view may hold anything plain, `MAX_DEPTH` deep in all
+    (the message, the view, then ten more), but no deeper."""
+    data = m.to_data(EXAMPLES["game_state"])
+    client = open_client()
+    at_limit = spliced(copy.deepcopy(data), ("view", "future"), nested_arrays(MAX_DEPTH - 2))
+    client.receive_data(frame_of(at_limit))
+    got = client.next_message()
+    assert isinstance(got, m.GameState)
+    assert got.view["future"] == nested_value(MAX_DEPTH - 2)
+    too_deep = spliced(copy.deepcopy(data), ("view", "future"), nested_arrays(MAX_DEPTH - 1))
+    refused_for_good(open_client(), frame_of(too_deep))
+
+
+def nested_value(depth: int) -> object:
+    value: object = 1
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+# Encoded values that no frame may hold anywhere: (label, bytes).
+FORBIDDEN = [
+    ("float 64", b"\xcb" + bytes(8)),
+    ("float 32", b"\xca" + bytes(4)),
+    ("integral float", packed(1.0)),
+    ("binary key", b"\x81\xc4\x01k\x01"),
+    ("integer key", b"\x81\x01\x01"),
+    ("nil key", b"\x81\xc0\x01"),
+    ("repeated key", map_with_pairs([("a", 1), ("a", 1)])),
+    ("repeated key, other values", map_with_pairs([("type", "x"), ("b", 1), ("type", "y")])),
+    ("binary key, deeper", b"\x91\x91\x81\xa1a\x81\xc4\x01k\x01"),
+    ("repeated key, deeper", b"\x91\x81\xa1a" + map_with_pairs([("k", 1), ("k", 2)])),
+    ("float, deeper", b"\x92\x01\x81\xa1a\x91" + packed(0.25)),
+    ("ext", b"\xd4\x05\x00"),
+    ("timestamp", b"\xd6\xff" + bytes(4)),
+]
+
+
+@pytest.mark.parametrize(("label", "value"), FORBIDDEN, ids=[f[0] for f in FORBIDDEN])
+@pytest.mark.parametrize(
+    ("type_", "path"),
+    [
+        ("game_state", ("seq",)),  # an integer field
+        ("game_state", ("view", "round")),  # an integer inside the pass-through view
+        ("game_state", ("view", "queue", 0)),
+        ("game_state", ("view", "future")),  # a field no one knows yet
+        ("game_state", ("events", 0, "seat")),
+        ("game_state", ("decision", "options", 0, "at")),
+        ("game_state", ("decision", "time_left")),
+        ("game_end", ("verification", 0, "seat")),
+        ("room_state", ("seats", 1, "future")),
+        ("pong", ("id",)),
+    ],
+    ids=str,
+)
+def test_the_client_refuses_what_no_frame_may_hold(
+    type_: str, path: tuple, label: str, value: bytes
+) -> None:
+    data = copy.deepcopy(m.to_data(EXAMPLES[type_]))  # views are shared
+    client = open_client()
+    if type_ == "pong":
+        client.send(m.Ping(id=data["id"]))
+    refused_for_good(client, frame_of(spliced(data, path, value)))
+
+
+@pytest.mark.parametrize(("label", "value"), FORBIDDEN, ids=[f[0] for f in FORBIDDEN])
+@pytest.mark.parametrize(
+    ("type_", "path"),
+    [
+        ("hello", ("versions", 0)),
+        ("hello", ("future",)),
+        ("place", ("turn",)),
+        ("place", ("at",)),
+        ("reveal", ("card", 1)),
+        ("final_reveal", ("openings", 0, "pid")),
+        ("chat", ("id",)),
+    ],
+    ids=str,
+)
+def test_the_server_refuses_what_no_frame_may_hold(
+    type_: str, path: tuple, label: str, value: bytes
+) -> None:
+    frame = frame_of(spliced(m.to_data(EXAMPLES[type_]), path, value))
+    refused_for_good(ServerConnection(), frame)
+    if type_ != "hello":
+        refused_for_good(open_server(), frame)
+
+
+def test_a_key_twice_in_the_message_map_is_refused_by_both_sides() -> None:
+    # The last value would win in a plain dict: a ping that turns into a hello.
+    refused_for_good(
+        ServerConnection(),
+        frame_of(
+            map_of(
+                [
+                    (packed("type"), packed("ping")),
+                    *[(packed(k), packed(v)) for k, v in m.to_data(hello()).items()],
+                ]
+            )
+        ),
+    )
+    server = open_server()
+    refused_for_good(server, frame_of(map_with_pairs([("type", "ping"), ("id", 1), ("id", 2)])))
+    # Seq twice in a push: which one would count?
+    state = m.to_data(room_state(1))
+    pairs = [*state.items(), ("seq", 2)]
+    refused_for_good(open_client(), frame_of(map_with_pairs(pairs)))
+    # The same key with the same value is refused too.
+    refused_for_good(
+        open_client(),
+        frame_of(map_with_pairs([*m.to_data(m.Pong()).items(), ("type", "pong")])),
+    )

@@ -3,26 +3,52 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import re
+from pathlib import Path
 from typing import Any
 
 import msgpack
 import pytest
-from fairness_helpers import TABLES, play, tamper
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from oriflamme.protocol.localgame import play_local_game
+from oriflamme import protocol
+from oriflamme.protocol import messages as m
+from oriflamme.protocol.commitments import PROTOCOL_VERSION
 from oriflamme.protocol.record import (
+    BACK,
+    HANDED_TO_BOT,
+    LEFT,
     MAX_RECORD_SIZE,
     RECORD_FORMAT,
+    STAND_IN,
     Record,
     RecordError,
+    SeatChange,
     decode_record,
     encode_record,
     record_to_data,
 )
+from tests.protocol.fairness_helpers import TABLES, play, tamper
+from tests.server.local_referee import play_local_game
 
 DATA = play_local_game(3, seed=11)
+PROTOCOL_DIR = Path(__file__).resolve().parents[2] / "protocol"
+
+
+def test_the_protocol_version_is_defined_once() -> None:
+    """One constant: the messages, the commitments, the deal and the record
+    all take it from `commitments`."""
+    defining = [
+        path.name
+        for path in sorted(PROTOCOL_DIR.glob("*.py"))
+        if re.search(r"^PROTOCOL_VERSION\b.*=", path.read_text(encoding="utf-8"), re.M)
+    ]
+    assert defining == ["commitments.py"]
+    assert m.SUPPORTED_VERSIONS == (protocol.PROTOCOL_VERSION,) == (PROTOCOL_VERSION,)
+    assert Record.__dataclass_fields__["version"].default == PROTOCOL_VERSION
+    assert set(protocol.__all__) <= set(dir(protocol))
 
 
 def test_round_trip() -> None:
@@ -48,8 +74,9 @@ def test_the_record_is_a_plain_msgpack_map() -> None:
     assert set(plain) == {
         "format", "version", "game_id", "settings", "seats", "server_seed_commitment",
         "server_seed", "seed_commitments", "seeds", "log", "final_openings", "events",
-        "results", "forfeits", "verdicts",
+        "results", "forfeits", "seat_changes", "verdicts",
     }  # fmt: skip
+    assert plain["settings"]["turn_timer"] == 60 and plain["seat_changes"] == []
 
 
 def test_unknown_fields_are_ignored() -> None:
@@ -96,6 +123,40 @@ def test_every_field_is_required(name: str) -> None:
         decode_record(tamper(DATA, delete(name)))
 
 
+def test_the_optional_fields_may_be_absent() -> None:
+    """`seat_changes` (no seat changed) and `settings.turn_timer` (no timer)."""
+    record = decode_record(tamper(DATA, delete("seat_changes")))
+    assert record.seat_changes == ()
+    assert record == decode_record(DATA)
+    record = decode_record(tamper(DATA, delete("settings.turn_timer")))
+    assert record.settings.turn_timer is None
+    assert "turn_timer" not in record_to_data(record)["settings"]
+    assert decode_record(tamper(DATA, setter("settings.turn_timer", None))) == record
+
+
+def test_seat_changes_and_the_turn_timer_round_trip() -> None:
+    record = decode_record(DATA)
+    changes = (
+        SeatChange(1, 0, STAND_IN),
+        SeatChange(1, 5, BACK),
+        SeatChange(2, 5, LEFT),
+        SeatChange(0, len(record.log), HANDED_TO_BOT),
+    )
+    changed = dataclasses.replace(
+        record,
+        seat_changes=changes,
+        settings=dataclasses.replace(record.settings, turn_timer=86400),
+    )
+    back = decode_record(encode_record(changed))
+    assert back == changed and back.seat_changes == changes
+    assert back.settings.turn_timer == 86400
+    assert msgpack.unpackb(encode_record(changed), raw=False)["seat_changes"][1] == {
+        "seat": 1,
+        "log_index": 5,
+        "change": "back",
+    }
+
+
 @pytest.mark.parametrize(
     "path, value",
     [
@@ -137,6 +198,25 @@ def test_every_field_is_required(name: str) -> None:
         ("results.winners", [5]),
         ("forfeits", [{"seat": 9, "reason": "x"}]),
         ("forfeits", [{"seat": 0}]),
+        ("settings.turn_timer", 0),
+        ("settings.turn_timer", 86401),
+        ("settings.turn_timer", "60"),
+        ("settings.turn_timer", True),
+        ("seat_changes", "none"),
+        ("seat_changes", [{"seat": 0, "log_index": 0, "change": "vanished"}]),
+        ("seat_changes", [{"seat": 3, "log_index": 0, "change": "left"}]),
+        ("seat_changes", [{"seat": 0, "log_index": -1, "change": "left"}]),
+        ("seat_changes", [{"seat": 0, "log_index": 100_000, "change": "left"}]),
+        ("seat_changes", [{"seat": 0, "change": "left"}]),
+        ("seat_changes", [{"log_index": 0, "change": "left"}]),
+        ("seat_changes", [{"seat": 0, "log_index": 0}]),
+        (
+            "seat_changes",
+            [
+                {"seat": 0, "log_index": 5, "change": "stand_in"},
+                {"seat": 0, "log_index": 4, "change": "back"},
+            ],
+        ),  # out of order
         ("verdicts.0.status", "great"),
         ("verdicts.0.seat", 1),
         ("verdicts.1.reason", 5),
@@ -236,7 +316,7 @@ PLAIN = st.recursive(
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.sampled_from(TOP_FIELDS), PLAIN)
+@given(st.sampled_from([*TOP_FIELDS, "seat_changes"]), PLAIN)
 def test_any_value_in_any_field_gives_a_record_or_record_error(name: str, value: object) -> None:
     plain = record_to_data(decode_record(DATA))
     plain[name] = value

@@ -4,12 +4,49 @@ from __future__ import annotations
 
 import functools
 import random
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import msgpack
 import pytest
-from fairness_helpers import (
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from oriflamme.client.cli import main
+from oriflamme.engine import CARDS, KEEP, Card, card_to_data
+from oriflamme.protocol import messages as m
+from oriflamme.protocol.commitments import (
+    Committed,
+    Opening,
+    card_commitment,
+    new_seed,
+)
+from oriflamme.protocol.record import (
+    BACK,
+    FAILED,
+    FORFEITED,
+    HANDED_TO_BOT,
+    LEFT,
+    OK,
+    STAND_IN,
+    Forfeit,
+    LogEntry,
+    Record,
+    RecordError,
+    SeatVerdict,
+    decode_record,
+    encode_record,
+)
+from oriflamme.protocol.verify import (
+    GameVerdict,
+    format_verdict,
+    verify_record,
+    verify_record_bytes,
+    verify_seat,
+)
+from oriflamme.server.core import Phase, Referee
+from tests.protocol.fairness_helpers import (
     TABLES,
     CheatingSecrets,
     PreferringSeat,
@@ -19,61 +56,15 @@ from fairness_helpers import (
     play,
     tamper,
 )
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-
-from oriflamme.engine import (
-    BACKS,
-    CARDS,
-    FIRST,
-    KEEP,
-    Card,
-    ChooseDirection,
-    IllegalAction,
-    Rules,
-    card,
-    card_to_data,
-)
-from oriflamme.protocol.commitments import (
-    SERVER_SEAT,
-    Opening,
-    card_commitment,
-    new_seed,
-    seed_commitment,
-)
-from oriflamme.protocol.localgame import (
+from tests.server.local_referee import (
     LocalSeat,
-    SeatSecrets,
+    LocalSecrets,
+    finish,
     new_local_table,
     play_local_game,
-)
-from oriflamme.protocol.record import (
-    FAILED,
-    FORFEITED,
-    OK,
-    Forfeit,
-    LogEntry,
-    Record,
-    RecordError,
-    decode_record,
-    encode_record,
-)
-from oriflamme.protocol.referee import (
-    DONE,
-    PLAYING,
-    REVEALING,
-    NotYourTurn,
-    Referee,
-    RefereeError,
-    SeatForfeited,
-)
-from oriflamme.protocol.verify import (
-    GameVerdict,
-    format_verdict,
-    main,
-    verify_record,
-    verify_record_bytes,
-    verify_seat,
+    run_local_game,
+    start,
+    step,
 )
 
 
@@ -151,22 +142,22 @@ def test_play_local_game_api() -> None:
 def test_main_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     good = tmp_path / "good.record"
     good.write_bytes(HONEST)
-    assert main([str(good)]) == 0
+    assert main(["verify", str(good)]) == 0
     out = capsys.readouterr().out
     assert "seat 0 (seat 0, bot): ok" in out and "verdict: VALID" in out
 
     bad = tmp_path / "bad.record"
     bad.write_bytes(tamper(HONEST, lambda p: p["seeds"].__setitem__(1, flip(p["seeds"][1]))))
-    assert main([str(bad)]) == 1
+    assert main(["verify", str(bad)]) == 1
     out = capsys.readouterr().out
     assert "seat 1 (seat 1, bot): FAILED: its seed does not match its seed commitment" in out
     assert "verdict: NOT VALID" in out
 
     garbage = tmp_path / "garbage.record"
     garbage.write_bytes(b"\x00not a record")
-    assert main([str(garbage)]) == 2
+    assert main(["verify", str(garbage)]) == 2
     assert "not a readable game record" in capsys.readouterr().err
-    assert main([str(tmp_path / "missing.record")]) == 2
+    assert main(["verify", str(tmp_path / "missing.record")]) == 2
     assert "cannot read" in capsys.readouterr().err
 
 
@@ -195,7 +186,11 @@ def test_an_altered_commitment_is_detected() -> None:
         failed(verdict, entry["seat"])
         == f"opening of card {entry['pid']} does not match its commitment"
     )
-    assert f"the record calls seat {entry['seat']} ok, but it failed" in verdict.problems
+    seat = entry["seat"]
+    assert (
+        f"the record says seat {seat}: ok, but the verifier finds seat {seat}: failed:"
+        f" opening of card {entry['pid']} does not match its commitment"
+    ) in verdict.problems
 
 
 def test_every_commitment_and_opening_is_checked() -> None:
@@ -412,15 +407,16 @@ def test_altered_verdicts_are_detected() -> None:
 
     verdict = verdict_of(tamper(HONEST, change))
     assert (
-        "the record calls seat 1 failed (made up), but it verifies and did not forfeit"
+        "the record says seat 1: failed: made up, but the verifier finds seat 1: ok"
         in verdict.problems
     )
+    assert verdict.seats[1] == SeatVerdict(1, OK)
 
 
 # ---------------------------------------------------------------- dishonest seats
 
 
-class WrongGameSecrets(SeatSecrets):
+class WrongGameSecrets(LocalSecrets):
     """Commits for another game: the commitment is worthless here."""
 
     def place(self, pid: int, card: Card) -> bytes:
@@ -429,20 +425,20 @@ class WrongGameSecrets(SeatSecrets):
         return card_commitment(bytes(16), self.seat, pid, card, o.nonce)
 
 
-class WrongSeatSecrets(SeatSecrets):
+class WrongSeatSecrets(LocalSecrets):
     def place(self, pid: int, card: Card) -> bytes:
         super().place(pid, card)
         return card_commitment(self.game_id, (self.seat + 1) % 3, pid, card, self.placed[pid].nonce)
 
 
-class WrongSlotSecrets(SeatSecrets):
+class WrongSlotSecrets(LocalSecrets):
     def place(self, pid: int, card: Card) -> bytes:
         super().place(pid, card)
         return card_commitment(self.game_id, self.seat, pid + 1, card, self.placed[pid].nonce)
 
 
 @pytest.mark.parametrize("secrets_class", [WrongGameSecrets, WrongSeatSecrets, WrongSlotSecrets])
-def test_a_commitment_for_another_context_is_detected(secrets_class: type[SeatSecrets]) -> None:
+def test_a_commitment_for_another_context_is_detected(secrets_class: type[LocalSecrets]) -> None:
     record = play(3, seed=5, cheater=1, secrets_class=secrets_class)
     verdict = verify_record(record)
     reason = failed(verdict, 1)
@@ -454,7 +450,7 @@ def test_a_commitment_for_another_context_is_detected(secrets_class: type[SeatSe
     assert verdict.problems == ()  # the record itself is consistent
 
 
-class ForgingSecrets(SeatSecrets):
+class ForgingSecrets(LocalSecrets):
     """Opens its first card as another card of the family."""
 
     def opening(self, pid: int) -> Opening:
@@ -464,7 +460,7 @@ class ForgingSecrets(SeatSecrets):
         forged = next(c for c in CARDS[o.card.family] if c != o.card)
         return Opening(pid, forged, o.nonce)
 
-    def final_openings(self, pids: list[int]) -> list[Opening]:  # type: ignore[override]
+    def final_openings(self, pids: Sequence[int]) -> list[Opening]:
         return [self.opening(pid) for pid in pids]
 
 
@@ -477,34 +473,27 @@ def test_a_forged_opening_is_detected() -> None:
 
 @functools.cache
 def forged_reveal() -> tuple[bytes, int, Opening]:
-    """A game whose seat forges the opening of the card it reveals first: the
-    server keeps the card face down, and play goes on. (record, index of the
-    forfeit, the seat's real opening of that card)"""
-    referee, seats = fixed_table(3, seed=1)
-    for s in seats:
-        referee.commit_seed(s.seat, s.secrets.seed_commitment)
-    for s in seats:
-        s.secrets.learn_server_seed(referee.server_seed)
+    """A game, in a room without turn timer, whose seat forges the opening of
+    the card it reveals first: the server keeps the card face down, and play
+    goes on. (record, the seat, the seat's real opening of that card)"""
+    referee, seats = fixed_table(3, seed=1, turn_timer=None)
+    start(referee, seats)
     while referee.decision is not None and referee.decision.kind != "reveal":
-        seats[referee.decision.seat].play(referee)
+        step(referee, seats)
     d = referee.decision
     assert d is not None and d.pid is not None
     real = seats[d.seat].secrets.opening(d.pid)
     forged = next(c for c in CARDS[real.card.family] if c != real.card)
-    with pytest.raises(SeatForfeited, match="does not match its commitment") as caught:
-        referee.reveal(d.seat, forged, real.nonce)
-    assert referee.phase == PLAYING and caught.value.events
+    ruling = referee.receive(d.seat, m.RevealCard(turn=referee.turn, card=forged, nonce=real.nonce))
+    assert ruling.failure is not None and ruling.events
+    assert ruling.failure.reason.endswith("does not match its commitment")
+    assert referee.phase is Phase.PLAYING
     assert referee.forfeits == [
         Forfeit(
-            d.seat, caught.value.reason, len(referee.log) - 1, Opening(d.pid, forged, real.nonce)
+            d.seat, ruling.failure.reason, len(referee.log) - 1, Opening(d.pid, forged, real.nonce)
         )
     ]
-    _play_until_the_end(referee, seats, seeded=True)
-    for s in seats:
-        referee.final_reveal(
-            s.seat, s.secrets.seed, s.secrets.final_openings(referee.hidden(s.seat))
-        )
-    record = referee.record()
+    record = finish(referee, seats)
     assert record.results.complete and record.results.winners
     verdict = verify_record(record)
     assert verdict.problems == ()
@@ -565,7 +554,7 @@ def test_a_failed_opening_needs_the_servers_answer_next() -> None:
     ) in verdict.problems
 
 
-class ReusingSecrets(SeatSecrets):
+class ReusingSecrets(LocalSecrets):
     def new_nonce(self) -> bytes:
         return bytes(range(32))
 
@@ -581,11 +570,9 @@ def test_a_reused_nonce_is_detected() -> None:
 class DuplicatingSecrets(CheatingSecrets):
     """Holds one of its cards twice (in place of another) and plays both."""
 
-    def learn_server_seed(self, server_seed: bytes) -> Any:
-        deal = super().learn_server_seed(server_seed)
-        self.hand[1] = self.hand[0]
-        self.preferred = [self.hand[0]]
-        return deal
+    def rig(self) -> None:
+        self.cards[1] = self.cards[0]
+        self.preferred = [self.cards[0]]
 
 
 def test_a_card_played_twice_is_detected() -> None:
@@ -598,11 +585,9 @@ def test_a_card_played_twice_is_detected() -> None:
 class SetAsideSecrets(CheatingSecrets):
     """Swaps a set-aside card into its hand and plays it."""
 
-    def learn_server_seed(self, server_seed: bytes) -> Any:
-        deal = super().learn_server_seed(server_seed)
-        self.hand[0] = deal.set_aside[0]
-        self.preferred = [deal.set_aside[0]]
-        return deal
+    def rig(self) -> None:
+        self.cards[0] = self.set_aside[0]
+        self.preferred = [self.set_aside[0]]
 
 
 @pytest.mark.parametrize("players", [2, 3, 5])
@@ -619,11 +604,9 @@ def test_a_set_aside_card_played_is_detected(players: int) -> None:
 class EarlyDrawSecrets(CheatingSecrets):
     """2-player: swaps the last card of its draw pile into its hand and plays it at once."""
 
-    def learn_server_seed(self, server_seed: bytes) -> Any:
-        deal = super().learn_server_seed(server_seed)
-        self.hand[0], self.draw_pile[-1] = self.draw_pile[-1], self.hand[0]
-        self.preferred = [self.hand[0]]
-        return deal
+    def rig(self) -> None:
+        self.cards[0], self.pile[-1] = self.pile[-1], self.cards[0]
+        self.preferred = [self.cards[0]]
 
 
 def test_a_card_played_before_it_was_drawn_is_detected() -> None:
@@ -632,13 +615,12 @@ def test_a_card_played_before_it_was_drawn_is_detected() -> None:
     assert failed(verdict, 1).endswith("was placed before it was drawn from the draw pile")
 
 
-class LyingSeedSecrets(SeatSecrets):
+class LyingSeedSecrets(LocalSecrets):
     """Reveals another seed at the end."""
 
-    def learn_server_seed(self, server_seed: bytes) -> Any:
-        deal = super().learn_server_seed(server_seed)
+    def learn_server_seed(self, server_seed: bytes) -> None:
+        super().learn_server_seed(server_seed)
         self.seed = new_seed()
-        return deal
 
 
 def test_a_seed_that_does_not_match_its_commitment_is_detected() -> None:
@@ -651,33 +633,19 @@ def test_a_seed_that_does_not_match_its_commitment_is_detected() -> None:
 
 def test_a_seat_that_never_reveals_forfeits() -> None:
     referee, seats = new_local_table(3, seed=12)
-    _play_until_the_end(referee, seats)
+    start(referee, seats)
+    while referee.phase is Phase.PLAYING:
+        step(referee, seats)
     for s in seats[:2]:
-        referee.final_reveal(
-            s.seat, s.secrets.seed, s.secrets.final_openings(referee.hidden(s.seat))
-        )
-    assert referee.phase == REVEALING
+        referee.receive(s.seat, s.final_reveal(referee.hidden(s.seat)))
+    assert referee.phase is Phase.REVEALING
     referee.forfeit(2, "did not send its final reveal in time")
-    assert referee.phase == DONE
+    assert referee.phase is Phase.DONE
     record = referee.record()
     verdict = verify_record(record)
     assert [v.status for v in verdict.seats] == [OK, OK, FORFEITED]
     assert verdict.seats[2].reason == "did not send its final reveal in time"
     assert verdict.problems == () and not verdict.ok
-
-
-def _play_until_the_end(referee: Referee, seats: list[LocalSeat], seeded: bool = False) -> None:
-    if not seeded:
-        for s in seats:
-            referee.commit_seed(s.seat, s.secrets.seed_commitment)
-        for s in seats:
-            s.secrets.learn_server_seed(referee.server_seed)
-    while referee.phase == PLAYING:
-        d = referee.decision
-        assert d is not None
-        for event in seats[d.seat].play(referee):
-            if type(event).__name__ == "Drew":
-                seats[event.seat].secrets.draw(len(event.cards))  # type: ignore[union-attr]
 
 
 def test_a_seat_without_a_final_reveal_and_no_forfeit_fails() -> None:
@@ -724,7 +692,6 @@ def test_verify_seat_alone() -> None:
     rules = record.settings.rules
     seat = 1
     referee_view = [e for e in record.log if e.seat == seat and e.commitment is not None]
-    from oriflamme.protocol.commitments import Committed
 
     placed = [Committed(e.pid, seat, e.action.card.family, e.commitment) for e in referee_view]  # type: ignore[union-attr, arg-type]
     openings = [o for s, o in all_openings(record) if s == seat]
@@ -743,101 +710,20 @@ def test_verify_seat_alone() -> None:
     assert not verify_seat(rules, record.game_id, 2, **args).ok  # another seat
 
 
-# ---------------------------------------------------------------- the referee's own checks
+# ---------------------------------------------------------------- games from the local referee
 
 
-def started() -> tuple[Referee, list[LocalSeat]]:
-    referee, seats = new_local_table(3, seed=13)
-    for s in seats:
-        referee.commit_seed(s.seat, s.secrets.seed_commitment)
-    for s in seats:
-        s.secrets.learn_server_seed(referee.server_seed)
-    return referee, seats
-
-
-def test_the_server_seed_waits_for_every_seed_commitment() -> None:
-    referee = Referee(Rules(3))
-    referee.commit_seed(0, bytes(32))
-    referee.commit_seed(1, bytes(32))
-    with pytest.raises(RefereeError):
-        referee.server_seed  # noqa: B018
-    with pytest.raises(RefereeError, match="already committed"):
-        referee.commit_seed(1, bytes(32))
-    referee.commit_seed(2, bytes(32))
-    assert referee.phase == PLAYING
-    assert referee.server_seed_commitment == seed_commitment(
-        referee.game_id, SERVER_SEAT, referee.server_seed
-    )
-
-
-def test_referee_refuses_untimely_or_malformed_requests() -> None:
-    referee = Referee(Rules(3))
-    with pytest.raises(RefereeError):
-        referee.place(0, FIRST, 0, bytes(32))  # still seeding
-    with pytest.raises(RefereeError):
-        referee.commit_seed(3, bytes(32))
-    with pytest.raises(RefereeError):
-        referee.commit_seed(0, bytes(31))
-    referee, seats = started()
-    log_before = len(referee.log)
-    with pytest.raises(NotYourTurn):
-        referee.act(1, ChooseDirection("left-to-right"))  # seat 0 chooses
-    referee.act(0, ChooseDirection("left-to-right"))
-    with pytest.raises(RefereeError):
-        referee.place(0, FIRST, 0, bytes(5))
-    with pytest.raises(RefereeError):
-        referee.place(0, FIRST, 9, bytes(32))
-    with pytest.raises(RefereeError):
-        referee.place(0, "middle", 0, bytes(32))
-    with pytest.raises(RefereeError):
-        referee.place(0, True, 0, bytes(32))
-    with pytest.raises(IllegalAction):
-        referee.place(0, FIRST, 1, bytes(32))  # seat 0 holds no blue card
-    with pytest.raises(NotYourTurn):
-        referee.place(1, FIRST, 1, bytes(32))  # not seat 1's turn
-    with pytest.raises(IllegalAction):
-        referee.act(0, KEEP)  # a placement is due
-    with pytest.raises(RefereeError):
-        referee.final_reveal(0, bytes(32), [])  # too early
-    with pytest.raises(RefereeError):
-        referee.forfeit(7, "no such seat")
-    assert len(referee.log) == log_before + 1
-    assert referee.next_pid == 0
-
-
-def test_a_placement_goes_through_place_with_its_commitment() -> None:
-    referee, _ = started()
-    referee.act(0, ChooseDirection("left-to-right"))
-    from oriflamme.engine import Place
-
-    with pytest.raises(RefereeError, match="with its proof"):
-        referee.act(0, Place(BACKS[0], FIRST))
-
-
-def test_an_opening_for_the_wrong_card_is_refused_without_forfeit() -> None:
-    referee, seats = started()
-    while referee.decision is not None and referee.decision.kind != "reveal":
-        seats[referee.decision.seat].play(referee)
-    d = referee.decision
-    assert d is not None
-    with pytest.raises(RefereeError):
-        referee.open(d.seat, d.pid, card("red", "spy"), bytes(32))  # type: ignore[arg-type]
-    with pytest.raises(RefereeError):
-        referee.reveal(d.seat, BACKS[0], bytes(32))  # a card back opens nothing
-    assert referee.forfeits == [] and referee.phase == PLAYING
-
-
-def test_record_waits_for_the_end() -> None:
-    referee, _ = started()
-    with pytest.raises(RefereeError):
-        referee.record()
-
-
-def test_records_from_the_local_game_are_random() -> None:
-    # Seeds and nonces come from the OS, not from the choice seed.
+def test_records_from_the_local_game_keep_the_seats_secrets_random() -> None:
+    # The choice seed fixes the referee's entropy (game id, server seed, its
+    # choices) and the seats' choices; seeds and nonces come from the OS.
     a = decode_record(play_local_game(3, seed=1))
     b = decode_record(play_local_game(3, seed=1))
-    assert a.game_id != b.game_id and a.seeds != b.seeds
+    assert (a.game_id, a.server_seed) == (b.game_id, b.server_seed)
+    assert a.seeds != b.seeds and a.seed_commitments != b.seed_commitments
+    # Without a seed, the referee's entropy is the OS's too.
+    c = new_local_table(3)[0]
+    d = new_local_table(3)[0]
+    assert c.game_id != d.game_id
 
 
 def test_a_record_with_random_choices_verifies_after_a_round_trip() -> None:
@@ -859,7 +745,7 @@ class SilentOnOpen(LocalSeat):
         decision = referee.decision
         assert decision is not None
         if decision.kind == "open":
-            return referee.forfeit(self.seat, "did not open card in time")
+            return list(referee.forfeit(self.seat, "did not open card in time").events)
         return super().play(referee)
 
 
@@ -921,57 +807,6 @@ def test_names_and_reasons_cannot_drive_the_terminal() -> None:
     assert "eve\\x1b[2J\\x07" in text
 
 
-def test_seat_flags_reach_the_record() -> None:
-    referee, seats = new_local_table(3, seed=15)
-    referee.mark_seat(1, left=True, stand_in=True)
-    referee.mark_seat(2, handed_to_bot=True)
-    referee.mark_seat(1, stand_in=False)
-    _play_until_the_end(referee, seats)
-    for s in seats:
-        referee.final_reveal(
-            s.seat, s.secrets.seed, s.secrets.final_openings(referee.hidden(s.seat))
-        )
-    record = decode_record(encode_record(referee.record()))
-    flags = [(s.left, s.stand_in, s.handed_to_bot) for s in record.seats]
-    assert flags == [(False, False, False), (True, False, False), (False, False, True)]
-
-
-def test_a_seat_handed_over_mid_game_plays_on_from_its_seed() -> None:
-    referee, seats = new_local_table(2, seed=16)
-    for s in seats:
-        referee.commit_seed(s.seat, s.secrets.seed_commitment)
-    for s in seats:
-        s.secrets.learn_server_seed(referee.server_seed)
-    while referee.phase == PLAYING and referee.game.round < 3:
-        d = referee.decision
-        assert d is not None
-        for event in seats[d.seat].play(referee):
-            if type(event).__name__ == "Drew":
-                seats[event.seat].secrets.draw(len(event.cards))  # type: ignore[union-attr]
-    old = seats[1].secrets
-    hidden = old.final_openings(referee.hidden(1))  # what `hand_over` carries
-    bot = SeatSecrets.resume(
-        referee.rules,
-        referee.game_id,
-        1,
-        old.seed,
-        referee.server_seed,
-        [*referee.openings(1), *hidden],
-        referee.drawn(1),
-    )
-    assert sorted(bot.hand) == sorted(old.hand) and bot.draw_pile == old.draw_pile
-    referee.hand_over(1, old.seed, hidden)  # checks the secrets, marks the seat
-    seats[1] = LocalSeat(bot, random.Random(1))
-    _play_until_the_end(referee, seats, seeded=True)
-    for s in seats:
-        referee.final_reveal(
-            s.seat, s.secrets.seed, s.secrets.final_openings(referee.hidden(s.seat))
-        )
-    record = referee.record()
-    assert record.seats[1].handed_to_bot
-    assert verify_record(record).ok
-
-
 ACTIONS = st.one_of(
     st.builds(
         lambda d: {"type": "direction", "direction": d},
@@ -1025,3 +860,209 @@ def test_mutated_records_give_a_verdict_or_record_error(data: st.DataObject) -> 
     except RecordError:
         return
     assert isinstance(verdict, GameVerdict)
+
+
+# ---------------------------------------------------------------- verdicts, seat changes, the turn timer
+
+
+def test_a_recorded_verdict_must_be_the_verifiers_own() -> None:
+    """Status and reason, both: a relabelled or reworded verdict is caught."""
+    data, forger, _ = forged_reveal()
+    settled = encode_record(_settled_game())
+    same = "the same reason"
+    cases = [
+        (data, forger, FORFEITED, same),  # failed -> forfeited
+        (data, forger, FAILED, "did not open card 3 in time"),  # reworded
+        (data, forger, OK, None),
+        (settled, 1, FAILED, same),  # forfeited -> failed
+        (settled, 1, FORFEITED, "left the game"),  # reworded
+        (settled, 1, FORFEITED, None),  # no reason
+        (HONEST, 0, OK, "all good"),  # ok has no reason
+        (HONEST, 0, FORFEITED, "made up"),
+    ]
+    for base, seat, status, reason in cases:
+        truth = decode_record(base).verdicts[seat]
+        lie = SeatVerdict(seat, status, truth.reason if reason == same else reason)
+        assert lie != truth
+        plain_lie = {"seat": seat, "status": lie.status, "reason": lie.reason}
+        verdict = verdict_of(
+            tamper(base, lambda p, v=plain_lie, s=seat: p["verdicts"].__setitem__(s, v))
+        )
+        assert verdict.problems == (f"the record says {lie}, but the verifier finds {truth}",), (
+            lie,
+            verdict.problems,
+        )
+        assert verdict.seats[seat] == truth and not verdict.ok
+
+
+def _no_timer_game() -> bytes:
+    """An honest game without turn timer in which the seats chose a direction,
+    kept cards, chose targets and moved a card."""
+    for seed in range(100):
+        record = run_local_game(*fixed_table(4, seed=seed, turn_timer=None))
+        kinds = {type(e.action).__name__ for e in record.log}
+        if {"ChooseDirection", "Keep", "Target", "MoveTo"} <= kinds:
+            assert verify_record(record).ok
+            return encode_record(record)
+    raise AssertionError("no such game in 100 tries")
+
+
+NO_TIMER = _no_timer_game()
+
+SERVER_DECIDED = (
+    "log entry {i}: the server decided for seat {seat}, but the room had no turn timer and the"
+    " seat's player was not away"
+)
+
+
+def _by_server(data: bytes, kind: str) -> tuple[int, int, bytes]:
+    """`data` with its first `kind` decision marked as the server's: (its
+    index, its seat, the record)."""
+    log = plain_log(data)
+    i = next(i for i, e in enumerate(log) if e.get("action", {}).get("type") == kind)
+    return i, log[i]["seat"], tamper(data, lambda p: p["log"][i].__setitem__("by_server", True))
+
+
+def _with_changes(data: bytes, changes: list[tuple[int, int, str]]) -> bytes:
+    """`data` with these (seat, log_index, change) seat changes, and the seat
+    flags that go with them."""
+
+    def change(p: dict[str, Any]) -> None:
+        p["seat_changes"] = [{"seat": s, "log_index": at, "change": c} for s, at, c in changes]
+        for s, _, c in changes:
+            if c != BACK:
+                p["seats"][s][c] = True
+
+    return tamper(data, change)
+
+
+@pytest.mark.parametrize("kind", ["direction", "keep", "target", "move_to"])
+def test_the_server_decides_for_a_seat_only_with_a_turn_timer_or_the_seat_away(kind: str) -> None:
+    i, seat, data = _by_server(NO_TIMER, kind)
+    problem = SERVER_DECIDED.format(i=i, seat=seat)
+    assert verdict_of(data).problems == (problem,)
+    # With a turn timer, the decision is a time-out default (on the server's word).
+    timed = tamper(data, lambda p: p["settings"].__setitem__("turn_timer", 30))
+    assert verdict_of(timed).problems == ()
+    # The player away or gone: the stand-in's answer.
+    for changes in (
+        [(seat, i, STAND_IN)],
+        [(seat, 0, STAND_IN), (seat, i, LEFT)],
+        [(seat, 0, LEFT)],
+        [(seat, 0, STAND_IN), (seat, i, BACK), (seat, i, STAND_IN)],
+    ):
+        assert verdict_of(_with_changes(data, changes)).problems == (), changes
+    # Present again, not yet away, away only for another seat, or played by a bot.
+    other = (seat + 1) % 4
+    for changes in (
+        [(seat, 0, STAND_IN), (seat, i, BACK)],
+        [(seat, i + 1, STAND_IN)],
+        [(other, 0, STAND_IN)],
+        [(seat, 0, HANDED_TO_BOT)],
+    ):
+        assert verdict_of(_with_changes(data, changes)).problems == (problem,), changes
+
+
+def test_a_skip_needs_a_turn_timer_or_the_seat_away() -> None:
+    data = encode_record(play(3, seed=20, cheater=1, seat_class=NeverPlaces))
+    skips = [(i, e["seat"]) for i, e in enumerate(plain_log(data)) if e.get("skip")]
+    assert len(skips) == 6 and verdict_of(data).problems == ()
+    untimed = tamper(data, lambda p: p["settings"].pop("turn_timer"))
+    assert verdict_of(untimed).problems == tuple(
+        SERVER_DECIDED.format(i=i, seat=seat) for i, seat in skips
+    )
+    assert verdict_of(_with_changes(untimed, [(1, 0, LEFT)])).problems == ()
+
+
+class NeverPlaces(LocalSeat):
+    def answers(self, decision: Any) -> bool:
+        return decision.kind != "place"
+
+
+class Slow(LocalSeat):
+    """Lets a third of its choices time out (never an opening)."""
+
+    def answers(self, decision: Any) -> bool:
+        return decision.kind == "open" or self.rng.random() < 0.67
+
+
+def test_a_record_that_relied_on_its_turn_timer_needs_it() -> None:
+    for seed in range(40):
+        record = run_local_game(*fixed_table(4, seed=seed, seat_class=Slow, special=2))
+        defaults = [(i, e.seat) for i, e in enumerate(record.log) if e.by_server]
+        kinds = {type(record.log[i].action).__name__ for i, _ in defaults}
+        if {"NoneType", "Keep", "Target"} <= kinds:
+            break
+    else:
+        raise AssertionError("no game with skips, keeps and targets by the server in 40 tries")
+    assert {seat for _, seat in defaults} == {2}
+    data = encode_record(record)
+    assert verdict_of(data).ok
+    untimed = tamper(data, lambda p: p["settings"].pop("turn_timer"))
+    verdict = verdict_of(untimed)
+    assert verdict.problems == tuple(SERVER_DECIDED.format(i=i, seat=seat) for i, seat in defaults)
+    assert all(v.ok for v in verdict.seats)  # the seats are not to blame
+
+
+def test_the_servers_answers_to_failed_openings_and_settlements_need_no_turn_timer() -> None:
+    data, _, _ = forged_reveal()  # a room without turn timer
+    assert decode_record(data).settings.turn_timer is None
+    assert verdict_of(data).problems == ()
+    settled = tamper(encode_record(_settled_game()), lambda p: p["settings"].pop("turn_timer"))
+    assert any(e.get("settled") for e in plain_log(settled))
+    assert verdict_of(settled).problems == ()
+
+
+@pytest.mark.parametrize("flag", [STAND_IN, LEFT, HANDED_TO_BOT])
+def test_seat_flags_must_agree_with_the_seat_changes(flag: str) -> None:
+    record = decode_record(NO_TIMER)
+    assert record.seat_changes == () and verdict_of(NO_TIMER).ok
+    changed = _with_changes(NO_TIMER, [(1, 0, flag)])
+    assert verdict_of(changed).ok
+    # A flag without its change, and a change without its flag.
+    verdict = verdict_of(tamper(NO_TIMER, lambda p: p["seats"][1].__setitem__(flag, True)))
+    assert verdict.problems == (
+        f"seat 1 is marked {flag}=True, but its seat changes say otherwise",
+    )
+    verdict = verdict_of(tamper(changed, lambda p: p["seats"][1].__setitem__(flag, False)))
+    assert verdict.problems == (f"seat 1 is marked {flag}=False, but its seat changes say so",)
+
+
+@pytest.mark.parametrize(
+    "changes, bad",
+    [
+        ([BACK], (0, "back", "its player")),
+        ([STAND_IN, STAND_IN], (1, "stand_in", "the stand-in (its player away)")),
+        ([STAND_IN, BACK, BACK], (2, "back", "its player")),
+        ([LEFT, BACK], (1, "back", "the stand-in (its player gone)")),
+        ([LEFT, STAND_IN], (1, "stand_in", "the stand-in (its player gone)")),
+        ([LEFT, LEFT], (1, "left", "the stand-in (its player gone)")),
+        ([STAND_IN, LEFT, HANDED_TO_BOT], (2, "handed_to_bot", "the stand-in (its player gone)")),
+        ([HANDED_TO_BOT, BACK], (1, "back", "a bot")),
+        ([HANDED_TO_BOT, LEFT], (1, "left", "a bot")),
+        ([HANDED_TO_BOT, HANDED_TO_BOT], (1, "handed_to_bot", "a bot")),
+        ([HANDED_TO_BOT, STAND_IN, STAND_IN], (2, "stand_in", "the stand-in (its bot away)")),
+    ],
+)
+def test_impossible_seat_changes_are_detected(
+    changes: list[str], bad: tuple[int, str, str]
+) -> None:
+    at = [5 * k for k in range(len(changes))]
+    data = _with_changes(NO_TIMER, [(2, i, c) for i, c in zip(at, changes, strict=True)])
+    k, change, where = bad
+    assert verdict_of(data).problems == (
+        f"seat change before log entry {at[k]}: seat 2 cannot go {change} while played by {where}",
+    )
+
+
+def test_possible_seat_changes_verify() -> None:
+    for changes in (
+        [STAND_IN, BACK, STAND_IN, BACK],
+        [STAND_IN, LEFT],
+        [STAND_IN, HANDED_TO_BOT],
+        [STAND_IN, BACK, LEFT],
+        [HANDED_TO_BOT],
+        [HANDED_TO_BOT, STAND_IN, BACK],  # the bot's own connection dropped, and came back
+    ):
+        data = _with_changes(NO_TIMER, [(0, 3 * k, c) for k, c in enumerate(changes)])
+        assert verdict_of(data).ok, changes

@@ -1,4 +1,4 @@
-"""The machine-readable catalog of protocol v1, and the generated parts of the document.
+"""The machine-readable catalog of protocol v1, and the generated parts of docs/PROTOCOL.md.
 
 How this works
 --------------
@@ -13,31 +13,25 @@ types. From that one source it builds:
   between ``<!-- generated: NAME -->`` and ``<!-- end generated -->``.
 
 Everything outside the markers is written by hand and left alone.
-
-    python -m oriflamme.protocol.catalog            # write docs/protocol-v1.json, update the doc's blocks
-    python -m oriflamme.protocol.catalog --check    # exit 1 if either is out of date
-
-Run it from the repository root (or pass ``--json`` and ``--doc``).
+``python -m tools.docgen`` writes them (see `tools.docgen`).
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import re
-import sys
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 from oriflamme.engine.events import EVENT_TYPES
+from oriflamme.protocol import messages as m
+from oriflamme.protocol.codec import DEFAULT_MAX_FRAME, HEADER_SIZE, MAX_DEPTH, encode_frame
+from oriflamme.protocol.errors import CODES
+from oriflamme.protocol.schema import FieldSpec, StructSpec
 
-from . import messages as m
-from . import transcript
-from .codec import DEFAULT_MAX_FRAME, HEADER_SIZE, encode_frame
-from .errors import CODES
+from . import worked_example
 from .examples import examples
-from .fields import FieldSpec, WireValue
+from .notation import hex_dump, notation
 
 BEGIN = "<!-- generated: {} -->"
 END = "<!-- end generated -->"
@@ -164,14 +158,41 @@ TYPE_DOCS: dict[str, str] = {
     "card": 'an array [family, kind] of two str: a family name and a kind name (never nil here), e.g. ["red", "soldier"]',
     "at": 'the str "first" or "last", or a uint (a pid)',
     "list": "a msgpack array of min_items..max_items items, each as described by items",
-    "struct": "a msgpack map described by the structure of that name (see structures)",
+    "struct": "a msgpack map described by the structure named by `structure` (see structures)",
     "map": "a msgpack map with str keys, plain data described in docs/PROTOCOL.md (engine views, events, actions)",
+}
+
+
+# What the catalog's own keys mean (for a program that reads it).
+KEY_DOCS: dict[str, str] = {
+    "messages": "every message type, client messages first",
+    "messages[].type": "the message's `type` string on the wire",
+    "messages[].sender": "who sends it: `client` or `server`",
+    "messages[].role": "`request` (a client message; exactly one answer comes back),"
+    " `reply` (a server's answer to a request, echoing its `id`), or `push` (a server"
+    " message nobody asked for, numbered by `seq`)",
+    "messages[].reply": "for a request: the message type that answers it when it succeeds"
+    " (an `error` answers it otherwise)",
+    "messages[].doc": "what the message is for",
+    "messages[].fields": "its fields, in the order the reference implementation writes them",
+    "messages[].example_frame": "one complete frame of the message (4-byte length, then the"
+    " msgpack map), in hex: the example of docs/PROTOCOL.md",
+    "fields[].name": "the key in the msgpack map",
+    "fields[].required": "true: present and not nil; false: may be left out (nil means the same)",
+    "fields[].type": "the field's type, described under `types`, with that type's own bounds"
+    " (min, max, length, min_length, max_length, values, items, structure...)",
+    "fields[].doc": "what the field means",
+    "structures": "the maps nested in messages, by name",
+    "errors": "the error code catalog: `keeps_open` false means the server closes the"
+    " connection after sending it; `fault` is seen from the side that sends the error",
+    "events": "the engine's event types that `game_state.events` carries, and their fields",
 }
 
 
 def _fields_json(specs: Sequence[FieldSpec]) -> list[dict[str, Any]]:
     return [
-        {"name": s.name, "required": s.required, **s.kind.describe(), "doc": s.doc} for s in specs
+        {"name": s.name, "required": s.required, **s.wire_type.describe(), "doc": s.doc}
+        for s in specs
     ]
 
 
@@ -206,8 +227,12 @@ def build_catalog() -> dict[str, Any]:
             "header": f"{HEADER_SIZE}-byte big-endian unsigned payload length",
             "payload": "one msgpack map with string keys",
             "max_payload": DEFAULT_MAX_FRAME,
+            "max_depth": MAX_DEPTH,
             "ext_types": "refused",
+            "floats": "refused",
+            "map_keys": "str, each at most once per map",
         },
+        "keys": KEY_DOCS,
         "types": TYPE_DOCS,
         "messages": [
             {
@@ -222,8 +247,8 @@ def build_catalog() -> dict[str, Any]:
             for cls in all_messages()
         ],
         "structures": [
-            {"name": cls.WIRE_NAME, "doc": _doc(cls), "fields": _fields_json(cls.FIELDS)}
-            for cls in m.STRUCTS
+            {"name": spec.name, "doc": spec.doc, "fields": _fields_json(spec.fields)}
+            for spec in m.STRUCTS
         ],
         "errors": [
             {"code": e.code, "keeps_open": e.keeps_open, "fault": e.fault, "meaning": e.meaning}
@@ -240,68 +265,6 @@ def catalog_json() -> str:
     return json.dumps(build_catalog(), indent=2, ensure_ascii=False) + "\n"
 
 
-# ------------------------------------------------------------------ notation
-
-
-def notation(value: Any, width: int = 96, _indent: int = 0, _start: int = 0) -> str:
-    """msgpack data in the document's JSON-like notation: bin as ``bin(hex)``,
-    nil as ``nil``; a map or array longer than `width` gets one item a line.
-
-    >>> notation({"type": "ping", "id": 1, "x": b"\\x01\\xff", "y": None})
-    '{"type": "ping", "id": 1, "x": bin(01ff), "y": nil}'
-    """
-    flat = _flat(value)
-    fits = max(_indent, _start) + len(flat) <= width
-    if fits or not isinstance(value, dict | list | tuple) or not value:
-        return flat
-    pad = " " * (_indent + 2)
-    if isinstance(value, dict):
-        items = []
-        for key, item in value.items():
-            head = f"{pad}{json.dumps(key, ensure_ascii=False)}: "
-            items.append(head + notation(item, width, _indent + 2, len(head)))
-        body = ",\n".join(items)
-    else:
-        body = ",\n".join(pad + notation(item, width, _indent + 2) for item in value)
-    opening, closing = ("{", "}") if isinstance(value, dict) else ("[", "]")
-    return opening + "\n" + body + "\n" + " " * _indent + closing
-
-
-def _flat(value: Any) -> str:
-    if value is None:
-        return "nil"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, bytes):
-        return f"bin({value.hex()})"
-    if isinstance(value, dict):
-        return (
-            "{"
-            + ", ".join(
-                f"{json.dumps(k, ensure_ascii=False)}: {_flat(v)}" for k, v in value.items()
-            )
-            + "}"
-        )
-    if isinstance(value, list | tuple):
-        return "[" + ", ".join(_flat(v) for v in value) + "]"
-    return json.dumps(value, ensure_ascii=False)
-
-
-def hex_dump(data: bytes) -> str:
-    """Sixteen bytes a line, offset first, ASCII on the right.
-
-    >>> print(hex_dump(b"\\x00\\x00\\x00\\x02\\x80\\xc0"))
-    0000  00 00 00 02 80 c0                                ......
-    """
-    lines = []
-    for offset in range(0, len(data), 16):
-        chunk = data[offset : offset + 16]
-        hexes = " ".join(f"{b:02x}" for b in chunk)
-        text = "".join(chr(b) if 32 <= b < 127 else "." for b in chunk)
-        lines.append(f"{offset:04x}  {hexes:<47}  {text}")
-    return "\n".join(lines)
-
-
 # ------------------------------------------------------------------ document blocks
 
 
@@ -313,7 +276,7 @@ def _table(specs: Sequence[FieldSpec]) -> str:
     rows = ["| field | type | presence | meaning |", "| --- | --- | --- | --- |"]
     for s in specs:
         presence = "required" if s.required else "optional"
-        rows.append(f"| `{s.name}` | {s.kind.notation()} | {presence} | {_cell(s.doc)} |")
+        rows.append(f"| `{s.name}` | {s.wire_type.notation()} | {presence} | {_cell(s.doc)} |")
     return "\n".join(rows)
 
 
@@ -330,8 +293,8 @@ def message_block(cls: type[m.Message]) -> str:
     )
 
 
-def struct_block(cls: type[WireValue]) -> str:
-    return f"#### Structure `{cls.WIRE_NAME}`\n\n{_doc(cls)} A map:\n\n{_table(cls.FIELDS)}\n"
+def struct_block(spec: StructSpec) -> str:
+    return f"#### Structure `{spec.name}`\n\n{spec.doc} A map:\n\n{_table(spec.fields)}\n"
 
 
 def errors_block() -> str:
@@ -368,11 +331,11 @@ def frame_example_block() -> str:
 def blocks() -> dict[str, str]:
     """Every generated block of docs/PROTOCOL.md, by name."""
     out = {f"message:{cls.TYPE}": message_block(cls) for cls in all_messages()}
-    out.update({f"struct:{cls.WIRE_NAME}": struct_block(cls) for cls in m.STRUCTS})
+    out.update({f"struct:{spec.name}": struct_block(spec) for spec in m.STRUCTS})
     out["errors"] = errors_block()
     out["events"] = events_block()
     out["frame_example"] = frame_example_block()
-    out["worked_example"] = transcript.render()
+    out["worked_example"] = worked_example.render()
     return out
 
 
@@ -408,47 +371,3 @@ def check_doc(text: str) -> list[str]:
     problems += [f"block {name!r} appears {n} times" for name, n in counts.items() if n > 1]
     problems += [f"block {name!r} is missing" for name in wanted if name not in counts]
     return problems
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m oriflamme.protocol.catalog", description=__doc__.splitlines()[0]
-    )
-    parser.add_argument(
-        "--json", default="docs/protocol-v1.json", help="the JSON catalog to write or check"
-    )
-    parser.add_argument(
-        "--doc",
-        default="docs/PROTOCOL.md",
-        help="the document whose generated blocks to update or check",
-    )
-    parser.add_argument(
-        "--check", action="store_true", help="change nothing; exit 1 if anything is out of date"
-    )
-    args = parser.parse_args(argv)
-    json_path, doc_path = Path(args.json), Path(args.doc)
-    text = doc_path.read_text(encoding="utf-8")
-    if args.check:
-        problems = check_doc(text)
-        if not json_path.exists() or json_path.read_text(encoding="utf-8") != catalog_json():
-            problems.append(f"{json_path} is out of date")
-        for problem in problems:
-            print(problem, file=sys.stderr)
-        if problems:
-            print("run: python -m oriflamme.protocol.catalog", file=sys.stderr)
-        return 1 if problems else 0
-    json_path.write_text(catalog_json(), encoding="utf-8")
-    updated, missing = update_doc(text)
-    if updated != text:
-        doc_path.write_text(updated, encoding="utf-8")
-    print(f"wrote {json_path}; {doc_path}: {'updated' if updated != text else 'up to date'}")
-    for name in missing:
-        print(
-            f"{doc_path} has no block {name!r}: add '{BEGIN.format(name)}' + '{END}' where it belongs",
-            file=sys.stderr,
-        )
-    return 1 if missing else 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,16 +1,17 @@
-"""Field kinds: the wire types of message fields, and the spec machinery.
+"""Wire types: what each message field may hold, and the declarations built on them.
 
 How this works
 --------------
-A message or a nested structure is a frozen dataclass declared with the
-`message` or `struct` decorator; each field is declared with `wire(kind,
-doc)` (required) or `wire(kind, doc, default=None)` (optional). That one
-declaration is the whole spec: `load` checks and converts a decoded msgpack
-map into the dataclass, the dataclass constructor checks Python values, `dump`
-turns it back into plain data, and the catalog (docs/protocol-v1.json and the
-tables of docs/PROTOCOL.md) is generated from the same `FieldSpec` tuples.
+A message or a nested structure is a frozen dataclass declared with
+`wire_struct` (or `messages.message`); each field is declared with
+``wire(wire_type, doc)`` (required) or ``wire(wire_type, doc, default=None)``
+(optional). That one declaration is the whole spec: `load_fields` checks and
+converts a decoded msgpack map into the dataclass, the dataclass constructor
+checks Python values, `dump_fields` turns it back into plain data, and the
+catalog (docs/protocol-v1.json and the tables of docs/PROTOCOL.md, made by
+``tools/docgen``) is generated from the same `FieldSpec` tuples.
 
-A `Kind` knows three directions:
+A `WireType` knows three directions:
 
 * ``load(wire_value)``: check a value as decoded from msgpack and convert it
   (a card ``["red", "soldier"]`` becomes an engine `Card`, a list a tuple, a
@@ -20,10 +21,25 @@ A `Kind` knows three directions:
 
 Both checks raise `Invalid`; the caller adds the field's path and turns it
 into a `RemoteProtocolError` (decoding) or a `LocalProtocolError`
-(constructing), both with code ``invalid_field``.
+(constructing), both with code ``invalid_field``. A problem never shows the
+offending value whole: values from the wire may be huge or nested, so they
+are described by their type, or shown cut short (`shown`).
 
 Optional fields may be absent or nil on the wire, which mean the same: the
 Python value is None, and None is never encoded.
+
+>>> from typing import Any
+>>> @wire_struct("point")
+... class Point(WireValue):
+...     '''A point.'''
+...     x: int = wire(UInt(0, 9), "Across.")
+...     label: str | None = wire(Text(1, 8), "A name.", default=None)
+>>> load_fields(Point, {"x": 3, "label": "a", "extra": "ignored"})
+Point(x=3, label='a')
+>>> load_fields(Point, {"x": 12})
+Traceback (most recent call last):
+...
+oriflamme.protocol.schema.Invalid: x: expected 0..9, got 12
 """
 
 from __future__ import annotations
@@ -34,6 +50,7 @@ from collections.abc import Callable
 from typing import Any, ClassVar, TypeVar, dataclass_transform, overload
 
 from oriflamme.engine import FAMILY_NAMES, Card, card_from_data, card_to_data
+from oriflamme.engine.cards import shown
 
 from .errors import INVALID_FIELD, LocalProtocolError
 
@@ -66,7 +83,8 @@ class Invalid(Exception):
         return f"{self.path}: {self.problem}" if self.path else self.problem
 
 
-def _type_name(value: object) -> str:
+def type_name(value: object) -> str:
+    """What a decoded value is, in the words of docs/PROTOCOL.md."""
     if value is None:
         return "nil"
     if isinstance(value, bool):
@@ -86,7 +104,7 @@ def _type_name(value: object) -> str:
     return type(value).__name__
 
 
-class Kind:
+class WireType:
     """A wire type. Subclasses override `load`, `check`, `dump` as needed."""
 
     name = "any"
@@ -110,7 +128,7 @@ class Kind:
         return self.name
 
 
-class UInt(Kind):
+class UInt(WireType):
     """An integer in ``lo..hi`` (booleans are not integers here)."""
 
     name = "uint"
@@ -121,7 +139,7 @@ class UInt(Kind):
 
     def check(self, value: object) -> None:
         if type(value) is not int:
-            raise Invalid(f"expected an integer, got {_type_name(value)}")
+            raise Invalid(f"expected an integer, got {type_name(value)}")
         if not self.lo <= value <= self.hi:
             raise Invalid(f"expected {self.lo}..{self.hi}, got {value}")
 
@@ -137,18 +155,18 @@ class UInt(Kind):
         return f"uint {self.lo}..{self.hi}"
 
 
-class Bool(Kind):
+class Bool(WireType):
     name = "bool"
 
     def check(self, value: object) -> None:
         if type(value) is not bool:
-            raise Invalid(f"expected true or false, got {_type_name(value)}")
+            raise Invalid(f"expected true or false, got {type_name(value)}")
 
     def notation(self) -> str:
         return "bool"
 
 
-class Text(Kind):
+class Text(WireType):
     """A UTF-8 string of ``lo..hi`` characters (code points), no control characters."""
 
     name = "text"
@@ -159,7 +177,7 @@ class Text(Kind):
 
     def check(self, value: object) -> None:
         if type(value) is not str:
-            raise Invalid(f"expected a string, got {_type_name(value)}")
+            raise Invalid(f"expected a string, got {type_name(value)}")
         if not self.lo <= len(value) <= self.hi:
             raise Invalid(f"expected {self.lo}..{self.hi} characters, got {len(value)}")
         if _CONTROL.search(value):
@@ -172,7 +190,7 @@ class Text(Kind):
         return f"str, {self.lo}..{self.hi} characters"
 
 
-class Token(Kind):
+class Token(WireType):
     """A short lowercase identifier: ``[a-z][a-z0-9_]*``, at most `hi` characters."""
 
     name = "token"
@@ -182,10 +200,10 @@ class Token(Kind):
 
     def check(self, value: object) -> None:
         if type(value) is not str:
-            raise Invalid(f"expected a string, got {_type_name(value)}")
+            raise Invalid(f"expected a string, got {type_name(value)}")
         if not 1 <= len(value) <= self.hi or not _TOKEN.match(value):
             raise Invalid(
-                f"expected a lowercase identifier of 1..{self.hi} characters, got {value!r}"
+                f"expected a lowercase identifier of 1..{self.hi} characters, got {shown(value)}"
             )
 
     def describe(self) -> dict[str, Any]:
@@ -195,7 +213,7 @@ class Token(Kind):
         return f"str `[a-z][a-z0-9_]*`, 1..{self.hi} characters"
 
 
-class Enum(Kind):
+class OneOf(WireType):
     """One of a fixed set of strings."""
 
     name = "enum"
@@ -205,9 +223,13 @@ class Enum(Kind):
         self._set = frozenset(values)
 
     def check(self, value: object) -> None:
-        if type(value) is not str or value not in self._set:
-            shown = repr(value) if isinstance(value, str) else _type_name(value)
-            raise Invalid(f"expected one of {', '.join(self.values)}; got {shown}")
+        # A str enum (the engine's `Step`) is its value.
+        if not isinstance(value, str) or value not in self._set:
+            got = shown(value) if isinstance(value, str) else type_name(value)
+            raise Invalid(f"expected one of {', '.join(self.values)}; got {got}")
+
+    def dump(self, value: Any) -> object:
+        return str(value)
 
     def describe(self) -> dict[str, Any]:
         return {"type": "enum", "values": list(self.values)}
@@ -216,7 +238,7 @@ class Enum(Kind):
         return " \\| ".join(f'`"{v}"`' for v in self.values)
 
 
-class Bin(Kind):
+class Bin(WireType):
     """Binary (msgpack bin) of exactly `size` bytes."""
 
     name = "bin"
@@ -226,7 +248,7 @@ class Bin(Kind):
 
     def check(self, value: object) -> None:
         if type(value) is not bytes:
-            raise Invalid(f"expected {self.size} bytes of binary (bin), got {_type_name(value)}")
+            raise Invalid(f"expected {self.size} bytes of binary (bin), got {type_name(value)}")
         if len(value) != self.size:
             raise Invalid(f"expected {self.size} bytes, got {len(value)}")
 
@@ -237,12 +259,14 @@ class Bin(Kind):
         return f"bin, {self.size} bytes"
 
 
-class CardKind(Kind):
-    """A card with a known identity: ``["red", "soldier"]`` on the wire, a `Card` in Python."""
+class KnownCard(WireType):
+    """A card whose identity is given: ``["red", "soldier"]`` on the wire, a `Card` in Python."""
 
     name = "card"
 
     def load(self, value: object) -> Any:
+        if type(value) is not list or len(value) != 2:
+            raise Invalid(f"expected a card [family, kind], got {type_name(value)}")
         try:
             card = card_from_data(value)
         except ValueError as e:
@@ -253,7 +277,7 @@ class CardKind(Kind):
 
     def check(self, value: object) -> None:
         if not isinstance(value, Card) or value.kind is None:
-            raise Invalid(f"expected a Card with a kind, got {value!r}")
+            raise Invalid(f"expected a Card with a kind, got {shown(value)}")
 
     def dump(self, value: Any) -> object:
         return card_to_data(value)
@@ -262,7 +286,7 @@ class CardKind(Kind):
         return "card `[family, kind]`"
 
 
-class At(Kind):
+class PlaceAt(WireType):
     """Where a card is placed: ``"first"``, ``"last"``, or the pid of a card to cover."""
 
     name = "at"
@@ -274,7 +298,7 @@ class At(Kind):
         if value == "first" or value == "last":
             return
         if type(value) is not int:
-            raise Invalid(f'expected "first", "last" or a pid, got {_type_name(value)}')
+            raise Invalid(f'expected "first", "last" or a pid, got {type_name(value)}')
         self._pid.check(value)
 
     def describe(self) -> dict[str, Any]:
@@ -284,9 +308,11 @@ class At(Kind):
         return f'`"first"` \\| `"last"` \\| pid ({self._pid.notation()})'
 
 
-class PlainMap(Kind):
+class PlainMap(WireType):
     """A map with string keys, passed through as plain data (engine views,
-    events and actions). With `typed`, it must also have a string ``type``."""
+    events and actions). With `typed`, it must also have a string ``type``.
+    Its contents are as safe as the codec makes every decoded value: no
+    float, no ext, bounded depth."""
 
     name = "map"
 
@@ -296,7 +322,7 @@ class PlainMap(Kind):
 
     def check(self, value: object) -> None:
         if type(value) is not dict:
-            raise Invalid(f"expected a map ({self.what}), got {_type_name(value)}")
+            raise Invalid(f"expected a map ({self.what}), got {type_name(value)}")
         for key in value:
             if type(key) is not str:
                 raise Invalid("map keys must be strings")
@@ -310,12 +336,12 @@ class PlainMap(Kind):
         return f"map: {self.what}"
 
 
-class ListOf(Kind):
-    """An array of ``lo..hi`` items of one kind; a tuple in Python."""
+class ListOf(WireType):
+    """An array of ``lo..hi`` items of one type; a tuple in Python."""
 
     name = "list"
 
-    def __init__(self, item: Kind, lo: int = 0, hi: int = 64) -> None:
+    def __init__(self, item: WireType, lo: int = 0, hi: int = 64) -> None:
         self.item = item
         self.lo = lo
         self.hi = hi
@@ -326,7 +352,7 @@ class ListOf(Kind):
 
     def load(self, value: object) -> Any:
         if type(value) is not list:
-            raise Invalid(f"expected an array, got {_type_name(value)}")
+            raise Invalid(f"expected an array, got {type_name(value)}")
         self._length(value)
         load = self.item.load
         out = []
@@ -363,13 +389,13 @@ class ListOf(Kind):
         return f"array of {self.lo}..{self.hi} × {self.item.notation()}"
 
 
-class FastList(ListOf):
+class PassedList(ListOf):
     """A list of plain maps kept as a list (no copy): views' events and actions
     are forwarded as they are, so only their shape is checked."""
 
     def load(self, value: object) -> Any:
         if type(value) is not list:
-            raise Invalid(f"expected an array, got {_type_name(value)}")
+            raise Invalid(f"expected an array, got {type_name(value)}")
         self._length(value)
         check = self.item.check
         for i, item in enumerate(value):
@@ -393,32 +419,45 @@ class FastList(ListOf):
         return value
 
 
-def family_kind() -> Enum:
-    return Enum(*FAMILY_NAMES)
+def family_type() -> OneOf:
+    return OneOf(*FAMILY_NAMES)
 
 
-# ------------------------------------------------------------------ specs
+# ------------------------------------------------------------------ declarations
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class FieldSpec:
-    """One field: its wire name, kind, meaning, and whether it must be present."""
+    """One field: its wire name, wire type, meaning, and whether it must be present."""
 
     name: str
-    kind: Kind
+    wire_type: WireType
     doc: str
     required: bool
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class StructSpec:
+    """A nested structure as the catalog describes it: name, meaning, fields."""
+
+    name: str
+    doc: str
+    fields: tuple[FieldSpec, ...]
+
+
 @overload
-def wire(kind: Kind, doc: str) -> Any: ...
+def wire(wire_type: WireType, doc: str, *, secret: bool = False) -> Any: ...
 @overload
-def wire(kind: Kind, doc: str, *, default: None) -> Any: ...
-def wire(kind: Kind, doc: str, *, default: Any = dataclasses.MISSING) -> Any:
-    """Declare a field: required, or optional with ``default=None``."""
+def wire(wire_type: WireType, doc: str, *, default: None, secret: bool = False) -> Any: ...
+def wire(
+    wire_type: WireType, doc: str, *, default: Any = dataclasses.MISSING, secret: bool = False
+) -> Any:
+    """Declare a field: required, or optional with ``default=None``. A
+    `secret` field (a session token) is left out of the value's repr, so no
+    log line that shows a message shows it."""
     if default is not dataclasses.MISSING and default is not None:
         raise ValueError("an optional field's default is None (absent)")
-    return dataclasses.field(default=default, metadata={"wire": (kind, doc)})
+    return dataclasses.field(default=default, repr=not secret, metadata={"wire": (wire_type, doc)})
 
 
 class WireValue:
@@ -437,7 +476,7 @@ class WireValue:
                         raise Invalid("required field is missing", spec.name)
                     continue
                 try:
-                    spec.kind.check(value)
+                    spec.wire_type.check(value)
                 except Invalid as e:
                     raise e.within(spec.name) from None
             self.validate()
@@ -447,6 +486,10 @@ class WireValue:
     def validate(self) -> None:
         """Checks across fields; raise `Invalid`. Runs after the fields' own checks."""
 
+    @classmethod
+    def spec(cls) -> StructSpec:
+        return StructSpec(cls.WIRE_NAME, " ".join((cls.__doc__ or "").split()), cls.FIELDS)
+
 
 W = TypeVar("W", bound=WireValue)
 
@@ -454,13 +497,13 @@ W = TypeVar("W", bound=WireValue)
 def _collect(cls: type[WireValue]) -> tuple[FieldSpec, ...]:
     specs = []
     for f in dataclasses.fields(cls):  # type: ignore[arg-type]
-        kind, doc = f.metadata["wire"]
-        specs.append(FieldSpec(f.name, kind, doc, f.default is dataclasses.MISSING))
+        wire_type, doc = f.metadata["wire"]
+        specs.append(FieldSpec(f.name, wire_type, doc, f.default is dataclasses.MISSING))
     return tuple(specs)
 
 
 @dataclass_transform(frozen_default=True, kw_only_default=True, field_specifiers=(wire,))
-def struct(name: str) -> Callable[[type[W]], type[W]]:
+def wire_struct(name: str) -> Callable[[type[W]], type[W]]:
     """Make a nested wire structure (a map inside a message) named `name`."""
 
     def make(cls: type[W]) -> type[W]:
@@ -472,17 +515,18 @@ def struct(name: str) -> Callable[[type[W]], type[W]]:
     return make
 
 
-class StructKind(Kind):
-    """A nested map described by a `struct` class; the dataclass in Python."""
+class StructOf(WireType):
+    """A nested map described by a `wire_struct` class; the dataclass in Python."""
 
     name = "struct"
 
     def __init__(self, cls: type[WireValue]) -> None:
         self.cls = cls
+        self.spec = cls.spec()
 
     def load(self, value: object) -> Any:
         if type(value) is not dict:
-            raise Invalid(f"expected a map ({self.cls.WIRE_NAME}), got {_type_name(value)}")
+            raise Invalid(f"expected a map ({self.cls.WIRE_NAME}), got {type_name(value)}")
         return load_fields(self.cls, value)
 
     def check(self, value: object) -> None:
@@ -493,10 +537,60 @@ class StructKind(Kind):
         return dump_fields(value)
 
     def describe(self) -> dict[str, Any]:
-        return {"type": "struct", "name": self.cls.WIRE_NAME}
+        return {"type": "struct", "structure": self.spec.name}
 
     def notation(self) -> str:
-        return f"[{self.cls.WIRE_NAME}](#structure-{self.cls.WIRE_NAME})"
+        return f"[{self.spec.name}](#structure-{self.spec.name})"
+
+
+class ValueStruct(StructOf):
+    """A nested map loaded into a plain frozen value class of another layer
+    (`commitments.Opening`, `record.SeatVerdict`), so that one concept keeps
+    one Python type on and off the wire. `fields` name the class's
+    attributes; the class is built with them as keyword arguments."""
+
+    def __init__(self, cls: type[Any], name: str, doc: str, fields: tuple[FieldSpec, ...]) -> None:
+        self.cls = cls
+        self.spec = StructSpec(name, doc, fields)
+
+    def load(self, value: object) -> Any:
+        if type(value) is not dict:
+            raise Invalid(f"expected a map ({self.spec.name}), got {type_name(value)}")
+        values: dict[str, Any] = {}
+        for spec in self.spec.fields:
+            item = value.get(spec.name)
+            if item is None:
+                if spec.required:
+                    raise Invalid("required field is missing", spec.name)
+            else:
+                try:
+                    item = spec.wire_type.load(item)
+                except Invalid as e:
+                    raise e.within(spec.name) from None
+            values[spec.name] = item
+        return self.cls(**values)
+
+    def check(self, value: object) -> None:
+        if type(value) is not self.cls:
+            raise Invalid(f"expected {self.cls.__name__}, got {type(value).__name__}")
+        for spec in self.spec.fields:
+            item = getattr(value, spec.name)
+            if item is None:
+                if spec.required:
+                    raise Invalid("required field is missing", spec.name)
+                continue
+            try:
+                spec.wire_type.check(item)
+            except Invalid as e:
+                raise e.within(spec.name) from None
+
+    def dump(self, value: Any) -> object:
+        out: dict[str, Any] = {}
+        for spec in self.spec.fields:
+            item = getattr(value, spec.name)
+            if item is not None:
+                out[spec.name] = spec.wire_type.dump(item)
+        return out
 
 
 def load_fields(cls: type[W], data: dict[Any, Any]) -> W:
@@ -513,7 +607,7 @@ def load_fields(cls: type[W], data: dict[Any, Any]) -> W:
                 raise Invalid("required field is missing", spec.name)
         else:
             try:
-                value = spec.kind.load(value)
+                value = spec.wire_type.load(value)
             except Invalid as e:
                 raise e.within(spec.name) from None
         setter(obj, spec.name, value)
@@ -527,5 +621,5 @@ def dump_fields(obj: WireValue) -> dict[str, Any]:
     for spec in obj.FIELDS:
         value = getattr(obj, spec.name)
         if value is not None:
-            out[spec.name] = spec.kind.dump(value)
+            out[spec.name] = spec.wire_type.dump(value)
     return out

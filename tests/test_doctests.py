@@ -1,4 +1,4 @@
-"""The docstring examples of the engine are part of its documentation: run them."""
+"""The docstring examples are part of the documentation: run every one of them."""
 
 import doctest
 import importlib
@@ -6,11 +6,16 @@ import pkgutil
 
 import pytest
 
+import oriflamme.client
 import oriflamme.engine
+import oriflamme.protocol
+import oriflamme.server
 
+PACKAGES = (oriflamme.engine, oriflamme.protocol, oriflamme.server, oriflamme.client)
 MODULES = sorted(
-    m.name for m in pkgutil.iter_modules(oriflamme.engine.__path__, "oriflamme.engine.")
-) + ["oriflamme.engine"]
+    {p.__name__ for p in PACKAGES}
+    | {m.name for p in PACKAGES for m in pkgutil.walk_packages(p.__path__, p.__name__ + ".")}
+)
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -4,22 +4,17 @@ Fixed inputs, and what our code computes from them, so that an implementation
 in any language can be checked against ours. Bytes are lowercase hex; cards
 are ``[family, kind]`` as in the protocol.
 
-    python -m oriflamme.protocol.vectors > docs/test-vectors.json
-    python -m oriflamme.protocol.vectors --check docs/test-vectors.json
+``python -m tools.docgen`` writes the file (see `tools.docgen`).
 """
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
-import sys
-from collections.abc import Sequence
 from typing import Any
 
 from oriflamme.engine import FAMILY_NAMES, STANDARD, TWO_PLAYER, Card, Rules, card, card_to_data
-
-from .commitments import (
+from oriflamme.protocol.commitments import (
     CARD_TAG,
     PROTOCOL_VERSION,
     SEED_TAG,
@@ -29,7 +24,14 @@ from .commitments import (
     seed_commitment,
     seed_preimage,
 )
-from .deal import DEAL_TAG, DealStream, derive_deal, shuffle_kinds, stream_block, stream_message
+from oriflamme.protocol.deal import (
+    DEAL_TAG,
+    DealStream,
+    derive_deal,
+    shuffle_kinds,
+    stream_block,
+    stream_message,
+)
 
 
 def fixed_bytes(label: str, size: int = 32) -> bytes:
@@ -68,17 +70,17 @@ def _seed_vector(game_id: bytes, seat: int, seed: bytes) -> dict[str, Any]:
     }
 
 
-def _shuffle_vector(game_id: bytes, seat: int, cseed: bytes, families: int) -> dict[str, Any]:
+def _shuffle_vector(game_id: bytes, seat: int, cseed: bytes, family_count: int) -> dict[str, Any]:
     stream = DealStream(cseed, game_id, seat, SERVER_SEED)
-    orders = [[k.label for k in shuffle_kinds(stream)] for _ in range(families)]
+    orders = [[k.label for k in shuffle_kinds(stream)] for _ in range(family_count)]
     return {
         "game_id": game_id.hex(),
         "seat": seat,
         "client_seed": cseed.hex(),
         "server_seed": SERVER_SEED.hex(),
-        "families": families,
+        "family_count": family_count,
         "orders": orders,
-        "bytes_consumed": stream.consumed,
+        "bytes_read": stream.consumed,
         "bytes_rejected": stream.rejected,
     }
 
@@ -110,6 +112,20 @@ def _rejecting_seed() -> bytes:
         if stream.rejected:
             return cseed
     raise AssertionError("no rejecting seed among 1000")  # 8% chance each: never
+
+
+FIELD_DOCS = {
+    "card_commitments": "inputs (game_id, seat, pid, card, nonce), the exact bytes hashed"
+    " (preimage) and their SHA-256 (commitment)",
+    "seed_commitments": "inputs (game_id, seat: 255 for the server, seed), preimage and commitment",
+    "stream_blocks": "block `counter` of a seat's deal stream: the HMAC message and the block",
+    "shuffles": "family_count shuffles of the ten kinds from one seat's stream, in the seat's"
+    " family order (2 for a two-player seat, the second continuing the stream): orders, as kind"
+    " names; bytes_read: stream bytes read, the rejected ones included; bytes_rejected: of"
+    " those, the ones rejection sampling threw away",
+    "deals": "a seat's deal: families, the seat's family names in order; set_aside and hand in"
+    " the order of the layout (first family's cards first); draw_pile top first",
+}
 
 
 def build_vectors() -> dict[str, Any]:
@@ -166,6 +182,7 @@ def build_vectors() -> dict[str, Any]:
             "deal_stream": DEAL_TAG.decode(),
         },
         "server_seat": SERVER_SEAT,
+        "fields": FIELD_DOCS,
         "card_commitments": [_card_vector(*args) for args in cards],
         "seed_commitments": [_seed_vector(*args) for args in seeds],
         "stream_blocks": blocks,
@@ -177,29 +194,3 @@ def build_vectors() -> dict[str, Any]:
 def vectors_json() -> str:
     """The file's exact text."""
     return json.dumps(build_vectors(), indent=2) + "\n"
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m oriflamme.protocol.vectors", description=__doc__.splitlines()[0]
-    )
-    parser.add_argument("--check", metavar="FILE", help="exit 1 unless FILE holds these vectors")
-    args = parser.parse_args(argv)
-    text = vectors_json()
-    if args.check is None:
-        sys.stdout.write(text)
-        return 0
-    try:
-        with open(args.check, encoding="utf-8") as f:
-            current = f.read()
-    except OSError as exc:
-        print(f"cannot read {args.check}: {exc.strerror}", file=sys.stderr)
-        return 2
-    if current != text:
-        print(f"{args.check} is out of date: regenerate it", file=sys.stderr)
-        return 1
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,4 +1,4 @@
-"""Self-play: many games with every identity known, and their statistics.
+"""Self-play: many games between built-in players, with the engine alone, and their statistics.
 
 >>> report = run_selfplay(players=3, games=4, seed=1, strategies=["random"])
 >>> report["games"], len(report["seats"])
@@ -12,10 +12,9 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from .game import STANDARD, TWO_PLAYER, new_game
-from .players import HeuristicPlayer, Player, RandomPlayer
+from oriflamme.engine import STANDARD, TWO_PLAYER, Player, new_game
 
-STRATEGIES: dict[str, type[RandomPlayer]] = {"random": RandomPlayer, "heuristic": HeuristicPlayer}
+from .bots import STRATEGIES
 
 
 def run_selfplay(

@@ -28,9 +28,9 @@ from oriflamme.engine import (
     new_game,
     view,
 )
-
-from . import messages as m
-from .commitments import SERVER_SEAT, card_commitment, seed_commitment
+from oriflamme.protocol import messages as m
+from oriflamme.protocol.commitments import SERVER_SEAT, Opening, card_commitment, seed_commitment
+from oriflamme.protocol.record import SeatVerdict
 
 
 def example_bytes(label: str, size: int = 32) -> bytes:
@@ -46,7 +46,7 @@ SEED_COMMITMENTS = tuple(
     seed_commitment(GAME, seat, seed) for seat, seed in enumerate(CLIENT_SEEDS)
 )
 SERVER_COMMITMENT = seed_commitment(GAME, SERVER_SEAT, SERVER_SEED)
-SETTINGS = m.Settings(
+SETTINGS = m.RoomSettings(
     players=3, variant="standard", edition="revised", turn_timer=60, first_player="host"
 )
 ROOM = 12
@@ -60,11 +60,11 @@ NONCE_3 = example_bytes("example nonce 3")
 COMMITMENT_3 = card_commitment(GAME, 0, 3, RED_SPY, NONCE_3)
 
 
-def _seats(ready: bool) -> tuple[m.SeatInfo, ...]:
+def _seats(ready: bool) -> tuple[m.RoomSeat, ...]:
     return (
-        m.SeatInfo(seat=0, name="Ann", player=ANN, ready=ready, connected=True),
-        m.SeatInfo(seat=1, name="Bot 1", bot="heuristic", ready=True, connected=True),
-        m.SeatInfo(seat=2, name="Bot 2", bot="random", ready=True, connected=True),
+        m.RoomSeat(seat=0, name="Ann", player=ANN, ready=ready, connected=True),
+        m.RoomSeat(seat=1, name="Bot 1", bot="heuristic", ready=True, connected=True),
+        m.RoomSeat(seat=2, name="Bot 2", bot="random", ready=True, connected=True),
     )
 
 
@@ -86,7 +86,7 @@ def example_game_state() -> m.GameState:
         ),
         openings=(),
         snapshot=False,
-        decision=m.Decision(
+        decision=m.PendingDecision(
             seat=decision.seat,
             kind=decision.kind,
             turn=3,
@@ -165,22 +165,22 @@ def examples() -> dict[str, m.Message]:
         m.ServerSeed(seq=7, game=GAME, seed=SERVER_SEED, commitments=SEED_COMMITMENTS),
         example_game_state(),
         m.Direction(turn=0, direction="left-to-right", id=14),
-        m.Place(turn=1, at="first", family="red", commitment=COMMITMENT_0, id=15),
-        m.Keep(turn=4, id=16),
-        m.Reveal(turn=4, card=RED_SOLDIER, nonce=NONCE_0, id=17),
+        m.PlaceCard(turn=1, at="first", family="red", commitment=COMMITMENT_0, id=15),
+        m.KeepCard(turn=4, id=16),
+        m.RevealCard(turn=4, card=RED_SOLDIER, nonce=NONCE_0, id=17),
         m.Choose(turn=5, target=2, id=18),
         m.Move(turn=9, index=0, id=19),
         m.OpenRequest(seq=30, game=GAME, pid=3, time_left=60000),
-        m.Open(pid=3, card=RED_SPY, nonce=NONCE_3, id=20),
+        m.OpenCard(pid=3, card=RED_SPY, nonce=NONCE_3, id=20),
         m.FinalRevealRequest(seq=95, game=GAME, pids=(3,), time_left=60000),
         m.FinalReveal(
             seed=CLIENT_SEEDS[0],
-            openings=(m.CardOpening(pid=3, card=RED_SPY, nonce=NONCE_3),),
+            openings=(Opening(3, RED_SPY, NONCE_3),),
             id=21,
         ),
         m.HandOver(
             seed=CLIENT_SEEDS[0],
-            openings=(m.CardOpening(pid=3, card=RED_SPY, nonce=NONCE_3),),
+            openings=(Opening(3, RED_SPY, NONCE_3),),
             id=22,
         ),
         m.GameEnd(
@@ -190,9 +190,9 @@ def examples() -> dict[str, m.Message]:
             scores=(9, 12, 7),
             winners=(1,),
             forfeits=(),
-            verification=tuple(m.Verdict(seat=s, status="ok") for s in range(3)),
+            verification=tuple(SeatVerdict(s, "ok") for s in range(3)),
             seeds=tuple(m.SeatSeed(seat=s, seed=seed) for s, seed in enumerate(CLIENT_SEEDS)),
-            openings=(m.CardOpening(pid=3, card=RED_SPY, nonce=NONCE_3),),
+            openings=(Opening(3, RED_SPY, NONCE_3),),
             record_id=GAME.hex(),
         ),
     ]

@@ -1,0 +1,131 @@
+"""One client without I/O: requests out as bytes, bytes in to a `ClientState`.
+
+How this works
+--------------
+`ClientEndpoint` puts the protocol's `ClientConnection` (framing, the
+handshake, request ids, push numbers) together with a `ClientState`. The
+caller moves the bytes: `hello()` and `request(message)` return bytes to
+write, `receive_data(bytes)` takes what was read and returns the messages
+it decoded, after the state has taken them. Every request gets a fresh id;
+`answers` keeps the answer of each id, so a caller can tell an ``ok`` from
+an ``error``. A server that breaks the protocol makes `receive_data` raise
+`RemoteProtocolError`: close, and resume on a new endpoint with the token.
+
+The trio session, the bots and the tests all build on it.
+
+>>> from oriflamme.protocol import ServerConnection
+>>> endpoint, server = ClientEndpoint("Ann"), ServerConnection()
+>>> server.receive_data(endpoint.hello())
+>>> hello = server.next_message()
+>>> hello.name, hello.id
+('Ann', 1)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from oriflamme.engine import Rules
+from oriflamme.protocol import messages as m
+from oriflamme.protocol.connection import CLOSED, NEED_DATA, ClientConnection
+
+from .seat_secrets import SeatSecrets
+from .state import ClientState
+
+CLIENT_NAME = "oriflamme-py/0.1"
+
+
+class ClientEndpoint:
+    """One connection's client side; see the module docstring."""
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        token: bytes | None = None,
+        seq: int | None = None,
+        state: ClientState | None = None,
+        make_secrets: Callable[[Rules, bytes, int], SeatSecrets] | None = None,
+        client: str = CLIENT_NAME,
+    ) -> None:
+        self.name = name
+        self.client = client
+        self.connection = ClientConnection()
+        self.state = state if state is not None else ClientState(make_secrets)
+        self.token = token
+        self._seq = seq
+        self._next_id = 1
+        self.answers: dict[int, m.Message] = {}
+        self._asked: dict[int, m.Message] = {}  # requests awaiting their answer, by id
+        self.closed = False
+
+    @property
+    def welcome(self) -> m.Welcome | None:
+        return self.connection.welcome
+
+    def hello(self) -> bytes:
+        """The first frame: a new session, or the resumed one of `token`."""
+        if self.state.game is not None:
+            self.state.game.reconnected()
+        return self.request(
+            m.Hello(
+                versions=(1,),
+                client=self.client,
+                name=self.name,
+                token=self.token,
+                seq=self._seq if self.token is not None else None,
+            )
+        )
+
+    def request(self, message: m.Message) -> bytes:
+        """The bytes that send `message`, with a fresh request id."""
+        request_id = self._next_id
+        self._next_id += 1
+        if hasattr(message, "id"):
+            message = type(message)(**{**_fields(message), "id": request_id})
+        data = self.connection.send(message)
+        self._asked[request_id] = message
+        return data
+
+    def last_id(self) -> int:
+        """The id of the request sent last."""
+        return self._next_id - 1
+
+    def receive_data(self, data: bytes) -> list[m.Message]:
+        """Bytes from the server (b"" at end of file): the messages they held."""
+        self.connection.receive_data(data)
+        received = []
+        while True:
+            message = self.connection.next_message()
+            if message is NEED_DATA:
+                break
+            if message is CLOSED:
+                self.closed = True
+                break
+            assert isinstance(message, m.Message)
+            received.append(message)
+            self._take(message)
+        return received
+
+    def _take(self, message: m.Message) -> None:
+        if isinstance(message, m.Welcome):
+            self.token = message.token
+        if message.ROLE == "reply":
+            request_id = getattr(message, "id", None)
+            if request_id is not None:
+                self.answers[request_id] = message
+                self.state.answered(self._asked.pop(request_id, None), message)
+        else:
+            self._seq = getattr(message, "seq", self._seq)
+        if isinstance(message, m.Error) and message.fatal:
+            self.closed = True
+        self.state.receive(message)
+
+    @property
+    def seq(self) -> int | None:
+        """The `seq` of the last push received (to resume with)."""
+        return self._seq
+
+
+def _fields(message: m.Message) -> dict[str, object]:
+    return {spec.name: getattr(message, spec.name) for spec in message.FIELDS}

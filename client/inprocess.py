@@ -1,0 +1,356 @@
+"""A server and its clients in one process: no sockets, no threads, a virtual clock.
+
+How this works
+--------------
+`InProcess` runs the server's core (`oriflamme.server.core.Gateway`) and
+any number of `ClientEndpoint`s, and carries the bytes between them, as the
+network would. Time is virtual: when nobody has anything to say, the clock
+jumps to the server's next deadline, so a turn timer of a minute costs
+nothing. Server bots (`add_bot`) are started as the server asks, as clients
+like any other that resume the session the server made for them.
+
+A client may be given a `Bot`: it then plays by itself (its seed
+commitment, its decisions, its openings and its final reveal). Tests give
+some clients a `Behaviour` of their own to play a slow, absent or dishonest
+seat.
+
+This is how `oriflamme selfplay --record` plays a game the way the server
+referees it, how the documentation's worked example and sample records are
+made, and how the tests play complete games without sockets.
+
+>>> from oriflamme.protocol import messages as m
+>>> world = InProcess()
+>>> ann = world.connect("Ann", bot=Bot("random"))
+>>> world.run(lambda: ann.state.player is not None)
+>>> settings = m.RoomSettings(players=3, variant="standard", edition="revised",
+...                           first_player="host")
+>>> for request in (m.CreateRoom(settings=settings), m.AddBot(strategy="heuristic"),
+...                 m.AddBot(strategy="random"), m.Ready(ready=True), m.StartGame()):
+...     _ = ann.send(request)
+>>> world.run(lambda: bool(world.records))
+>>> from oriflamme.protocol.verify import verify_record
+>>> verify_record(world.records[0].record).ok
+True
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+from collections.abc import Callable, Hashable
+from typing import Any
+
+from oriflamme.engine import Rules
+from oriflamme.protocol import messages as m
+from oriflamme.server.core import (
+    Entropy,
+    Fault,
+    GameFinished,
+    Gateway,
+    HandedSeat,
+    Lobby,
+    ServerConfig,
+    StartBot,
+    StopBot,
+)
+
+from .bots import Bot
+from .endpoint import ClientEndpoint
+from .seat_secrets import SeatSecrets
+
+
+class Stalled(RuntimeError):
+    """Nothing can happen any more, and what was waited for did not."""
+
+
+class Behaviour:
+    """How a client plays by itself: `Bot` decisions and every automatic
+    answer. Subclass it to play otherwise (tests)."""
+
+    def __init__(self, bot: Bot | None) -> None:
+        self.bot = bot
+
+    def messages(self, client: Client) -> list[m.Message]:
+        """What `client` sends now, given what it knows."""
+        game = client.state.game
+        if game is None:
+            return []
+        out = list(game.automatic())
+        decision = game.decision
+        if (
+            self.bot is not None
+            and game.my_turn
+            and decision is not None
+            and decision.turn != client.answered_turn
+        ):
+            client.answered_turn = decision.turn
+            out.append(game.answer(self.bot.choose(game)))
+        return out
+
+
+class Client:
+    """One client of an `InProcess` world."""
+
+    def __init__(
+        self,
+        world: InProcess,
+        conn: Hashable,
+        endpoint: ClientEndpoint,
+        behaviour: Behaviour | None,
+    ) -> None:
+        self.world = world
+        self.conn = conn
+        self.endpoint = endpoint
+        self.behaviour = behaviour
+        self.received: list[m.Message] = []
+        self.answered_turn: int | None = None
+        self.last_sent = world.now
+        self.handed: HandedSeat | None = None
+        self.bot_player: int | None = None
+        self._outbox = bytearray()
+
+    @property
+    def state(self) -> Any:
+        return self.endpoint.state
+
+    @property
+    def connected(self) -> bool:
+        return self.conn in self.world.clients
+
+    def send(self, message: m.Message) -> int:
+        """Send a request now; its request id (see `answer`)."""
+        self._outbox += self.endpoint.request(message)
+        self.world._flush(self)
+        return self.endpoint.last_id()
+
+    def answer(self, request_id: int) -> m.Message | None:
+        return self.endpoint.answers.get(request_id)
+
+    def errors(self) -> list[m.Error]:
+        return [a for a in self.endpoint.answers.values() if isinstance(a, m.Error)]
+
+    def _receive(self, data: bytes) -> None:
+        self.received.extend(self.endpoint.receive_data(data))
+        if self.handed is not None:
+            self._adopt_handed()
+        if self.behaviour is not None:
+            for message in self.behaviour.messages(self):
+                self._outbox += self.endpoint.request(message)
+
+    def _adopt_handed(self) -> None:
+        game = self.state.game
+        if game is None or game.seat is None or game.server_seed is None:
+            return
+        handed = self.handed
+        assert handed is not None
+        self.handed = None
+        self.state.adopt_secrets(
+            SeatSecrets.resume(
+                game.rules,
+                game.game_id,
+                game.seat,
+                seed=handed.seed,
+                server_seed=handed.server_seed,
+                openings=handed.openings,
+                drawn=handed.drawn,
+            )
+        )
+
+
+class InProcess:
+    """A server core and its clients; see the module docstring."""
+
+    def __init__(
+        self,
+        *,
+        config: ServerConfig | None = None,
+        entropy: Entropy | None = None,
+        seed: int | None = None,
+        make_secrets: Callable[[Rules, bytes, int], SeatSecrets] | None = None,
+    ) -> None:
+        config = config if config is not None else ServerConfig(idle_timeout=86400)
+        self._make_secrets = make_secrets
+        self.gateway = Gateway(Lobby(config, entropy))
+        self.now = 0.0
+        self.clients: dict[Hashable, Client] = {}
+        self.records: list[GameFinished] = []
+        self.bots: dict[int, Client] = {}
+        self.faults: list[str] = []
+        self._rng = random.Random(seed)
+        self._conns = itertools.count(1)
+
+    def connect(
+        self,
+        name: str,
+        *,
+        bot: Bot | None = None,
+        behaviour: Behaviour | None = None,
+        token: bytes | None = None,
+        seq: int | None = None,
+        endpoint: ClientEndpoint | None = None,
+    ) -> Client:
+        """A new client connection; it says hello at once."""
+        conn = f"conn-{next(self._conns)}"
+        if endpoint is None:
+            endpoint = ClientEndpoint(name, token=token, seq=seq, make_secrets=self._make_secrets)
+        if behaviour is None and bot is not None:
+            behaviour = Behaviour(bot)
+        client = Client(self, conn, endpoint, behaviour)
+        self.clients[conn] = client
+        self.gateway.open(conn, self.now)
+        client._outbox += endpoint.hello()
+        self._flush(client)
+        return client
+
+    def disconnect(self, client: Client) -> None:
+        """`client`'s connection drops (the client may `reconnect`)."""
+        if self.clients.pop(client.conn, None) is not None:
+            self.gateway.closed(client.conn, self.now)
+            self._effects()
+
+    def reconnect(self, client: Client) -> Client:
+        """A new connection for `client`'s session (its token and last seq)."""
+        self.disconnect(client)
+        endpoint = ClientEndpoint(
+            client.endpoint.name,
+            token=client.endpoint.token,
+            seq=client.endpoint.seq,
+            state=client.state,
+        )
+        again = self.connect(client.endpoint.name, behaviour=client.behaviour, endpoint=endpoint)
+        again.answered_turn = None
+        return again
+
+    def _flush(self, client: Client) -> None:
+        if client._outbox and client.conn in self.clients:
+            data = bytes(client._outbox)
+            client._outbox.clear()
+            client.last_sent = self.now
+            self.gateway.receive_data(client.conn, data, self.now)
+
+    def _tick(self, now: float) -> None:
+        """The clock moves to `now`: every client that has been quiet for half
+        the idle timeout pings first, as a real client does."""
+        half = self.gateway.idle_timeout / 2
+        for client in list(self.clients.values()):
+            if client.endpoint.welcome is not None and now - client.last_sent >= half:
+                client.send(m.Ping())
+        self.now = max(self.now, now)
+        self.gateway.tick(self.now)
+
+    def step(self) -> bool:
+        """Carry every pending byte once; True if anything moved."""
+        moved = False
+        for conn, client in list(self.clients.items()):
+            data = self.gateway.data_to_send(conn)
+            if data:
+                moved = True
+                client._receive(data)
+            if self.gateway.must_close(conn):
+                self.clients.pop(conn, None)
+                self.gateway.closed(conn, self.now)
+                client.endpoint.receive_data(b"")
+                moved = True
+        for client in list(self.clients.values()):
+            if client._outbox:
+                moved = True
+                self._flush(client)
+        return self._effects() or moved
+
+    def _effects(self) -> bool:
+        effects = self.gateway.take_effects()
+        for effect in effects:
+            if isinstance(effect, GameFinished):
+                self.records.append(effect)
+            elif isinstance(effect, StartBot):
+                bot = self.connect(
+                    f"bot {effect.player}",
+                    bot=Bot(effect.strategy, rng=random.Random(self._rng.random())),
+                    token=effect.token,
+                )
+                bot.handed = effect.handed
+                bot.bot_player = effect.player
+                self.bots[effect.player] = bot
+            elif isinstance(effect, StopBot):
+                stopped = self.bots.pop(effect.player, None)
+                if stopped is not None:
+                    self.disconnect(stopped)
+            elif isinstance(effect, Fault):
+                self.faults.append(effect.what)
+        return bool(effects)
+
+    def advance(self, seconds: float) -> None:
+        """Let `seconds` of virtual time pass (the server's timers fire)."""
+        target = self.now + seconds
+        while True:
+            deadline = self.gateway.next_deadline()
+            if deadline is None or deadline > target:
+                break
+            self._tick(deadline)
+            self.settle()
+        self._tick(target)
+        self.settle()
+
+    def settle(self) -> None:
+        """Carry bytes until nothing moves (no time passes)."""
+        for _ in range(1_000_000):
+            if not self.step():
+                return
+        raise Stalled("the clients and the server talk without end")
+
+    def run(self, until: Callable[[], bool], *, max_seconds: float = 1e7) -> None:
+        """Carry bytes, and let time pass when nothing moves, until `until()`
+        (checked after every exchange, so a run can stop in mid-game)."""
+        start = self.now
+        for _ in range(10_000_000):
+            if until():
+                return
+            if self.step():
+                continue
+            deadline = self.gateway.next_deadline()
+            if deadline is None or deadline - start > max_seconds:
+                raise Stalled(f"nothing more happens, after {self.now - start:g} s")
+            self._tick(deadline)
+        raise Stalled("the clients and the server talk without end")
+
+
+def play_recorded_game(
+    players: int = 3,
+    *,
+    variant: str | None = None,
+    edition: str = "revised",
+    strategies: list[str] | None = None,
+    seed: int | None = None,
+    entropy: Entropy | None = None,
+) -> bytes:
+    """One whole game through the server's core, as over the network, and its
+    encoded record. Seat 0 is a client that creates the room and plays with
+    the first strategy; the other seats are server bots, seat `i` playing
+    the `i`-th strategy of the list, in turn. `seed` makes the bots'
+    choices reproducible; the server's randomness comes from the OS unless
+    `entropy` says otherwise, and the seats' seeds and nonces always do.
+
+    >>> from oriflamme.protocol.verify import verify_record_bytes
+    >>> verify_record_bytes(play_recorded_game(2, seed=5)).ok
+    True
+    """
+    from oriflamme.protocol.record import encode_record
+
+    strategies = strategies or ["random"]
+    variant = variant or ("two-player" if players == 2 else "standard")
+    world = InProcess(seed=seed, entropy=entropy)
+    rng = random.Random(seed)
+    host = world.connect("seat 0", bot=Bot(strategies[0], rng=random.Random(rng.random())))
+    settings = m.RoomSettings(
+        players=players, variant=variant, edition=edition, first_player="host"
+    )
+    host.send(m.CreateRoom(settings=settings, name="selfplay"))
+    for seat in range(1, players):
+        host.send(m.AddBot(strategy=strategies[seat % len(strategies)], seat=seat))
+    host.send(m.Ready(ready=True))
+    host.send(m.StartGame())
+    world.run(lambda: bool(world.records))
+    errors = host.errors()
+    if errors:
+        raise RuntimeError(f"the server refused the game: {errors[0].message}")
+    return encode_record(world.records[0].record)

@@ -1,0 +1,433 @@
+"""A sans-I/O mirror of one session's room and game, built from the server's pushes.
+
+How this works
+--------------
+`ClientState.receive(message)` takes every message the server sends (pushes
+and answers alike) and keeps: the room (`room`), the chat, and the game
+being played or just over (`game`, a `GameMirror`). A UI or a bot reads it
+and never needs anything else: it is all a seat may know.
+
+A seated player's `GameMirror` holds the seat's `SeatSecrets` and overlays
+them on the server's views, which show every hidden card as a back (the
+server knows none): `view()` shows our own hand, our set-aside cards, our
+draw pile and our face-down cards with their identities. `options()` lists
+the legal answers to the pending decision as engine actions with our real
+cards (a `place` option of the server names a family; we may place any card
+of that family from our hand), `answer(action)` builds the message that
+sends one (committing to a placed card, opening a revealed one), and
+`automatic()` gives the messages a client sends by itself: the seed
+commitment, the opening of an eliminated card, the final reveal. Secrets
+change when a commitment is made: save `secrets.to_bytes()` before sending.
+
+The mirror also checks what it can: the server seed against the server's
+commitment, every opening against its commitment, and at the end every
+seat's seed and deal (`check_end`), so that a player sees for themselves
+that the game was fair. What fails goes to `problems`.
+
+>>> state = ClientState()
+>>> state.receive(m.Welcome(version=1, token=bytes(32), player=3, server="doc",
+...                         resumed=False, idle_timeout=60))
+>>> state.player, state.room, state.game
+(3, None, None)
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable
+from typing import Any
+
+from oriflamme.engine import (
+    FAMILY_NAMES,
+    Action,
+    ChooseDirection,
+    Game,
+    Keep,
+    MoveTo,
+    Place,
+    Reveal,
+    Rules,
+    Target,
+    action_from_data,
+    card_to_data,
+    from_data,
+)
+from oriflamme.engine.actions import At, place
+from oriflamme.protocol import messages as m
+from oriflamme.protocol.commitments import (
+    SERVER_SEAT,
+    Committed,
+    Opening,
+    opening_matches,
+    seed_matches,
+)
+from oriflamme.protocol.record import FAILED, OK, SeatVerdict
+from oriflamme.protocol.verify import check_seat
+
+from .seat_secrets import SeatSecrets
+
+CHAT_KEPT = 200
+
+
+def rules_of(started: m.GameStarted) -> Rules:
+    """The engine's rules for the game `started` announces."""
+    s = started.settings
+    families = tuple(tuple(FAMILY_NAMES.index(f) for f in fams) for fams in started.families)
+    return Rules(s.players, s.variant, s.edition, families)
+
+
+class GameMirror:
+    """One game as this session sees it; see the module docstring."""
+
+    def __init__(
+        self,
+        started: m.GameStarted,
+        make_secrets: Callable[[Rules, bytes, int], SeatSecrets],
+        problems: list[str],
+    ) -> None:
+        self.started = started
+        self.game_id = started.game
+        self.rules = rules_of(started)
+        self.seat = started.seat
+        self.secrets = (
+            None if started.seat is None else make_secrets(self.rules, started.game, started.seat)
+        )
+        self.problems = problems
+        self.server_seed: bytes | None = None
+        self.seed_commitments: tuple[bytes, ...] = ()
+        self.state: m.GameState | None = None
+        self.events: list[dict[str, Any]] = []
+        self.commitments: dict[int, m.PlacementCommitment] = {}
+        self.openings: dict[int, Opening] = {}
+        self.settled: set[int] = set()
+        self.open_request: m.OpenRequest | None = None
+        self.final_request: m.FinalRevealRequest | None = None
+        self.end: m.GameEnd | None = None
+        self._drawn_at: dict[int, int] = {}  # pid -> cards its owner had drawn when placing it
+        self._sent: set[tuple[Any, ...]] = set()
+
+    # ------------------------------------------------------------ input
+
+    def receive(self, message: m.Message) -> None:
+        if isinstance(message, m.ServerSeed):
+            self._server_seed(message)
+        elif isinstance(message, m.GameState):
+            self._game_state(message)
+        elif isinstance(message, m.OpenRequest):
+            self.open_request = message
+        elif isinstance(message, m.FinalRevealRequest):
+            self.final_request = message
+        elif isinstance(message, m.GameEnd):
+            self.end = message
+            self.final_request = None
+
+    def _server_seed(self, message: m.ServerSeed) -> None:
+        self.server_seed = message.seed
+        self.seed_commitments = message.commitments
+        if not seed_matches(
+            self.started.server_commitment, self.game_id, SERVER_SEAT, message.seed
+        ):
+            self.problems.append("the server's seed does not match the commitment it made")
+        if self.secrets is not None and self.secrets.server_seed is None:
+            self.secrets.learn_server_seed(message.seed)
+
+    def _game_state(self, message: m.GameState) -> None:
+        if message.snapshot:
+            self.commitments.clear()
+            self.openings.clear()
+            self.settled.clear()
+        self.state = message
+        self.events.extend(message.events)
+        view = message.view
+        for c in message.commitments:
+            self.commitments[c.pid] = c
+            # A snapshot does not say when its cards were placed: lenient then.
+            drawn = self._drawn(view, c.seat, everything=message.snapshot)
+            self._drawn_at.setdefault(c.pid, drawn)
+            if c.seat == self.seat and self.secrets is not None:
+                self._confirm(c)
+        for o in message.openings:
+            self._check_opening(o)
+            self.openings[o.pid] = o
+        self.settled.update(message.settled or ())
+        if self.secrets is not None and self.secrets.deal is not None and self.seat is not None:
+            self.secrets.drawn = len(self.secrets.deal.draw_pile) - len(
+                view["draw_piles"][self.seat]
+            )
+        decision = message.decision
+        if self.open_request is not None and (
+            decision is None or decision.kind != "open" or decision.pid != self.open_request.pid
+        ):
+            self.open_request = None
+
+    def _drawn(self, view: dict[str, Any], seat: int, *, everything: bool = False) -> int:
+        """How many cards `seat` has drawn so far (2-player variant), or its
+        whole draw pile with `everything`."""
+        dealt = 4 * len(self.rules.families[seat]) if self.rules.variant == "two-player" else 0
+        return dealt if everything else dealt - len(view["draw_piles"][seat])
+
+    def _confirm(self, c: m.PlacementCommitment) -> None:
+        assert self.secrets is not None
+        try:
+            mine = self.secrets.commit_for(c.pid)
+        except KeyError:
+            self.problems.append(f"the server shows card {c.pid} as ours, but we never placed it")
+            return
+        if mine != c.commitment:
+            self.problems.append(f"the server holds another commitment for our card {c.pid}")
+            return
+        self.secrets.confirm(c.pid)
+
+    def _check_opening(self, o: Opening) -> None:
+        c = self.commitments.get(o.pid)
+        if c is None:
+            self.problems.append(f"card {o.pid} was opened, but no commitment was shown for it")
+        elif not opening_matches(c.commitment, self.game_id, c.seat, o.pid, o.card, o.nonce):
+            self.problems.append(f"the opening of card {o.pid} does not match its commitment")
+
+    # ------------------------------------------------------------ queries
+
+    @property
+    def decision(self) -> m.PendingDecision | None:
+        return None if self.state is None else self.state.decision
+
+    @property
+    def my_turn(self) -> bool:
+        """The pending decision is ours (and not an opening, which is automatic)."""
+        d = self.decision
+        return d is not None and d.seat == self.seat and d.kind != "open"
+
+    def view(self) -> dict[str, Any] | None:
+        """The latest view, with our own hidden cards shown (see the module docstring)."""
+        if self.state is None:
+            return None
+        view = self.state.view
+        secrets = self.secrets
+        if secrets is None or secrets.deal is None or self.seat is None:
+            return view
+        seat = self.seat
+        # A new view, sharing what it does not change with the server's.
+        view = dict(view)
+        for key, cards in (
+            ("hands", secrets.hand),
+            ("set_aside", secrets.set_aside),
+            ("draw_piles", secrets.draw_pile),
+        ):
+            view[key] = list(view[key])
+            view[key][seat] = [card_to_data(c) for c in cards]
+        queue = []
+        for slot in view["queue"]:
+            shown = []
+            for c in slot:
+                known = secrets.card(c["pid"]) if c["owner"] == seat and not c["face_up"] else None
+                shown.append(c if known is None else {**c, "card": card_to_data(known)})
+            queue.append(shown)
+        view["queue"] = queue
+        return view
+
+    def engine_game(self) -> Game:
+        """An engine game of the position as we see it, for a bot to think
+        with: our cards known, everyone else's hidden ones as backs."""
+        view = self.view()
+        if view is None:
+            raise ValueError("no game position yet")
+        return from_data(view)
+
+    def options(self) -> list[Action]:
+        """Our legal answers to the pending decision, with our real cards."""
+        d = self.decision
+        if d is None or d.seat != self.seat or d.kind == "open":
+            return []
+        actions = [action_from_data(o) for o in d.options]
+        if d.kind != "place":
+            return actions
+        assert self.secrets is not None
+        hand = self.secrets.hand
+        real: list[Action] = []
+        for a in actions:
+            assert isinstance(a, Place)
+            real.extend(place(c, a.at) for c in hand if c.family == a.card.family)
+        return real
+
+    # ------------------------------------------------------------ output
+
+    def answer(self, action: Action) -> m.Message:
+        """The message that sends `action` for the pending decision. A placement
+        commits to its card now: save the secrets before sending it."""
+        d = self.decision
+        if d is None or d.seat != self.seat:
+            raise ValueError("no decision of ours is pending")
+        if action not in self.options():
+            raise ValueError(f"{action} is not one of our options")
+        assert self.secrets is not None and self.state is not None
+        if isinstance(action, Place):
+            pid = self.state.view["next_pid"]
+            commitment = self.secrets.commit(pid, action.card)
+            at: At = action.at
+            return m.PlaceCard(
+                turn=d.turn, at=at, family=FAMILY_NAMES[action.card.family], commitment=commitment
+            )
+        if isinstance(action, Reveal):
+            assert d.pid is not None
+            o = self.secrets.opening(d.pid)
+            return m.RevealCard(turn=d.turn, card=o.card, nonce=o.nonce)
+        assert isinstance(action, ChooseDirection | Keep | Target | MoveTo)
+        return m.decision_message(action, d.turn)
+
+    def automatic(self) -> list[m.Message]:
+        """What this client sends by itself now, each once per connection: the
+        seed commitment, the opening of an eliminated card, the final reveal."""
+        secrets = self.secrets
+        if secrets is None or self.end is not None:
+            return []
+        wanted: list[tuple[tuple[Any, ...], m.Message]] = []
+        if self.server_seed is None:
+            wanted.append((("seed",), m.SeedCommit(commitment=secrets.seed_commitment)))
+        d = self.decision
+        if d is not None and d.kind == "open" and d.seat == self.seat and d.pid is not None:
+            o = secrets.opening(d.pid)
+            wanted.append((("open", d.pid), m.OpenCard(pid=o.pid, card=o.card, nonce=o.nonce)))
+        if self.final_request is not None:
+            pids = self.final_request.pids
+            wanted.append(
+                (
+                    ("final",),
+                    m.FinalReveal(seed=secrets.seed, openings=tuple(secrets.openings(pids))),
+                )
+            )
+        out = []
+        for key, message in wanted:
+            if key not in self._sent:
+                self._sent.add(key)
+                out.append(message)
+        return out
+
+    def reconnected(self) -> None:
+        """A new connection: what was sent on the old one may be lost."""
+        self._sent.clear()
+
+    # ------------------------------------------------------------ the end
+
+    def check_end(self) -> list[SeatVerdict]:
+        """Each seat checked by us, from what the game showed us: its seed
+        against its commitment, its openings, and its deal. A seat that
+        revealed no seed is not checked (the server's verdict stands)."""
+        end = self.end
+        if end is None or self.server_seed is None:
+            return []
+        seeds = {s.seat: s.seed for s in end.seeds}
+        openings = {o.pid: o for o in (*self.openings.values(), *end.openings)}
+        verdicts = []
+        for seat in range(self.rules.players):
+            seed = seeds.get(seat)
+            if seed is None or seat >= len(self.seed_commitments):
+                continue
+            placed = [
+                Committed(
+                    pid,
+                    c.seat,
+                    FAMILY_NAMES.index(self._family(pid)),
+                    c.commitment,
+                    self._drawn_at.get(pid, 0),
+                )
+                for pid, c in sorted(self.commitments.items())
+                if c.seat == seat
+            ]
+            mine = [
+                o
+                for pid, o in sorted(openings.items())
+                if self.commitments.get(pid) and self.commitments[pid].seat == seat
+            ]
+            reason = check_seat(
+                self.rules,
+                self.game_id,
+                seat,
+                seed_commitment=self.seed_commitments[seat],
+                seed=seed,
+                server_seed=self.server_seed,
+                placed=placed,
+                openings=mine,
+                complete=False,
+            )
+            verdicts.append(SeatVerdict(seat, OK if reason is None else FAILED, reason))
+        server = {v.seat: v for v in end.verification}
+        for v in verdicts:
+            if not v.ok and server.get(v.seat, v).ok:
+                self.problems.append(f"the server calls seat {v.seat} ok, but {v.reason}")
+        return verdicts
+
+    def _family(self, pid: int) -> str:
+        """The family of placed card `pid`, from the events or the openings."""
+        o = self.openings.get(pid)
+        if o is not None:
+            return FAMILY_NAMES[o.card.family]
+        for e in self.events:
+            if e.get("type") == "placed" and e.get("pid") == pid:
+                return str(e["card"][0])
+        view = self.state.view if self.state is not None else {}
+        for slot in view.get("queue", []):
+            for c in slot:
+                if c["pid"] == pid:
+                    return str(c["card"][0])
+        raise ValueError(f"the family of card {pid} is unknown")
+
+
+class ClientState:
+    """One session's view of the server; see the module docstring."""
+
+    def __init__(
+        self,
+        make_secrets: Callable[[Rules, bytes, int], SeatSecrets] | None = None,
+    ) -> None:
+        self.player: int | None = None
+        self.room: m.RoomState | None = None
+        self.chat: deque[m.ChatMessage] = deque(maxlen=CHAT_KEPT)
+        self.game: GameMirror | None = None
+        self.problems: list[str] = []
+        self._make_secrets = make_secrets or (
+            lambda rules, game, seat: SeatSecrets(rules, game, seat)
+        )
+
+    @property
+    def seat(self) -> int | None:
+        return None if self.room is None else self.room.seat
+
+    def receive(self, message: m.Message) -> None:
+        """Take one message from the server (pushes and answers)."""
+        if isinstance(message, m.Welcome):
+            self.player = message.player
+        elif isinstance(message, m.RoomState):
+            self.room = None if message.state == "closed" else message
+            if self.room is None:
+                self.game = None
+        elif isinstance(message, m.ChatMessage):
+            self.chat.append(message)
+        elif isinstance(message, m.GameStarted):
+            if self.game is None or self.game.game_id != message.game:
+                self.game = GameMirror(message, self._make_secrets, self.problems)
+            else:
+                self.game.started = message
+        elif self.game is not None and getattr(message, "game", None) == self.game.game_id:
+            self.game.receive(message)
+
+    def answered(self, request: m.Message | None, answer: m.Message) -> None:
+        """The answer to one of our requests. Leaving takes us out of the room
+        with no push: `leave_room` answered ``ok``, or `hand_over` answered at
+        all (``bad_opening`` too: the seat failed, and the stand-in plays it)."""
+        ok = isinstance(answer, m.Ok)
+        if (isinstance(request, m.LeaveRoom) and ok) or (
+            isinstance(request, m.HandOver)
+            and (ok or (isinstance(answer, m.Error) and answer.code == "bad_opening"))
+        ):
+            self.room = None
+            self.game = None
+
+    def adopt_secrets(self, secrets: SeatSecrets) -> None:
+        """Use secrets kept from before (a client restarted mid-game)."""
+        if (
+            self.game is None
+            or self.game.game_id != secrets.game_id
+            or self.game.seat != secrets.seat
+        ):
+            raise ValueError("these secrets are for another game or seat")
+        self.game.secrets = secrets

@@ -1,0 +1,86 @@
+"""What the core asks of the shell around it: frames to send, connections to
+close, bots to run, records to keep. The core never does any of it itself.
+
+A `Send` or a `Close` names a connection by the id the shell gave it; the
+others are for the shell's own tasks. None of them is ever logged with its
+secrets: a bot's session token is left out of its repr.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from dataclasses import dataclass, field
+
+from oriflamme.protocol import messages as m
+from oriflamme.protocol.commitments import Opening
+from oriflamme.protocol.record import Record
+
+
+@dataclass(frozen=True, slots=True)
+class Send:
+    """Send `message` on connection `conn`."""
+
+    conn: Hashable
+    message: m.Message
+
+
+@dataclass(frozen=True, slots=True)
+class Close:
+    """Send `error` (fatal) on connection `conn`, then close it."""
+
+    conn: Hashable
+    error: m.Error
+
+
+@dataclass(frozen=True, slots=True)
+class HandedSeat:
+    """What a bot needs to play a seat handed over to it (`hand_over`): the
+    seat's seed and the openings of every card it placed, the server seed,
+    and how many cards the seat has drawn (2-player variant)."""
+
+    seed: bytes = field(repr=False)
+    openings: tuple[Opening, ...] = field(repr=False)
+    server_seed: bytes
+    drawn: int
+
+
+@dataclass(frozen=True, slots=True)
+class StartBot:
+    """Run a bot of `strategy` for `player`, seated at `seat` of `room`: it
+    connects like any client (in-process) and resumes its session with
+    `token`. `handed`: the secrets of a seat handed over mid-game."""
+
+    player: int
+    room: int
+    seat: int
+    strategy: str
+    token: bytes = field(repr=False)
+    handed: HandedSeat | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class StopBot:
+    """The bot of `player` is no longer wanted (removed, or its room closed)."""
+
+    player: int
+
+
+@dataclass(frozen=True, slots=True)
+class GameFinished:
+    """A game ended: keep its record under `record_id`."""
+
+    room: int
+    record_id: str
+    record: Record = field(repr=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Fault:
+    """The core failed on an input (a bug): the shell logs it. The request was
+    answered with ``internal``."""
+
+    conn: Hashable | None  # None: not a connection's input (a timer)
+    what: str
+
+
+Effect = Send | Close | StartBot | StopBot | GameFinished | Fault

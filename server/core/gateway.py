@@ -1,0 +1,237 @@
+"""The whole server without I/O: bytes in from each connection, bytes out to each.
+
+How this works
+--------------
+`Gateway` puts a protocol `ServerConnection` in front of the `Lobby` for
+each connection the shell accepts. The shell (the trio server) only moves
+bytes and time:
+
+    gateway.open(conn, now)                  a connection was accepted
+    gateway.receive_data(conn, data, now)    bytes arrived (b"" at end of file)
+    gateway.data_to_send(conn) -> bytes      what to write now
+    gateway.must_close(conn) -> bool         close once those bytes are written
+    gateway.closed(conn, now)                the connection is gone
+    gateway.tick(now); gateway.next_deadline()
+    gateway.take_effects()                   bots to start or stop, records to keep, faults to log
+
+Everything a client can get wrong is answered here or in the lobby with an
+error of the catalog: a broken frame or handshake closes the connection,
+anything else is refused and the connection goes on. The protocol's own
+checks (request ids, the cap on requests awaiting their answer) are the
+`ServerConnection`'s; the cap of 256 requests awaiting their answer is
+counted here, as answers the client has not read: the core answers each
+request at once, so what waits is the answer in the outbox, until the
+shell takes it (`data_to_send`). A client that sends no `hello` within
+`handshake_timeout`, or nothing at all for `idle_timeout` seconds, is told
+``timeout`` and closed; so is a client that does not read what it is sent
+(more than `max_outbox` bytes waiting): a slow client is dropped, never
+waited for, and may reconnect and resume.
+
+If the core fails on an input (a bug), the request is answered
+``internal`` and a `Fault` effect tells the shell to log it; the server
+goes on.
+"""
+
+from __future__ import annotations
+
+import traceback
+from collections.abc import Hashable
+from dataclasses import dataclass, field
+
+from oriflamme.protocol import messages as m
+from oriflamme.protocol.connection import CLOSED, NEED_DATA, ConnectionState, ServerConnection
+from oriflamme.protocol.errors import (
+    INTERNAL,
+    RATE_LIMITED,
+    SHUTTING_DOWN,
+    TIMEOUT,
+    LocalProtocolError,
+    RemoteProtocolError,
+)
+
+from .effects import Close, Effect, Fault, Send
+from .lobby import Lobby
+
+
+@dataclass(slots=True)
+class _Link:
+    """One accepted connection."""
+
+    connection: ServerConnection
+    opened: float
+    last_heard: float
+    outbox: bytearray = field(default_factory=bytearray)
+    closing: bool = False
+    welcomed: bool = False
+    unread: int = 0  # answers written since the shell last took the outbox
+
+
+class Gateway:
+    """The server's connections and its lobby; see the module docstring."""
+
+    def __init__(
+        self,
+        lobby: Lobby,
+        *,
+        handshake_timeout: float = 10.0,
+        max_outbox: int = 1 << 20,
+        max_unread: int = 256,
+    ) -> None:
+        self.lobby = lobby
+        self.handshake_timeout = handshake_timeout
+        self.max_unread = max_unread
+        self.idle_timeout = float(lobby.config.idle_timeout)
+        self.max_outbox = max_outbox
+        self._links: dict[Hashable, _Link] = {}
+        self._effects: list[Effect] = []
+
+    # ------------------------------------------------------------ the shell's calls
+
+    def open(self, conn: Hashable, now: float) -> None:
+        if conn in self._links:
+            raise ValueError(f"connection {conn!r} is open already")
+        self._links[conn] = _Link(ServerConnection(), now, now)
+
+    def receive_data(self, conn: Hashable, data: bytes, now: float) -> None:
+        link = self._links.get(conn)
+        if link is None or link.closing:
+            return
+        link.last_heard = now
+        connection = link.connection
+        connection.receive_data(data)
+        while not link.closing:
+            try:
+                message = connection.next_message()
+            except RemoteProtocolError as error:
+                self._refuse(conn, link, error)
+                continue
+            if message is NEED_DATA:
+                break
+            if message is CLOSED:
+                link.closing = True
+                break
+            assert isinstance(message, m.Message)
+            self._carry_out(self._handle(conn, link, message, now))
+
+    def data_to_send(self, conn: Hashable) -> bytes:
+        """Everything waiting for `conn`; what is handed over counts as read."""
+        link = self._links.get(conn)
+        if link is None or not link.outbox:
+            return b""
+        data = bytes(link.outbox)
+        link.outbox.clear()
+        link.unread = 0
+        return data
+
+    def must_close(self, conn: Hashable) -> bool:
+        link = self._links.get(conn)
+        return link is None or link.closing
+
+    def closed(self, conn: Hashable, now: float) -> None:
+        if self._links.pop(conn, None) is not None:
+            self._carry_out(self.lobby.closed(conn, now))
+
+    def tick(self, now: float) -> None:
+        """Time passed: connection deadlines, then the lobby's timers."""
+        for conn, link in list(self._links.items()):
+            if link.closing:
+                continue
+            if not link.welcomed and now - link.opened >= self.handshake_timeout:
+                self._close(conn, link, TIMEOUT, "no hello came in time")
+            elif link.welcomed and now - link.last_heard >= self.idle_timeout:
+                self._close(conn, link, TIMEOUT, f"nothing received for {self.idle_timeout:g} s")
+        try:
+            effects = self.lobby.tick(now)
+        except Exception:  # a bug of ours: report it; the next tick tries again
+            effects = [Fault(None, traceback.format_exc())]
+        self._carry_out(effects)
+
+    def next_deadline(self) -> float | None:
+        times = [
+            (link.last_heard + self.idle_timeout)
+            if link.welcomed
+            else (link.opened + self.handshake_timeout)
+            for link in self._links.values()
+            if not link.closing
+        ]
+        lobby = self.lobby.next_deadline()
+        if lobby is not None:
+            times.append(lobby)
+        return min(times, default=None)
+
+    def shut_down(self) -> None:
+        """Tell every client the server is shutting down (they may resume later)."""
+        for conn, link in list(self._links.items()):
+            if not link.closing:
+                self._close(
+                    conn, link, SHUTTING_DOWN, "the server is shutting down; come back later"
+                )
+
+    def take_effects(self) -> list[Effect]:
+        """The effects for the shell itself (bots, records, faults), in order."""
+        effects, self._effects = self._effects, []
+        return effects
+
+    # ------------------------------------------------------------ inside
+
+    def _handle(self, conn: Hashable, link: _Link, message: m.Message, now: float) -> list[Effect]:
+        request_id = getattr(message, "id", None)
+        if link.unread >= self.max_unread:
+            # The client asks without reading the answers: refuse, without its id.
+            error = RemoteProtocolError(
+                RATE_LIMITED, f"more than {self.max_unread} answers wait for you to read them"
+            )
+            return [Send(conn, m.error_message(error))]
+        try:
+            if isinstance(message, m.Hello):
+                link.welcomed = True
+                return self.lobby.hello(conn, message, now)
+            return self.lobby.request(conn, message, now)
+        except Exception:  # a bug of ours: answer, report, go on
+            # Without a session (a failed hello) the connection cannot go on.
+            hello = isinstance(message, m.Hello)
+            error = RemoteProtocolError(
+                INTERNAL, "the server failed on this request", id=request_id, fatal=hello
+            )
+            fault = Fault(conn, traceback.format_exc())
+            if hello:
+                return [Close(conn, m.error_message(error)), fault]
+            return [Send(conn, m.error_message(error)), fault]
+
+    def _refuse(self, conn: Hashable, link: _Link, error: RemoteProtocolError) -> None:
+        """A message the protocol refuses: tell the client; close if fatal."""
+        self._write(conn, link, m.error_message(error))
+        if error.fatal or link.connection.state is ConnectionState.ERROR:
+            link.closing = True
+
+    def _carry_out(self, effects: list[Effect]) -> None:
+        for effect in effects:
+            if isinstance(effect, Send):
+                link = self._links.get(effect.conn)
+                if link is not None and not link.closing:
+                    self._write(effect.conn, link, effect.message)
+            elif isinstance(effect, Close):
+                link = self._links.get(effect.conn)
+                if link is not None and not link.closing:
+                    self._write(effect.conn, link, effect.error)
+                    link.closing = True
+            else:
+                self._effects.append(effect)
+
+    def _write(self, conn: Hashable, link: _Link, message: m.Message) -> None:
+        try:
+            data = link.connection.send(message)
+        except LocalProtocolError as error:
+            self._effects.append(Fault(conn, f"could not send {message.TYPE}: {error}"))
+            return
+        link.outbox += data
+        if message.ROLE == "reply":
+            link.unread += 1
+        if len(link.outbox) > self.max_outbox:
+            # The client does not read: drop it (it can resume), never wait for it.
+            link.outbox.clear()
+            link.closing = True
+
+    def _close(self, conn: Hashable, link: _Link, code: str, why: str) -> None:
+        self._write(conn, link, m.error_message(RemoteProtocolError(code, why)))
+        link.closing = True

@@ -1,0 +1,319 @@
+"""The lobby: every session and every room of a server, and what routes between them.
+
+How this works
+--------------
+`Lobby` is the server's whole state without any I/O. Its inputs are named
+by connection ids the shell chooses: a `hello` (`hello`), any later request
+(`request`), a connection gone (`closed`), and time passing (`tick`, with
+the current time). Each returns the effects to carry out (`effects`):
+frames to send on connections, connections to close, bots to start or stop,
+records to keep. Messages arrive already decoded and checked by the
+protocol's `ServerConnection` (see `gateway`, which puts the two together);
+what the lobby refuses it answers with an `error`, and a refused request
+changes nothing.
+
+Requests answered here: `hello` (a new session, or a resumed one, with the
+pushes it missed or a snapshot), `ping`, `list_rooms`, `create_room`,
+`join_room` and `spectate` (by room id, or by invite code for a private
+room). Everything else comes from a member of a room and goes to the room.
+
+A session whose connection is gone keeps its place: seated in a game being
+played, until the game ends; otherwise for `session_ttl` seconds, after
+which it leaves its room and is forgotten.
+"""
+
+from __future__ import annotations
+
+import traceback
+from collections.abc import Hashable
+
+from oriflamme.protocol import messages as m
+from oriflamme.protocol.errors import (
+    BAD_TOKEN,
+    NO_SUCH_ROOM,
+    SERVER_BUSY,
+    SESSION_REPLACED,
+    WRONG_STATE,
+    RemoteProtocolError,
+)
+
+from .config import ServerConfig
+from .effects import Close, Effect, Fault, Send
+from .entropy import Entropy, SystemEntropy
+from .room import CLOSED, FINISHED, PLAYING, WAITING, Outcome, Room
+from .sessions import Session, Sessions
+from .table import with_time_left
+
+# Invite codes: 8 symbols of Crockford's base 32 (no I, L, O, U), shown
+# "KQ7M-P2XD"; read without regard to case, dashes, or O/I/L for 0/1/1.
+INVITE_ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+_READ_AS = str.maketrans({"O": "0", "I": "1", "L": "1"})
+ROOM_LIST_MAX = 200
+_LIST_ORDER = {WAITING: 0, PLAYING: 1, FINISHED: 2, CLOSED: 3}
+
+
+def normalize_invite(code: str) -> str:
+    """The canonical form of an invite code as a person may type it.
+
+    >>> normalize_invite("kq7m-p2xo")
+    'KQ7MP2X0'
+    """
+    return code.upper().replace("-", "").translate(_READ_AS)
+
+
+def _error(code: str, message: str, request: m.Message) -> m.Error:
+    error = RemoteProtocolError(code, message, id=getattr(request, "id", None))
+    return m.error_message(error)
+
+
+class Lobby:
+    """The server's state; see the module docstring."""
+
+    def __init__(self, config: ServerConfig | None = None, entropy: Entropy | None = None) -> None:
+        self.config = config if config is not None else ServerConfig()
+        self._entropy = entropy if entropy is not None else SystemEntropy()
+        self.sessions = Sessions(self._entropy, history=self.config.history)
+        self.rooms: dict[int, Room] = {}
+        self._invites: dict[str, int] = {}
+        self._next_room = 1
+        self._conns: dict[Hashable, Session | None] = {}
+
+    # ------------------------------------------------------------ connections
+
+    def hello(self, conn: Hashable, hello: m.Hello, now: float) -> list[Effect]:
+        """The first message of connection `conn`: welcome, with a new session
+        or the one `hello.token` names (and what it missed); or a fatal error."""
+        if hello.token is None:
+            if len(self.sessions) >= self.config.max_sessions:
+                return [Close(conn, _error(SERVER_BUSY, "too many sessions; try later", hello))]
+            session, token = self.sessions.open(hello.name)
+            return self._attach(conn, session, token, hello, resumed=False, now=now)
+        found = self.sessions.find(hello.token)
+        if found is None:
+            return [
+                Close(
+                    conn,
+                    _error(
+                        BAD_TOKEN,
+                        "this session token is unknown or expired: connect without one"
+                        " for a new session",
+                        hello,
+                    ),
+                )
+            ]
+        effects: list[Effect] = []
+        if found.conn is not None:
+            old = found.conn
+            effects.append(
+                Close(
+                    old,
+                    m.error_message(
+                        RemoteProtocolError(
+                            SESSION_REPLACED, "another connection resumed this session"
+                        )
+                    ),
+                )
+            )
+            self._conns[old] = None
+        token = self.sessions.rotate(found, hello.token)
+        return effects + self._attach(conn, found, token, hello, resumed=True, now=now)
+
+    def _attach(
+        self,
+        conn: Hashable,
+        session: Session,
+        token: bytes,
+        hello: m.Hello,
+        *,
+        resumed: bool,
+        now: float,
+    ) -> list[Effect]:
+        session.conn = conn
+        session.disconnected_at = None
+        self._conns[conn] = session
+        effects: list[Effect] = [
+            Send(
+                conn,
+                m.Welcome(
+                    version=1,
+                    token=token,
+                    player=session.player,
+                    server=self.config.server_name,
+                    resumed=resumed,
+                    idle_timeout=self.config.idle_timeout,
+                    id=hello.id,
+                ),
+            )
+        ]
+        if not resumed:
+            return effects
+        missed = None if hello.seq is None else session.missed_since(hello.seq)
+        room = self._room_of(session)
+        if missed is not None:
+            # Sent again as they were made, but for the time left to answer.
+            effects += [
+                Send(
+                    conn,
+                    room.refreshed(session, message, now) if room else with_time_left(message, 0),
+                )
+                for message in missed
+            ]
+        if room is not None:
+            if missed is None:
+                effects += room.snapshot(session, now)
+            effects += room.connection_changed(session, now)
+        return effects
+
+    def closed(self, conn: Hashable, now: float) -> list[Effect]:
+        """Connection `conn` is gone (closed by either side, or dropped)."""
+        session = self._conns.pop(conn, None)
+        if session is None or session.conn != conn:
+            return []
+        session.conn = None
+        session.disconnected_at = now
+        room = self._room_of(session)
+        return [] if room is None else room.connection_changed(session, now)
+
+    # ------------------------------------------------------------ requests
+
+    def request(self, conn: Hashable, message: m.Message, now: float) -> list[Effect]:
+        """A request after the `hello`, from connection `conn`: its answer, then
+        what it caused."""
+        session = self._conns.get(conn)
+        if session is None:
+            return []  # the connection was replaced or is closing: nothing more for it
+        request_id = getattr(message, "id", None)
+        if isinstance(message, m.Ping):
+            return [Send(conn, m.Pong(id=request_id))]
+        if isinstance(message, m.ListRooms):
+            return [Send(conn, m.RoomList(rooms=self._room_list(), id=request_id))]
+        outcome = self._route(session, message, now)
+        answer: m.Message
+        if outcome.error is None:
+            answer = m.Ok(id=request_id)
+        else:
+            outcome.error.id = request_id
+            answer = m.error_message(outcome.error)
+        return [Send(conn, answer), *outcome.effects]
+
+    def _route(self, session: Session, message: m.Message, now: float) -> Outcome:
+        room = self._room_of(session)
+        if isinstance(message, m.CreateRoom | m.JoinRoom | m.Spectate):
+            if room is not None:
+                return Outcome(
+                    RemoteProtocolError(
+                        WRONG_STATE, f"you are in room {room.id} already: leave it first"
+                    )
+                )
+            try:
+                if isinstance(message, m.CreateRoom):
+                    return Outcome(effects=self._create(session, message, now))
+                target = self._find_room(message.room, message.invite)
+                if isinstance(message, m.JoinRoom):
+                    return Outcome(effects=target.seat(session, message.seat, now))
+                return Outcome(effects=target.watch(session, now))
+            except RemoteProtocolError as refusal:
+                return Outcome(refusal)
+        if room is None:
+            return Outcome(RemoteProtocolError(WRONG_STATE, f"{message.TYPE}: you are in no room"))
+        outcome = room.handle(session, message, now)
+        self._forget_closed(room)
+        return outcome
+
+    def _create(self, session: Session, message: m.CreateRoom, now: float) -> list[Effect]:
+        if len(self.rooms) >= self.config.max_rooms:
+            raise RemoteProtocolError(
+                SERVER_BUSY, "this server has all the rooms it can hold; try later", fatal=False
+            )
+        room_id = self._next_room
+        self._next_room += 1
+        invite = self._new_invite() if message.private else None
+        name = message.name or f"{session.name}'s table"[:40]
+        room = Room(
+            room_id,
+            name,
+            message.settings,
+            config=self.config,
+            entropy=self._entropy,
+            bot_sessions=self._bot_session,
+            invite=invite,
+        )
+        self.rooms[room_id] = room
+        if invite is not None:
+            self._invites[normalize_invite(invite)] = room_id
+        return room.seat(session, 0, now)
+
+    def _bot_session(self, strategy: str, name: str) -> tuple[Session, bytes]:
+        return self.sessions.open(name, bot=strategy)
+
+    def _new_invite(self) -> str:
+        while True:
+            raw = self._entropy.token_bytes(5)
+            value = int.from_bytes(raw, "big")
+            code = "".join(INVITE_ALPHABET[(value >> (5 * i)) & 31] for i in range(8))
+            if code not in self._invites:
+                return f"{code[:4]}-{code[4:]}"
+
+    def _find_room(self, room_id: int | None, invite: str | None) -> Room:
+        if invite is not None:
+            found = self._invites.get(normalize_invite(invite))
+            if found is None or found not in self.rooms:
+                raise RemoteProtocolError(NO_SUCH_ROOM, f"no room has the invite code {invite}")
+            return self.rooms[found]
+        room = self.rooms.get(room_id or 0)
+        if room is None or room.invite is not None:
+            raise RemoteProtocolError(NO_SUCH_ROOM, f"no room {room_id} (it may have closed)")
+        return room
+
+    def _room_list(self) -> tuple[m.RoomSummary, ...]:
+        public = [r for r in self.rooms.values() if r.invite is None and r.state != CLOSED]
+        public.sort(key=lambda r: (_LIST_ORDER[r.state], r.id))
+        return tuple(r.summary() for r in public[:ROOM_LIST_MAX])
+
+    def _room_of(self, session: Session) -> Room | None:
+        return None if session.room is None else self.rooms.get(session.room)
+
+    def _forget_closed(self, room: Room) -> None:
+        if room.state == CLOSED:
+            self.rooms.pop(room.id, None)
+            if room.invite is not None:
+                self._invites.pop(normalize_invite(room.invite), None)
+
+    # ------------------------------------------------------------ time
+
+    def next_deadline(self) -> float | None:
+        """When `tick` has something to do next (None: nothing is waiting)."""
+        times = [t for r in self.rooms.values() if (t := r.next_deadline()) is not None]
+        ttl = self.config.session_ttl
+        times += [
+            s.disconnected_at + ttl
+            for s in self.sessions
+            if s.disconnected_at is not None and not self._held(s)
+        ]
+        return min(times, default=None)
+
+    def _held(self, session: Session) -> bool:
+        """A seated player's session lasts as long as the game being played."""
+        room = self._room_of(session)
+        return room is not None and room.state == PLAYING and session.seat is not None
+
+    def tick(self, now: float) -> list[Effect]:
+        """Time passed: the rooms' timers, and sessions away too long."""
+        effects: list[Effect] = []
+        for room in list(self.rooms.values()):
+            try:
+                effects += room.tick(now)
+            except Exception:  # a bug of ours in one room: report it, go on with the others
+                effects.append(Fault(None, f"room {room.id}: {traceback.format_exc()}"))
+            self._forget_closed(room)
+        ttl = self.config.session_ttl
+        for session in self.sessions:
+            since = session.disconnected_at
+            if since is None or since + ttl > now or self._held(session):
+                continue
+            home = self._room_of(session)
+            if home is not None:
+                effects += home.remove(session, now)
+                self._forget_closed(home)
+            self.sessions.close(session)
+        return effects

@@ -1,0 +1,682 @@
+"""The referee of one game: an engine that knows no hidden card, plus commitments.
+
+How this works
+--------------
+`Referee` is a plain synchronous object. Its inputs are the game messages of
+the protocol, each from a seat (`receive`), and what the server decides
+when a seat does not answer (`time_out`, `stand_in`, `forfeit`). Each input
+either is refused, raising `Refusal` with the wire error code and changing
+nothing, or returns a `Ruling`: what changed (engine events, the placement
+commitments and openings they involve, settled cards, forfeits). A failed
+opening is not a refusal: it changes things (the seat forfeits, the server
+answers in its place, play goes on), so it is a `Ruling` too, whose
+`failure` says why; the sender is told ``bad_opening``.
+
+The game goes through these phases:
+
+    seeding    each seat sends `seed_commit`; a time-out cancels the game
+    playing    decisions: `direction`, `place` (a commitment), `keep`,
+               `reveal` (an opening), `choose`, `move`, and `open` (an
+               opening) when a face-down card is eliminated
+    revealing  each seat sends `final_reveal` (its seed and the openings of
+               its hidden cards), or forfeits at the time-out
+    done       `record()` gives the game record; or `cancelled`
+
+The referee never learns a face-down card before its owner opens it: its
+engine plays on card backs (`verify.hidden_game`), and the commitments are
+kept in a `CommitmentLedger`. `turn` counts the decisions settled so far
+(each answer, time-out, skipped placement, settled opening; a reveal and its
+opening count one together): the pending decision's `turn`, which an action
+must echo.
+
+Every decision the server makes for a seat is logged with `by_server`, and
+every forfeit with its place in the log, so that `oriflamme verify` can
+re-check them; the seats' verdicts in the record are `verify`'s own
+(`record()` runs it), so the server and the verifier always agree.
+
+>>> from oriflamme.engine import Rules
+>>> from oriflamme.protocol import messages as m
+>>> referee = Referee(Rules(3))
+>>> for seat in range(3):
+...     _ = referee.receive(seat, m.SeedCommit(commitment=bytes(32)))
+>>> str(referee.phase), referee.turn, str(referee.decision.kind)
+('playing', 0, 'direction')
+>>> ruling = referee.receive(0, m.Direction(turn=0, direction="left-to-right"))
+>>> [type(e).__name__ for e in ruling.events]
+['DirectionChosen', 'RoundStarted']
+>>> referee.receive(0, m.KeepCard(turn=0))
+Traceback (most recent call last):
+...
+oriflamme.server.core.referee.Refusal: stale_turn: turn 0 is over (the pending decision is turn 1)
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from oriflamme.engine import (
+    BACKS,
+    FAMILY_NAMES,
+    KEEP,
+    REVEAL,
+    Action,
+    ChooseDirection,
+    Decision,
+    Event,
+    IllegalAction,
+    MoveTo,
+    Open,
+    Place,
+    Rules,
+    Target,
+    view,
+)
+from oriflamme.engine.actions import At
+from oriflamme.engine.events import Drew
+from oriflamme.protocol import messages as m
+from oriflamme.protocol.commitments import (
+    SERVER_SEAT,
+    CommitmentLedger,
+    Committed,
+    Opening,
+    OpeningError,
+    seed_commitment,
+)
+from oriflamme.protocol.errors import (
+    ILLEGAL_ACTION,
+    NOT_YOUR_TURN,
+    STALE_TURN,
+    WRONG_STATE,
+)
+from oriflamme.protocol.record import (
+    BACK,
+    HANDED_TO_BOT,
+    LEFT,
+    STAND_IN,
+    Forfeit,
+    GameSettings,
+    LogEntry,
+    Record,
+    Results,
+    SeatChange,
+    SeatRecord,
+    SeatVerdict,
+)
+from oriflamme.protocol.verify import (
+    check_seat,
+    hidden_game,
+    opening_refused,
+    settled_card,
+    verify_record,
+)
+
+from .entropy import Entropy, SystemEntropy
+
+
+class Phase(enum.StrEnum):
+    SEEDING = "seeding"
+    PLAYING = "playing"
+    REVEALING = "revealing"
+    DONE = "done"
+    CANCELLED = "cancelled"
+
+
+class Refusal(Exception):
+    """A request refused with the wire error `code`; nothing changed."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+    def __str__(self) -> str:
+        return f"{self.code}: {self.message}"
+
+
+@dataclass(frozen=True, slots=True)
+class Ruling:
+    """What one input changed, in order.
+
+    `events` are the engine's (the referee's engine knows no hidden card, so
+    they show only card backs for what is hidden); `placements` the
+    commitments of the cards placed among them; `openings` the openings made
+    public (revealed and eliminated cards, and the final reveals); `settled`
+    the cards whose identity the server settled; `forfeits` the forfeits
+    recorded. `failure` is set when the input itself failed its check (the
+    sender is told ``bad_opening``): it is among `forfeits`. `cancelled`:
+    a seed commitment was missing in time and the game will not be played.
+    """
+
+    events: tuple[Event, ...] = ()
+    placements: tuple[Committed, ...] = ()
+    openings: tuple[Opening, ...] = ()
+    settled: tuple[int, ...] = ()
+    forfeits: tuple[Forfeit, ...] = ()
+    failure: Forfeit | None = None
+    cancelled: bool = False
+
+
+# What the seats' own decisions map onto: the message's fields give the
+# engine action (placements, reveals and openings carry their proof and have
+# their own handlers).
+_DECISION_ACTIONS: dict[type[m.Message], Callable[[Any], Action]] = {
+    m.Direction: lambda msg: ChooseDirection(msg.direction),
+    m.KeepCard: lambda msg: KEEP,
+    m.Choose: lambda msg: Target(msg.target),
+    m.Move: lambda msg: MoveTo(msg.index),
+}
+
+
+class Referee:
+    """The referee of one game; see the module docstring."""
+
+    def __init__(
+        self,
+        rules: Rules,
+        *,
+        first_player: int = 0,
+        seats: Sequence[SeatRecord] | None = None,
+        turn_timer: int | None = None,
+        entropy: Entropy | None = None,
+    ) -> None:
+        n = rules.players
+        if not 0 <= first_player < n:
+            raise ValueError(f"no seat {first_player} at a {n}-player table")
+        self.rules = rules
+        self.first_player = first_player
+        self.turn_timer = turn_timer
+        self._entropy = entropy if entropy is not None else SystemEntropy()
+        self.game_id = self._entropy.token_bytes(16)
+        self._server_seed = self._entropy.token_bytes(32)
+        self.server_seed_commitment = seed_commitment(self.game_id, SERVER_SEAT, self._server_seed)
+        self.seats = (
+            list(seats) if seats is not None else [SeatRecord(f"seat {i}") for i in range(n)]
+        )
+        if len(self.seats) != n:
+            raise ValueError(f"{n} seats are needed, not {len(self.seats)}")
+        self._game = hidden_game(rules, first_player)
+        self._ledger = CommitmentLedger(self.game_id)
+        self.seed_commitments: list[bytes | None] = [None] * n
+        self.seeds: list[bytes | None] = [None] * n
+        self.final_openings: list[tuple[Opening, ...] | None] = [None] * n
+        self.phase = Phase.SEEDING
+        self._turn = 0
+        self._drawn = [0] * n
+        self._answered: set[int] = set()
+        # Everything so far, in order; a `Ruling` is what one input added.
+        self.log: list[LogEntry] = []
+        self.events: list[Event] = []
+        self.placements: list[Committed] = []
+        self.openings: list[Opening] = []
+        self.settled: list[int] = []
+        self.forfeits: list[Forfeit] = []
+        self.seat_changes: list[SeatChange] = []
+
+    # ------------------------------------------------------------ queries
+
+    @property
+    def server_seed(self) -> bytes | None:
+        """The server seed, once every seat has committed to its own (else None)."""
+        return None if self.phase in (Phase.SEEDING, Phase.CANCELLED) else self._server_seed
+
+    @property
+    def decision(self) -> Decision | None:
+        """The pending engine decision while playing, else None."""
+        return self._game.decision if self.phase is Phase.PLAYING else None
+
+    @property
+    def turn(self) -> int:
+        """How many decisions are settled: the pending decision's `turn`."""
+        return self._turn
+
+    @property
+    def next_pid(self) -> int:
+        """The pid the next placed card gets (part of its commitment)."""
+        return self._game.next_pid
+
+    @property
+    def scores(self) -> tuple[int, ...]:
+        return tuple(self._game.scores)
+
+    @property
+    def winners(self) -> tuple[int, ...]:
+        return tuple(self._game.winners)
+
+    def view(self, seat: int | None) -> dict[str, Any]:
+        """The engine's view for `seat` (None: spectators). The referee knows no
+        hidden card, so every view shows backs for them, even the owner's."""
+        return view(self._game, seat)
+
+    def drawn(self, seat: int) -> int:
+        """How many cards `seat` has drawn from its draw pile (2-player variant)."""
+        return self._drawn[seat]
+
+    def hidden(self, seat: int) -> list[int]:
+        """`seat`'s placed cards never opened (`final_reveal_request.pids`)."""
+        return self._ledger.hidden(seat)
+
+    def opened_by(self, seat: int) -> list[Opening]:
+        """The openings `seat` made, in order."""
+        return self._ledger.openings(seat)
+
+    def awaited_seeds(self) -> list[int]:
+        """The seats whose seed commitment is still awaited."""
+        if self.phase is not Phase.SEEDING:
+            return []
+        return [s for s, c in enumerate(self.seed_commitments) if c is None]
+
+    def awaited_reveals(self) -> list[int]:
+        """The seats whose final reveal is still awaited, in seat order."""
+        if self.phase is not Phase.REVEALING:
+            return []
+        return [s for s in range(self.rules.players) if s not in self._answered]
+
+    def forfeited(self, seat: int) -> bool:
+        return any(f.seat == seat for f in self.forfeits)
+
+    # ------------------------------------------------------------ inputs
+
+    def receive(self, seat: int, message: m.Message) -> Ruling:
+        """Apply a game message from `seat`. Raises `Refusal` (nothing changed),
+        or returns what changed."""
+        self._check_seat(seat)
+        mark = self._mark()
+        handler = self._HANDLERS.get(type(message))
+        if handler is None:
+            raise TypeError(f"{message.TYPE!r} is not a game message")
+        handler(self, seat, message)
+        ruling = self._since(mark)
+        # A forfeit caused by a message is the sender's failed check.
+        return replace(ruling, failure=ruling.forfeits[0]) if ruling.forfeits else ruling
+
+    def time_out(self, *, turn: int | None = None) -> Ruling:
+        """The time for the pending wait ran out: the server plays the safe
+        default (docs/PROTOCOL.md, Timers). Seeding: the game is cancelled.
+        A decision: a direction, a target or a move at random, a placement
+        skipped, a face-down card kept; an opening demanded is forfeited (the
+        card is settled). Revealing: every silent seat forfeits. `turn`, when
+        given, must be the pending decision's (`Refusal` ``stale_turn``
+        otherwise: that decision was settled before the timer fired)."""
+        mark = self._mark()
+        if self.phase is Phase.SEEDING:
+            self.phase = Phase.CANCELLED
+            return replace(self._since(mark), cancelled=True)
+        if self.phase is Phase.REVEALING:
+            for seat in self.awaited_reveals():
+                self._forfeit(seat, "did not send its final reveal in time")
+            return self._since(mark)
+        decision = self._pending(turn)
+        if decision.kind == "open":
+            self._forfeit(decision.seat, f"did not open card {decision.pid} in time")
+        else:
+            self._default(decision)
+        return self._since(mark)
+
+    def stand_in(self, seat: int, *, turn: int | None = None) -> Ruling:
+        """The stand-in's answer for `seat`, whose player is away: the safe
+        default of `time_out`, except that an opening demanded of it is
+        forfeited at once ("was away"), and so is the final reveal."""
+        self._check_seat(seat)
+        mark = self._mark()
+        if self.phase is Phase.REVEALING and seat in self.awaited_reveals():
+            self._forfeit(seat, "was away at the final reveal")
+            return self._since(mark)
+        decision = self._pending(turn)
+        if decision.seat != seat:
+            raise Refusal(NOT_YOUR_TURN, f"seat {decision.seat} must decide, not seat {seat}")
+        if decision.kind == "open":
+            self._forfeit(seat, f"was away when card {decision.pid} had to be opened")
+        else:
+            self._default(decision)
+        return self._since(mark)
+
+    def forfeit(self, seat: int, reason: str) -> Ruling:
+        """`seat` forfeits (its player left the game...): recorded once, and the
+        seat's pending decision, if any, is played the safe way at once, so
+        that nothing of this seat is left waiting. In the revealing phase the
+        seat is no longer waited for; a seat that has already sent its final
+        reveal has nothing left to forfeit. In a room without a turn timer,
+        mark the seat first (`mark_seat`, LEFT): a decision the server makes
+        for a seat needs that reason in the record, or it does not verify."""
+        self._check_seat(seat)
+        mark = self._mark()
+        if self.phase not in (Phase.PLAYING, Phase.REVEALING):
+            raise Refusal(WRONG_STATE, f"nothing to forfeit: the game is {self.phase}")
+        if self.phase is Phase.REVEALING and seat in self._answered:
+            return self._since(mark)
+        # The decision pending now, and only it: settling an opening (which
+        # `_forfeit` does) may hand the seat its next decision, which is not
+        # played here (the stand-in or the timer does, as for any seat).
+        decision = self._game.decision if self.phase is Phase.PLAYING else None
+        self._forfeit(seat, reason)
+        if decision is not None and decision.seat == seat and decision.kind != "open":
+            self._default(decision)
+        return self._since(mark)
+
+    def mark_seat(self, seat: int, change: str) -> None:
+        """Note in the record that `seat`'s player went away (the stand-in
+        plays), came back, left the game, or handed its seat to a bot."""
+        self._check_seat(seat)
+        if change not in (STAND_IN, LEFT, HANDED_TO_BOT, BACK):
+            raise ValueError(f"no seat change {change!r}")
+        if self.phase not in (Phase.PLAYING, Phase.REVEALING, Phase.SEEDING):
+            raise Refusal(WRONG_STATE, f"the game is {self.phase}")
+        self.seat_changes.append(SeatChange(seat, len(self.log), change))
+        info = self.seats[seat]
+        self.seats[seat] = replace(  # the flags say what ever happened to the seat
+            info,
+            stand_in=info.stand_in or change == STAND_IN,
+            left=info.left or change == LEFT,
+            handed_to_bot=info.handed_to_bot or change == HANDED_TO_BOT,
+        )
+
+    def record(self) -> Record:
+        """The game record, once every seat has revealed or forfeited. The
+        verdicts are those of `verify.verify_record` on the record itself."""
+        if self.phase is not Phase.DONE:
+            raise Refusal(WRONG_STATE, f"the record is made at the end; the game is {self.phase}")
+        rules = self.rules
+        record = Record(
+            game_id=self.game_id,
+            settings=GameSettings(
+                rules.players,
+                rules.variant,
+                rules.edition,
+                rules.families,
+                self.first_player,
+                self.turn_timer,
+            ),
+            seats=tuple(self.seats),
+            server_seed_commitment=self.server_seed_commitment,
+            server_seed=self._server_seed,
+            seed_commitments=tuple(c for c in self.seed_commitments if c is not None),
+            seeds=tuple(self.seeds),
+            log=tuple(self.log),
+            final_openings=tuple(self.final_openings),
+            events=tuple(self.events),
+            results=Results(True, self.scores, self.winners),
+            forfeits=tuple(self.forfeits),
+            verdicts=tuple(SeatVerdict(s, "ok") for s in range(rules.players)),
+            seat_changes=tuple(self.seat_changes),
+        )
+        return replace(record, verdicts=verify_record(record).seats)
+
+    # ------------------------------------------------------------ bookkeeping
+
+    def _check_seat(self, seat: int) -> None:
+        if not 0 <= seat < self.rules.players:
+            raise ValueError(f"no seat {seat}")
+
+    def _mark(self) -> tuple[int, int, int, int, int]:
+        return (
+            len(self.events),
+            len(self.placements),
+            len(self.openings),
+            len(self.settled),
+            len(self.forfeits),
+        )
+
+    def _since(self, mark: tuple[int, int, int, int, int]) -> Ruling:
+        e, p, o, s, f = mark
+        return Ruling(
+            tuple(self.events[e:]),
+            tuple(self.placements[p:]),
+            tuple(self.openings[o:]),
+            tuple(self.settled[s:]),
+            tuple(self.forfeits[f:]),
+        )
+
+    def _pending(self, turn: int | None) -> Decision:
+        if self.phase is not Phase.PLAYING:
+            raise Refusal(WRONG_STATE, f"no decision is pending: the game is {self.phase}")
+        if turn is not None and turn != self._turn:
+            raise Refusal(
+                STALE_TURN, f"turn {turn} is over (the pending decision is turn {self._turn})"
+            )
+        decision = self._game.decision
+        assert decision is not None
+        return decision
+
+    def _due(self, seat: int, turn: int) -> Decision:
+        """The pending decision, which `seat` must owe, for `turn`."""
+        decision = self._pending(turn)
+        if decision.seat != seat:
+            raise Refusal(
+                NOT_YOUR_TURN,
+                f"seat {decision.seat} must decide ({decision.kind}), not seat {seat}",
+            )
+        return decision
+
+    def _apply(self, seat: int, action: Action, **entry: Any) -> None:
+        """Apply a checked action and log it; the decision is settled."""
+        events = self._game.apply(action, seat)
+        self.log.append(LogEntry(seat, action, **entry))
+        self._settle_turn(events)
+
+    def _check(self, seat: int, action: Action) -> None:
+        try:
+            self._game.check(action, seat)
+        except IllegalAction as exc:
+            raise Refusal(ILLEGAL_ACTION, str(exc)) from None
+
+    def _settle_turn(self, events: list[Event]) -> None:
+        self._turn += 1
+        self._after(events)
+
+    def _after(self, events: list[Event]) -> None:
+        for event in events:
+            if type(event) is Drew:
+                self._drawn[event.seat] += len(event.cards)
+        self.events.extend(events)
+        if self._game.over:
+            self.phase = Phase.REVEALING
+
+    def _default(self, decision: Decision) -> None:
+        """The server's safe answer to `decision` (not an opening), logged `by_server`."""
+        seat = decision.seat
+        if decision.kind == "place":
+            events = self._game.skip_placement()
+            self.log.append(LogEntry.skip(seat))
+            self._settle_turn(events)
+        elif decision.kind == "reveal":
+            self._apply(seat, KEEP, by_server=True)
+        else:
+            self._apply(seat, self._entropy.choice(decision.options), by_server=True)
+
+    def _forfeit(self, seat: int, reason: str, opening: Opening | None = None) -> Forfeit:
+        """Record a forfeit (once per seat, except one per failed opening, which
+        is evidence). A demanded opening of this seat is settled; in the
+        revealing phase, the seat is no longer awaited."""
+        forfeit = Forfeit(seat, reason, len(self.log), opening)
+        if opening is not None or not self.forfeited(seat):
+            self.forfeits.append(forfeit)
+        if self.phase is Phase.REVEALING:
+            self._answered.add(seat)
+            self._maybe_done()
+            return forfeit
+        decision = self._game.decision
+        if decision is not None and decision.seat == seat and decision.kind == "open":
+            self._settle_open(decision)
+        return forfeit
+
+    def _settle_open(self, decision: Decision) -> None:
+        """Settle the eliminated card its owner did not open: it takes the first
+        identity still possible that is not an Ambush (`settled_card`)."""
+        assert decision.pid is not None
+        self._apply(
+            decision.seat,
+            Open(settled_card(decision.options)),
+            pid=decision.pid,
+            settled=True,
+            by_server=True,
+        )
+        self.settled.append(decision.pid)
+
+    def _maybe_done(self) -> None:
+        if len(self._answered) == self.rules.players:
+            self.phase = Phase.DONE
+
+    # ------------------------------------------------------------ seeds
+
+    def _seed_commit(self, seat: int, msg: m.SeedCommit) -> None:
+        if self.phase is not Phase.SEEDING:
+            raise Refusal(WRONG_STATE, "the seed commitments are over")
+        if self.seed_commitments[seat] is not None:
+            raise Refusal(WRONG_STATE, f"seat {seat} has already committed to its seed")
+        self.seed_commitments[seat] = msg.commitment
+        if all(c is not None for c in self.seed_commitments):
+            self.phase = Phase.PLAYING
+
+    # ------------------------------------------------------------ decisions
+
+    def _decide(self, seat: int, msg: Any) -> None:
+        """`direction`, `keep`, `choose`, `move`: a decision without a secret."""
+        self._due(seat, msg.turn)
+        action = _DECISION_ACTIONS[type(msg)](msg)
+        self._check(seat, action)
+        self._apply(seat, action)
+
+    def _place(self, seat: int, msg: m.PlaceCard) -> None:
+        self._due(seat, msg.turn)
+        at: At = msg.at  # type: ignore[assignment]  # "first", "last" or a pid: checked on the wire
+        action = Place(BACKS[FAMILY_NAMES.index(msg.family)], at)
+        self._check(seat, action)
+        pid = self._game.next_pid
+        committed = Committed(pid, seat, action.card.family, msg.commitment, self._drawn[seat])
+        self._ledger.commit(seat, pid, committed.family, msg.commitment, committed.drawn)
+        self.placements.append(committed)
+        self._apply(seat, action, pid=pid, commitment=msg.commitment)
+
+    def _reveal(self, seat: int, msg: m.RevealCard) -> None:
+        decision = self._due(seat, msg.turn)
+        self._check(seat, REVEAL)
+        assert decision.pid is not None
+        opening = Opening(decision.pid, msg.card, msg.nonce)
+        if self._failed_opening(seat, opening):
+            # The server keeps the card face down in the seat's place.
+            self._apply(seat, KEEP, by_server=True)
+            return
+        self.log.append(LogEntry(seat, REVEAL))
+        self._after(self._game.apply(REVEAL, seat))
+        self._open_with(seat, opening)
+
+    def _open(self, seat: int, msg: m.OpenCard) -> None:
+        if self.phase is not Phase.PLAYING:
+            raise Refusal(WRONG_STATE, f"no opening is asked for: the game is {self.phase}")
+        decision = self._game.decision
+        assert decision is not None
+        if decision.kind != "open" or decision.seat != seat:
+            raise Refusal(WRONG_STATE, f"no opening is asked of seat {seat} now")
+        if msg.pid != decision.pid:
+            raise Refusal(
+                WRONG_STATE, f"the opening asked for is card {decision.pid}, not card {msg.pid}"
+            )
+        opening = Opening(msg.pid, msg.card, msg.nonce)
+        if not self._failed_opening(seat, opening):  # a failed one is settled by the forfeit
+            self._open_with(seat, opening)
+
+    def _open_with(self, seat: int, opening: Opening) -> None:
+        """Apply an opening that `_failed_opening` passed."""
+        self._ledger.open(seat, opening.pid, opening.card, opening.nonce)
+        self.openings.append(opening)
+        self._apply(seat, Open(opening.card), pid=opening.pid, nonce=opening.nonce)
+
+    def _failed_opening(self, seat: int, opening: Opening) -> bool:
+        """Check `opening` for the pending `reveal` or `open` of `seat`; change
+        nothing if it holds. If it does not, the seat forfeits with the
+        opening as evidence (the caller then answers in its place).
+
+        The commitments decide first; then the engine, which refuses only an
+        identity it has seen elsewhere: with openings that passed the ledger,
+        an identity a settled card took, when the seat forfeited before and
+        came back (verify says whether that is the seat's fault)."""
+        try:
+            self._ledger.check(seat, opening.pid, opening.card, opening.nonce)
+        except OpeningError as exc:
+            self._forfeit(seat, exc.reason, opening)
+            return True
+        refused = opening_refused(self._game, opening.card)
+        if refused is not None:
+            self._forfeit(seat, refused, opening)
+            return True
+        return False
+
+    # ------------------------------------------------------------ the end, hand-over
+
+    def _secrets_failure(self, seat: int, seed: bytes, openings: Sequence[Opening]) -> str | None:
+        """`seat`'s seed and the openings of its hidden cards, checked as at the
+        end of the game (`verify.check_seat`): why they fail, or None."""
+        commitment = self.seed_commitments[seat]
+        assert commitment is not None
+        return check_seat(
+            self.rules,
+            self.game_id,
+            seat,
+            seed_commitment=commitment,
+            seed=seed,
+            server_seed=self._server_seed,
+            placed=self._ledger.placements(seat),
+            openings=[*self._ledger.openings(seat), *openings],
+        )
+
+    def _final_reveal(self, seat: int, msg: m.FinalReveal) -> None:
+        if self.phase is not Phase.REVEALING:
+            raise Refusal(
+                WRONG_STATE, f"the final reveal comes at the end; the game is {self.phase}"
+            )
+        if seat in self._answered:
+            raise Refusal(
+                WRONG_STATE, f"seat {seat} has already sent its final reveal or forfeited"
+            )
+        reason = self._secrets_failure(seat, msg.seed, msg.openings)
+        self.seeds[seat] = msg.seed
+        self.final_openings[seat] = msg.openings
+        if reason is not None:
+            self._record_failure(seat, reason)
+        self._answered.add(seat)
+        self._maybe_done()
+
+    def _hand_over(self, seat: int, msg: m.HandOver) -> None:
+        if self.phase is not Phase.PLAYING:
+            raise Refusal(
+                WRONG_STATE, f"a hand-over is for a game being played; it is {self.phase}"
+            )
+        if self.seats[seat].handed_to_bot:
+            raise Refusal(WRONG_STATE, f"seat {seat} is already played by a bot")
+        if seat in self._answered:  # a failed hand-over: its secrets are the evidence
+            raise Refusal(WRONG_STATE, f"seat {seat} has already handed over its secrets")
+        reason = self._secrets_failure(seat, msg.seed, msg.openings)
+        if reason is None:
+            self.mark_seat(seat, HANDED_TO_BOT)
+            return
+        # The secrets stay in the record as the seat's final reveal, so anyone
+        # can see why it failed; the stand-in plays the seat from now on.
+        self.seeds[seat] = msg.seed
+        self.final_openings[seat] = msg.openings
+        self._answered.add(seat)
+        self._record_failure(seat, reason)
+
+    def _record_failure(self, seat: int, reason: str) -> None:
+        """A final reveal or a hand-over that fails its check: a forfeit (once
+        per seat) whose reason the sender is told."""
+        self.forfeits.append(Forfeit(seat, reason, len(self.log)))
+
+    _HANDLERS: dict[type[m.Message], Callable[[Referee, int, Any], None]] = {
+        m.SeedCommit: _seed_commit,
+        m.Direction: _decide,
+        m.KeepCard: _decide,
+        m.Choose: _decide,
+        m.Move: _decide,
+        m.PlaceCard: _place,
+        m.RevealCard: _reveal,
+        m.OpenCard: _open,
+        m.FinalReveal: _final_reveal,
+        m.HandOver: _hand_over,
+    }
+
+
+# The client messages a game's referee takes; the others are the lobby's and the room's.
+GAME_MESSAGES: tuple[type[m.Message], ...] = tuple(Referee._HANDLERS)

@@ -1,0 +1,514 @@
+"""A room: its seats, its host, its spectators, its chat, and its games.
+
+How this works
+--------------
+A `Room` is a plain object driven by its lobby: members enter (`seat`,
+`watch`) and leave (`remove`), their requests come in (`handle`), their
+connections come and go (`connection_changed`), time passes (`tick`). Each
+call returns the effects to carry out: pushes to the members' sessions
+(numbered by `Session.push`) and, for the shell, bots to start or stop and
+records to keep. `handle` returns an `Outcome`: the error for the sender, if
+any, and the effects, which go out after the sender's answer. A refused
+request changes nothing and has no effects; the one error that comes with
+changes is ``bad_opening`` (the server answered in the seat's place).
+
+The room's life: ``waiting`` for players; the host adds bots and starts the
+game once every seat is taken and every player is ready; ``playing``; then
+``finished`` (ready flags cleared: play again when everyone is ready), or
+back to ``waiting`` if the game was cancelled before it began. When the
+host leaves, the next player in seat order becomes host; a room with no
+human player left closes once no game is being played, and everyone still
+in it gets a last `room_state` with state ``closed``.
+
+A player who leaves during a game keeps their seat until the game ends, as
+a name played by the stand-in; the seat is free again afterwards.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from oriflamme.protocol import messages as m
+from oriflamme.protocol.errors import (
+    INVALID_FIELD,
+    NOT_PERMITTED,
+    ROOM_FULL,
+    WRONG_STATE,
+    ProtocolError,
+    RemoteProtocolError,
+)
+from oriflamme.protocol.record import SeatRecord
+
+from .config import ServerConfig
+from .effects import Effect, GameFinished, HandedSeat, StartBot, StopBot
+from .entropy import Entropy
+from .referee import GAME_MESSAGES
+from .sessions import Session
+from .table import Table, TablePush, TableUpdate, with_time_left
+
+WAITING, PLAYING, FINISHED, CLOSED = "waiting", "playing", "finished", "closed"
+STAND_IN_BOT = "stand_in"  # `seat.bot` while the stand-in plays a player's seat
+
+
+@dataclass(slots=True)
+class Seat:
+    """One seat. `session` sits here (a player, or a server bot's session);
+    `bot` is the server bot's strategy. `ghost` keeps the name of a player
+    who left during a game, until the game ends."""
+
+    session: Session | None = None
+    bot: str | None = None
+    ready: bool = False
+    ghost: str | None = None
+
+    @property
+    def free(self) -> bool:
+        return self.session is None and self.ghost is None
+
+    @property
+    def human(self) -> bool:
+        return self.session is not None and self.bot is None
+
+
+@dataclass(slots=True)
+class Outcome:
+    """What a request did: the `error` its sender gets (None: ``ok``), and the
+    `effects` to carry out after the answer."""
+
+    error: ProtocolError | None = None
+    effects: list[Effect] = field(default_factory=list)
+
+
+# Opens a session for a server bot: (strategy, name) -> (session, token).
+BotSessions = Callable[[str, str], tuple[Session, bytes]]
+
+
+def _refuse(code: str, message: str) -> RemoteProtocolError:
+    return RemoteProtocolError(code, message)
+
+
+class Room:
+    """One room; see the module docstring."""
+
+    def __init__(
+        self,
+        room_id: int,
+        name: str,
+        settings: m.RoomSettings,
+        *,
+        config: ServerConfig,
+        entropy: Entropy,
+        bot_sessions: BotSessions,
+        invite: str | None = None,
+    ) -> None:
+        self.id = room_id
+        self.name = name
+        self.settings = settings
+        self.invite = invite
+        self.config = config
+        self._entropy = entropy
+        self._bot_sessions = bot_sessions
+        self.seats = [Seat() for _ in range(settings.players)]
+        self.spectators: list[Session] = []
+        self.host: int = 0  # the host's player id, set by the first player seated
+        self.state = WAITING
+        self.table: Table | None = None
+
+    def __repr__(self) -> str:
+        return f"<Room {self.id} {self.name!r} {self.state}>"
+
+    # ------------------------------------------------------------ queries
+
+    @property
+    def seated(self) -> int:
+        return sum(not s.free for s in self.seats)
+
+    def members(self) -> list[Session]:
+        seated = [s.session for s in self.seats if s.session is not None]
+        return [*seated, *self.spectators]
+
+    def humans(self) -> list[Session]:
+        return [s.session for s in self.seats if s.human and s.session is not None]
+
+    def host_name(self) -> str:
+        for s in self.seats:
+            if s.session is not None and s.session.player == self.host:
+                return s.session.name
+        return "nobody"
+
+    def summary(self) -> m.RoomSummary:
+        return m.RoomSummary(
+            room=self.id,
+            name=self.name,
+            host=self.host_name(),
+            state=self.state if self.state != CLOSED else FINISHED,
+            settings=self.settings,
+            seated=self.seated,
+            spectators=len(self.spectators),
+        )
+
+    def next_deadline(self) -> float | None:
+        return None if self.table is None else self.table.next_deadline()
+
+    # ------------------------------------------------------------ members
+
+    def seat(self, session: Session, wanted: int | None, now: float) -> list[Effect]:
+        """`session` takes a seat (`join_room`; the creator at the room's birth)."""
+        if self.state == PLAYING:
+            raise _refuse(WRONG_STATE, f"room {self.id} is playing a game: spectate, or wait")
+        if wanted is not None:
+            if wanted >= len(self.seats):
+                raise _refuse(
+                    INVALID_FIELD, f"join_room.seat: room {self.id} has {len(self.seats)} seats"
+                )
+            if not self.seats[wanted].free:
+                raise _refuse(ROOM_FULL, f"seat {wanted} of room {self.id} is taken")
+            index = wanted
+        else:
+            free = [i for i, s in enumerate(self.seats) if s.free]
+            if not free:
+                raise _refuse(ROOM_FULL, f"room {self.id} has no free seat")
+            index = free[0]
+        self.seats[index] = Seat(session=session)
+        session.room, session.seat = self.id, index
+        if not self.host:
+            self.host = session.player
+        return self._room_state()
+
+    def watch(self, session: Session, now: float) -> list[Effect]:
+        """`session` watches the room (`spectate`): the room, and the game if one runs."""
+        self.spectators.append(session)
+        session.room, session.seat = self.id, None
+        effects = self._room_state()
+        if self.table is not None:
+            effects += self._deliver(self.table.snapshot(None, now), only=session)
+        return effects
+
+    def remove(self, session: Session, now: float) -> list[Effect]:
+        """`session` leaves the room (`leave_room`, or its session expired)."""
+        effects: list[Effect] = []
+        if session in self.spectators:
+            self.spectators.remove(session)
+        elif session.seat is not None:
+            index = session.seat
+            seat = self.seats[index]
+            if self.state == PLAYING and self.table is not None and not self.table.over:
+                self.seats[index] = Seat(ghost=session.name)
+                effects += self._table_update(self.table.leave(index, now), now)
+            else:
+                self.seats[index] = Seat()
+            if seat.bot is not None:
+                effects.append(StopBot(session.player))
+        session.room, session.seat = None, None
+        if session.player == self.host:
+            self._pass_host()
+        return effects + self._room_state() + self._close_if_empty()
+
+    def _pass_host(self) -> None:
+        humans = self.humans()
+        if humans:
+            self.host = humans[0].player
+
+    def _close_if_empty(self) -> list[Effect]:
+        """Close the room when no human is seated and no game is being played."""
+        if self.humans() or self.state == PLAYING or self.state == CLOSED:
+            return []
+        self.state = CLOSED
+        effects: list[Effect] = []
+        for session in self.members():
+            effects += session.push(m.RoomState, **self._room_fields(session))
+            if session.bot is not None:
+                effects.append(StopBot(session.player))
+            session.room, session.seat = None, None
+        self.seats = [Seat() for _ in self.seats]
+        self.spectators = []
+        return effects
+
+    def connection_changed(self, session: Session, now: float) -> list[Effect]:
+        """`session`'s connection came or went: the room shows it; a seated
+        player away during a game may be stood in for."""
+        effects = self._room_state()
+        if self.table is not None and session.seat is not None and self.state == PLAYING:
+            update = self.table.connection(session.seat, session.connected, now)
+            effects += self._table_update(update, now)
+        return effects
+
+    def refreshed(self, session: Session, message: m.Message, now: float) -> m.Message:
+        """A push `session` missed, as it is sent again now (see `Table.refreshed`)."""
+        if self.table is None:
+            return with_time_left(message, 0)
+        return self.table.refreshed(message, session.seat, now)
+
+    def snapshot(self, session: Session, now: float) -> list[Effect]:
+        """Everything `session` needs to pick up the room and its game."""
+        effects = session.push(m.RoomState, **self._room_fields(session))
+        if self.table is not None:
+            effects += self._deliver(self.table.snapshot(session.seat, now), only=session)
+        return effects
+
+    # ------------------------------------------------------------ requests
+
+    def handle(self, session: Session, message: m.Message, now: float) -> Outcome:
+        """A request from a member (see the module docstring)."""
+        try:
+            if isinstance(message, GAME_MESSAGES):
+                return self._game_message(session, message, now)
+            if isinstance(message, m.Chat):
+                return Outcome(effects=self._chat(session, message.text))
+            handler = self._HANDLERS.get(type(message))
+            if handler is None:
+                raise _refuse(WRONG_STATE, f"{message.TYPE} is not a request for a room")
+            return Outcome(effects=handler(self, session, message, now))
+        except RemoteProtocolError as refusal:
+            return Outcome(refusal)
+
+    def _host_only(self, session: Session, what: str) -> None:
+        if session.player != self.host:
+            raise _refuse(NOT_PERMITTED, f"only the host may {what}")
+        if self.state == PLAYING:
+            raise _refuse(WRONG_STATE, f"a game is being played: you cannot {what} now")
+
+    def _ready(self, session: Session, message: m.Ready, now: float) -> list[Effect]:
+        if session.seat is None:
+            raise _refuse(WRONG_STATE, "spectators are not ready or not: take a seat first")
+        if self.state == PLAYING:
+            raise _refuse(WRONG_STATE, "a game is being played")
+        self.seats[session.seat].ready = message.ready
+        return self._room_state()
+
+    def _add_bot(self, session: Session, message: m.AddBot, now: float) -> list[Effect]:
+        self._host_only(session, "add a bot")
+        if message.strategy not in self.config.strategies:
+            raise _refuse(
+                INVALID_FIELD,
+                f"add_bot.strategy: this server has {', '.join(self.config.strategies)},"
+                f" not {message.strategy!r}",
+            )
+        if message.seat is not None:
+            if message.seat >= len(self.seats):
+                raise _refuse(
+                    INVALID_FIELD, f"add_bot.seat: room {self.id} has {len(self.seats)} seats"
+                )
+            if not self.seats[message.seat].free:
+                raise _refuse(ROOM_FULL, f"seat {message.seat} is taken")
+            index = message.seat
+        else:
+            free = [i for i, s in enumerate(self.seats) if s.free]
+            if not free:
+                raise _refuse(ROOM_FULL, f"room {self.id} has no free seat")
+            index = free[0]
+        return self._seat_bot(index, message.strategy, f"Bot {index}")
+
+    def _seat_bot(
+        self, index: int, strategy: str, name: str, handed: HandedSeat | None = None
+    ) -> list[Effect]:
+        bot, token = self._bot_sessions(strategy, name)
+        bot.room, bot.seat = self.id, index
+        self.seats[index] = Seat(session=bot, bot=strategy, ready=True)
+        return [StartBot(bot.player, self.id, index, strategy, token, handed), *self._room_state()]
+
+    def _remove_bot(self, session: Session, message: m.RemoveBot, now: float) -> list[Effect]:
+        self._host_only(session, "remove a bot")
+        if message.seat >= len(self.seats) or self.seats[message.seat].bot is None:
+            raise _refuse(WRONG_STATE, f"no bot sits in seat {message.seat}")
+        bot = self.seats[message.seat].session
+        assert bot is not None
+        return self.remove(bot, now)
+
+    def _start(self, session: Session, message: m.StartGame, now: float) -> list[Effect]:
+        self._host_only(session, "start the game")
+        if any(s.free or s.ghost is not None for s in self.seats):
+            raise _refuse(WRONG_STATE, "every seat must be taken before the game starts")
+        waiting = [s.session.name for s in self.seats if s.human and not s.ready and s.session]
+        if waiting:
+            raise _refuse(WRONG_STATE, f"not everyone is ready: {', '.join(waiting)}")
+        n = len(self.seats)
+        if self.settings.first_player == "random":
+            if message.first_player is not None:
+                raise _refuse(
+                    INVALID_FIELD,
+                    "start_game.first_player: this room draws the first player at random",
+                )
+            first = self._entropy.choice(range(n))
+        elif message.first_player is not None:
+            if message.first_player >= n:
+                raise _refuse(INVALID_FIELD, f"start_game.first_player: the table has {n} seats")
+            first = message.first_player
+        else:
+            assert session.seat is not None
+            first = session.seat
+        records = [
+            SeatRecord(s.session.name if s.session else "?", bot=s.bot is not None)
+            for s in self.seats
+        ]
+        self.table = Table(
+            room=self.id,
+            settings=self.settings,
+            seats=records,
+            first_player=first,
+            config=self.config,
+            entropy=self._entropy,
+        )
+        self.state = PLAYING
+        effects = self._room_state()
+        effects += self._table_update(self.table.start(now), now)
+        for index, seat in enumerate(self.seats):
+            if seat.session is not None and not seat.session.connected:
+                effects += self._table_update(self.table.connection(index, False, now), now)
+        return effects
+
+    def _sync(self, session: Session, message: m.Sync, now: float) -> list[Effect]:
+        return self.snapshot(session, now)
+
+    def _leave(self, session: Session, message: m.LeaveRoom, now: float) -> list[Effect]:
+        return self.remove(session, now)
+
+    def _chat(self, session: Session, text: str) -> list[Effect]:
+        effects: list[Effect] = []
+        for member in self.members():
+            effects += member.push(
+                m.ChatMessage, room=self.id, name=session.name, text=text, player=session.player
+            )
+        return effects
+
+    def notice(self, text: str) -> list[Effect]:
+        """A chat line from the server itself (no player)."""
+        effects: list[Effect] = []
+        for member in self.members():
+            effects += member.push(m.ChatMessage, room=self.id, name="server", text=text[:500])
+        return effects
+
+    _HANDLERS: dict[type[m.Message], Callable[[Room, Session, Any, float], list[Effect]]] = {
+        m.Ready: _ready,
+        m.AddBot: _add_bot,
+        m.RemoveBot: _remove_bot,
+        m.StartGame: _start,
+        m.Sync: _sync,
+        m.LeaveRoom: _leave,
+    }
+
+    # ------------------------------------------------------------ the game
+
+    def _game_message(self, session: Session, message: m.Message, now: float) -> Outcome:
+        if session.seat is None:
+            raise _refuse(NOT_PERMITTED, "spectators do not play")
+        if self.table is None or self.state != PLAYING:
+            raise _refuse(WRONG_STATE, "no game is being played in this room")
+        update = self.table.receive(session.seat, message, now)
+        effects: list[Effect] = []
+        if isinstance(message, m.HandOver) and update.seats_changed:
+            effects += self._hand_over(session, update, now)
+        effects += self._table_update(update, now)
+        return Outcome(update.error, effects)
+
+    def _hand_over(self, session: Session, update: TableUpdate, now: float) -> list[Effect]:
+        """The player leaves; a server bot takes the seat with its secrets (or,
+        if they failed their check, the stand-in plays it)."""
+        index = session.seat
+        assert index is not None
+        session.room, session.seat = None, None
+        effects: list[Effect] = []
+        if update.handed is not None:
+            _, handed = update.handed
+            effects += self._seat_bot(index, "heuristic", f"{session.name} (bot)", handed)
+            assert self.table is not None
+            effects += self._table_update(self.table.connection(index, False, now), now)
+        else:
+            self.seats[index] = Seat(ghost=session.name)
+        if session.player == self.host:
+            self._pass_host()
+        return effects
+
+    def tick(self, now: float) -> list[Effect]:
+        if self.table is None or self.state != PLAYING:
+            return []
+        return self._table_update(self.table.tick(now), now)
+
+    def _table_update(self, update: TableUpdate, now: float) -> list[Effect]:
+        effects = self._deliver(update.pushes)
+        if update.seats_changed:
+            effects += self._room_state()
+        if update.cancelled:
+            self.state = WAITING
+            self.table = None  # a game that never began: nothing to show of it
+            for seat in self.seats:
+                seat.ready = seat.bot is not None
+                if seat.ghost is not None:
+                    seat.ghost = None
+            effects += self._room_state()
+            effects += self.notice(
+                "The game was cancelled before it began: a seat did not commit to its seed in time."
+            )
+            effects += self._close_if_empty()
+        if update.record is not None:
+            assert self.table is not None
+            effects.append(GameFinished(self.id, self.table.record_id, update.record))
+            self.state = FINISHED
+            for index, seat in enumerate(self.seats):
+                if seat.ghost is not None:
+                    self.seats[index] = Seat()
+                seat.ready = seat.bot is not None
+            effects += self._room_state()
+            effects += self._close_if_empty()
+        return effects
+
+    # ------------------------------------------------------------ pushes
+
+    def _deliver(self, pushes: list[TablePush], only: Session | None = None) -> list[Effect]:
+        effects: list[Effect] = []
+        for push in pushes:
+            if push.seat is None:
+                targets = self.spectators
+            else:
+                occupant = self.seats[push.seat].session
+                targets = [occupant] if occupant is not None else []
+            for session in targets:
+                if only is None or session is only:
+                    effects += session.push(push.kind, **push.fields)
+        return effects
+
+    def _room_fields(self, session: Session) -> dict[str, Any]:
+        seats = []
+        for index, seat in enumerate(self.seats):
+            stood_in = (
+                self.table is not None and self.state == PLAYING and self.table.stood_in(index)
+            )
+            if seat.session is not None:
+                who = seat.session
+                seats.append(
+                    m.RoomSeat(
+                        seat=index,
+                        name=who.name,
+                        player=None if seat.bot is not None else who.player,
+                        bot=STAND_IN_BOT if stood_in else seat.bot,
+                        ready=seat.ready,
+                        connected=who.connected,
+                    )
+                )
+            elif seat.ghost is not None:
+                seats.append(
+                    m.RoomSeat(
+                        seat=index, name=seat.ghost, bot=STAND_IN_BOT, ready=False, connected=False
+                    )
+                )
+            else:
+                seats.append(m.RoomSeat(seat=index, ready=False, connected=False))
+        return dict(
+            room=self.id,
+            name=self.name,
+            settings=self.settings,
+            host=self.host,
+            state=self.state,
+            seats=tuple(seats),
+            spectators=len(self.spectators),
+            seat=session.seat if session.room == self.id else None,
+            invite=self.invite,
+        )
+
+    def _room_state(self) -> list[Effect]:
+        effects: list[Effect] = []
+        for session in self.members():
+            effects += session.push(m.RoomState, **self._room_fields(session))
+        return effects

@@ -1,0 +1,149 @@
+"""Sessions: who is connected as whom, their secret tokens, and their pushes.
+
+How this works
+--------------
+A session is a player as the server knows them: a player id (public), a
+name, a secret token (to resume), and where they are (a room, a seat). It
+outlives its connection: a player who reconnects with the token takes the
+session back, with its room and seat.
+
+Tokens are 32 random bytes, shown once in `welcome` and never stored: the
+server keeps only their SHA-256 digests, so neither a log nor a dump of the
+server's state can give one away. Each resume rotates the token; the
+previous one still works until the new one has been used once, so a client
+whose connection dropped before it read the `welcome` can still come back.
+
+Every push to a session is numbered (`seq`, one more each time) and kept in
+a bounded history, so a client that resumes with the `seq` it last saw gets
+exactly the pushes it missed, or a full snapshot if they are no longer all
+kept.
+
+>>> from oriflamme.server.core.entropy import FixedEntropy
+>>> sessions = Sessions(FixedEntropy("doc"), history=4)
+>>> ann, token = sessions.open("Ann")
+>>> sessions.find(token) is ann, ann.player
+(True, 1)
+>>> new_token = sessions.rotate(ann, token)
+>>> sessions.find(token) is ann, sessions.find(new_token) is ann
+(True, True)
+>>> _ = sessions.rotate(ann, new_token)
+>>> sessions.find(token) is None
+True
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import deque
+from collections.abc import Hashable
+from typing import Any
+
+from oriflamme.protocol import messages as m
+
+from .effects import Effect, Send
+from .entropy import Entropy
+
+TOKEN_SIZE = 32
+
+
+def _digest(token: bytes) -> bytes:
+    return hashlib.sha256(token).digest()
+
+
+class Session:
+    """One player's session; see the module docstring."""
+
+    def __init__(self, player: int, name: str, *, history: int, bot: str | None = None) -> None:
+        self.player = player
+        self.name = name
+        self.bot = bot
+        self.conn: Hashable | None = None
+        self.room: int | None = None
+        self.seat: int | None = None
+        self.disconnected_at: float | None = None
+        self.last_seq = 0
+        self.history: deque[m.Message] = deque(maxlen=history)
+        self._digests: tuple[bytes, bytes | None] = (b"", None)
+
+    def __repr__(self) -> str:
+        where = "lobby" if self.room is None else f"room {self.room} seat {self.seat}"
+        return f"<Session {self.player} {self.name!r} {where}>"
+
+    @property
+    def connected(self) -> bool:
+        return self.conn is not None
+
+    def push(self, kind: type[m.Message], **fields: Any) -> list[Effect]:
+        """Number and keep a push of `kind`; sent at once if connected."""
+        self.last_seq += 1
+        message = kind(seq=self.last_seq, **fields)  # type: ignore[call-arg]  # pushes have a seq
+        self.history.append(message)
+        return [Send(self.conn, message)] if self.conn is not None else []
+
+    def missed_since(self, seq: int) -> list[m.Message] | None:
+        """The pushes after `seq`, if all are still kept (else None)."""
+        if seq > self.last_seq:
+            return None
+        missed = self.last_seq - seq
+        if missed > len(self.history):
+            return None
+        return list(self.history)[len(self.history) - missed :]
+
+
+class Sessions:
+    """Every session, by player id and by token digest."""
+
+    def __init__(self, entropy: Entropy, *, history: int = 512) -> None:
+        self._entropy = entropy
+        self._history = history
+        self._next_player = 1
+        self.by_player: dict[int, Session] = {}
+        self._by_digest: dict[bytes, Session] = {}
+
+    def __len__(self) -> int:
+        return len(self.by_player)
+
+    def __iter__(self) -> Any:
+        return iter(list(self.by_player.values()))
+
+    def open(self, name: str, *, bot: str | None = None) -> tuple[Session, bytes]:
+        """A new session and its token."""
+        session = Session(self._next_player, name, history=self._history, bot=bot)
+        self._next_player += 1
+        self.by_player[session.player] = session
+        token = self._new_token(session)
+        return session, token
+
+    def find(self, token: bytes) -> Session | None:
+        return self._by_digest.get(_digest(token))
+
+    def rotate(self, session: Session, presented: bytes) -> bytes:
+        """A new token for `session`, which was resumed with `presented`. The
+        presented token stays valid until the new one is used."""
+        current, previous = session._digests
+        if _digest(presented) == current and previous is not None:
+            self._by_digest.pop(previous, None)
+            previous = None
+        if previous is None:
+            previous = current
+        else:  # the client came back with the previous token: the current one never reached it
+            self._by_digest.pop(current, None)
+        token = self._entropy.token_bytes(TOKEN_SIZE)
+        digest = _digest(token)
+        session._digests = (digest, previous)
+        self._by_digest[digest] = session
+        return token
+
+    def close(self, session: Session) -> None:
+        """Forget `session` and its tokens."""
+        self.by_player.pop(session.player, None)
+        for digest in session._digests:
+            if digest is not None:
+                self._by_digest.pop(digest, None)
+
+    def _new_token(self, session: Session) -> bytes:
+        token = self._entropy.token_bytes(TOKEN_SIZE)
+        digest = _digest(token)
+        session._digests = (digest, None)
+        self._by_digest[digest] = session
+        return token

@@ -1,0 +1,222 @@
+"""The layers: what each part of the code may import, and no import circles.
+
+Read from the source (every import statement, at any depth of a module,
+including those inside functions and ``TYPE_CHECKING`` blocks), and checked
+again at run time in a fresh interpreter:
+
+    engine  <-  protocol  <-  server.core  <-  (the trio shell: next issue)
+                         \\<-  client (secrets, state, bots, endpoint)  <-  client's shell, CLI
+
+* engine, protocol, server.core and the client's sans-I/O modules import no
+  trio, asyncio, socket, sqlite3, threading, selectors, subprocess,
+  prompt_toolkit, and read no clock (time, datetime);
+* engine imports nothing of the project; protocol only the engine;
+  server.core the engine and protocol; the client's sans-I/O modules the
+  engine, protocol and each other (the in-process runner and the CLI are the
+  deliberate meeting points that also import the server's core);
+* no runtime module imports the tools (doc generators);
+* no circle of imports among the project's modules.
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+FOLDERS = {
+    "engine": "oriflamme.engine",
+    "protocol": "oriflamme.protocol",
+    "server": "oriflamme.server",
+    "client": "oriflamme.client",
+    "tools": "tools",
+}
+
+# No I/O and no clock below the shells.
+FORBIDDEN = {
+    "trio",
+    "asyncio",
+    "socket",
+    "sqlite3",
+    "threading",
+    "selectors",
+    "subprocess",
+    "prompt_toolkit",
+    "time",
+    "datetime",
+    "os",
+    "pathlib",
+    "io",
+    "logging",
+}
+SANS_IO_CLIENT = (
+    "oriflamme.client.seat_secrets",
+    "oriflamme.client.state",
+    "oriflamme.client.bots",
+    "oriflamme.client.endpoint",
+)
+
+# What each layer may import of the project.
+ALLOWED = {
+    "oriflamme.engine": ("oriflamme.engine",),
+    "oriflamme.protocol": ("oriflamme.engine", "oriflamme.protocol"),
+    "oriflamme.server.core": ("oriflamme.engine", "oriflamme.protocol", "oriflamme.server.core"),
+    **{
+        name: ("oriflamme.engine", "oriflamme.protocol", *SANS_IO_CLIENT) for name in SANS_IO_CLIENT
+    },
+}
+
+
+def _modules() -> dict[str, Path]:
+    found = {}
+    for folder, package in FOLDERS.items():
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            parts = list(path.relative_to(ROOT / folder).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts.pop()
+            found[".".join([package, *parts])] = path
+    return found
+
+
+MODULES = _modules()
+
+
+def _imports(name: str, path: Path) -> set[str]:
+    """Every module `name` imports, absolute, at any depth of its source."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    out: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            out.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - node.level + 1]
+                stem = ".".join([*base, node.module] if node.module else base)
+            else:
+                stem = node.module or ""
+            out.add(stem)
+            # `from pkg import mod` imports the module pkg.mod when there is one.
+            out.update(f"{stem}.{a.name}" for a in node.names if f"{stem}.{a.name}" in MODULES)
+    return out
+
+
+IMPORTS = {name: _imports(name, path) for name, path in MODULES.items()}
+
+
+def _layer(name: str) -> str | None:
+    for layer in sorted(ALLOWED, key=len, reverse=True):
+        if name == layer or name.startswith(layer + "."):
+            return layer
+    return None
+
+
+@pytest.mark.parametrize("name", sorted(n for n in MODULES if _layer(n)))
+def test_a_layer_imports_only_what_is_below_it(name: str) -> None:
+    layer = _layer(name)
+    assert layer is not None
+    allowed = ALLOWED[layer]
+    ours = {i for i in IMPORTS[name] if i.startswith(("oriflamme", "tools"))}
+    wrong = sorted(i for i in ours if not any(i == a or i.startswith(a + ".") for a in allowed))
+    assert not wrong, f"{name} imports {wrong}: the {layer} layer may import only {allowed}"
+    io = sorted(i for i in IMPORTS[name] if i.split(".")[0] in FORBIDDEN)
+    assert not io, f"{name} imports {io}: no I/O, threads or clock in the {layer} layer"
+
+
+def test_no_runtime_module_imports_the_tools() -> None:
+    wrong = sorted(
+        name
+        for name, imports in IMPORTS.items()
+        if name.startswith("oriflamme")
+        and any(i == "tools" or i.startswith("tools.") for i in imports)
+    )
+    assert not wrong, f"runtime modules import the doc tools: {wrong}"
+
+
+def test_no_import_circles() -> None:
+    graph = {
+        name: {i for i in imports if i in MODULES and i != name}
+        for name, imports in IMPORTS.items()
+    }
+    # A package's __init__ re-exporting its modules is not a circle by itself:
+    # a module importing its own package's __init__ counts only through what
+    # that __init__ imports, so drop edges from a package to its own children.
+    for name in graph:
+        graph[name] = {i for i in graph[name] if not i.startswith(name + ".")}
+    cycles = _cycles(graph)
+    assert not cycles, "import circles: " + "; ".join(" -> ".join(c) for c in cycles)
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    counter = 0
+
+    def visit(v: str) -> None:
+        nonlocal counter
+        index[v] = low[v] = counter
+        counter += 1
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_the_checks_see_a_circle_and_a_wrong_import() -> None:
+    """The checks above can fail: a made-up circle and a made-up import are caught."""
+    assert _cycles({"a": {"b"}, "b": {"a"}, "c": set()}) == [["a", "b"]]
+    assert _layer("oriflamme.protocol.codec") == "oriflamme.protocol"
+    assert _layer("oriflamme.server.core.table") == "oriflamme.server.core"
+    assert _layer("oriflamme.client.cli") is None  # the launcher may import anything
+    fake = ROOT / "tests" / "architecture" / "_fake_module.py"
+    fake.write_text("from ..server.core import lobby\nimport socket\n", encoding="utf-8")
+    try:
+        assert "socket" in _imports("oriflamme.protocol._fake_module", fake)
+        assert "oriflamme.server.core" in _imports("oriflamme.protocol._fake_module", fake)
+    finally:
+        fake.unlink()
+
+
+def test_at_run_time_the_sans_io_layers_load_no_io_module() -> None:
+    """Importing everything below the shells, in a fresh interpreter, loads
+    no I/O or thread module (the stdlib's own `time` and msgpack's `datetime`
+    are loaded by the interpreter and msgpack themselves, so the source check
+    above covers the clock)."""
+    code = (
+        "import sys\n"
+        "import oriflamme.engine, oriflamme.protocol, oriflamme.server.core\n"
+        + "".join(f"import {name}\n" for name in SANS_IO_CLIENT)
+        + "bad = sorted(m for m in %r if m in sys.modules)\n"
+        "print(','.join(bad))\n"
+    ) % sorted(FORBIDDEN - {"time", "datetime", "os", "io", "pathlib"})
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert result.stdout.strip() == "", f"loaded at import: {result.stdout.strip()}"

@@ -1,0 +1,207 @@
+"""The client's mirror of a room and a game, built only from what the server sends."""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+
+import pytest
+
+from oriflamme.client.bots import Bot
+from oriflamme.client.endpoint import ClientEndpoint
+from oriflamme.client.inprocess import Behaviour, Client, InProcess
+from oriflamme.client.seat_secrets import SeatSecrets
+from oriflamme.client.state import ClientState
+from oriflamme.engine import Place, Rules, card_from_data
+from oriflamme.protocol import messages as m
+from oriflamme.protocol.commitments import Opening
+from oriflamme.protocol.verify import verify_record
+
+
+class Manual(Behaviour):
+    """Answers only what is automatic; the test makes the decisions."""
+
+    def messages(self, client: Client) -> list[m.Message]:
+        game = client.state.game
+        return [] if game is None else game.automatic()
+
+
+def game_of(
+    players: int = 3, *, manual: int | None = None, seed: int = 1
+) -> tuple[InProcess, list[Client]]:
+    world = InProcess(seed=seed)
+    rng = random.Random(seed)
+    clients = []
+    for i in range(players):
+        bot = Bot("random", rng=random.Random(rng.random()))
+        clients.append(
+            world.connect(f"p{i}", behaviour=Manual(bot) if i == manual else Behaviour(bot))
+        )
+    world.settle()
+    variant = "two-player" if players == 2 else "standard"
+    clients[0].send(
+        m.CreateRoom(
+            settings=m.RoomSettings(
+                players=players, variant=variant, edition="revised", first_player="host"
+            )
+        )
+    )
+    world.settle()
+    for c in clients[1:]:
+        c.send(m.JoinRoom(room=1))
+    for c in clients:
+        c.send(m.Ready(ready=True))
+    world.settle()
+    clients[0].send(m.StartGame())
+    world.settle()
+    return world, clients
+
+
+def decide(world: InProcess, client: Client, kind: str | None = None) -> None:
+    """Make the manual client's decisions (randomly) until one of `kind` is pending."""
+    rng = random.Random(0)
+    for _ in range(500):
+        world.settle()
+        game = client.state.game
+        if game.my_turn and (kind is None or game.decision.kind == kind):
+            return
+        if game.my_turn:
+            client.send(game.answer(rng.choice(game.options())))
+    pytest.fail(f"no {kind} decision came")
+
+
+def test_place_options_are_our_cards_of_each_offered_family_and_place() -> None:
+    world, clients = game_of(manual=0)
+    host = clients[0]
+    decide(world, host, "place")
+    game = host.state.game
+    offered = {(o["card"][0], o["at"]) for o in game.decision.options}
+    options = game.options()
+    assert options and all(isinstance(o, Place) for o in options)
+    assert {(("red", o.at)) for o in options} == offered
+    assert {o.card for o in options} == set(game.secrets.hand)
+
+
+def test_a_placement_commits_then_is_confirmed_by_the_server() -> None:
+    world, clients = game_of(manual=0)
+    host = clients[0]
+    decide(world, host, "place")
+    game = host.state.game
+    pid = game.state.view["next_pid"]
+    action = game.options()[0]
+    message = game.answer(action)
+    assert isinstance(message, m.PlaceCard) and message.family == "red"
+    assert message.commitment == game.secrets.commit_for(pid)
+    assert action.card in game.secrets.hand  # pending until the server says so
+    host.send(message)
+    world.run(lambda: game.secrets.card(pid) is not None)  # the push that shows it placed
+    assert action.card not in game.secrets.hand and game.secrets.card(pid) == action.card
+    # Our view shows our own face-down card; the others see a back.
+    mine = [c for slot in game.view()["queue"] for c in slot if c["pid"] == pid][0]
+    assert card_from_data(mine["card"]) == action.card and not mine["face_up"]
+    world.run(lambda: clients[1].state.game.commitments.get(pid) is not None)
+    theirs = clients[1].state.game.view()
+    assert [c for slot in theirs["queue"] for c in slot if c["pid"] == pid][0]["card"][1] is None
+
+
+def test_only_our_options_can_be_answered() -> None:
+    world, clients = game_of(manual=0)
+    host = clients[0]
+    decide(world, host, "place")
+    game = host.state.game
+    other = clients[1].state.game
+    with pytest.raises(ValueError, match="not one of our options"):
+        game.answer(Place(game.secrets.set_aside[0], "first"))
+    with pytest.raises(ValueError, match="no decision of ours"):
+        other.answer(game.options()[0])
+
+
+def test_automatic_answers_go_once_a_connection() -> None:
+    world, clients = game_of(manual=1)
+    game = clients[1].state.game
+    assert game.server_seed is not None  # the seed commitment went out by itself
+    assert game.automatic() == []
+    game.reconnected()
+    assert game.automatic() == []  # nothing is wanted any more
+
+
+def test_a_server_seed_that_does_not_open_its_commitment_is_a_problem() -> None:
+    world, clients = game_of()
+    state = clients[0].state
+    seed = next(x for x in clients[0].received if isinstance(x, m.ServerSeed))
+    fresh = ClientState()
+    started = next(x for x in clients[0].received if isinstance(x, m.GameStarted))
+    fresh.receive(started)
+    fresh.receive(dataclasses.replace(seed, seed=bytes(32)))
+    assert fresh.problems == ["the server's seed does not match the commitment it made"]
+    assert state.problems == []
+
+
+def test_an_opening_that_does_not_open_its_commitment_is_a_problem() -> None:
+    world, clients = game_of()
+    world.run(lambda: bool(world.records))
+    states = [x for x in clients[0].received if isinstance(x, m.GameState) and x.openings]
+    fresh = ClientState()
+    fresh.receive(next(x for x in clients[0].received if isinstance(x, m.GameStarted)))
+    fresh.receive(next(x for x in clients[0].received if isinstance(x, m.ServerSeed)))
+    for x in clients[0].received:
+        if isinstance(x, m.GameState) and x is not states[0]:
+            fresh.receive(x)
+        elif x is states[0]:
+            o = x.openings[0]
+            fresh.receive(dataclasses.replace(x, openings=(Opening(o.pid, o.card, bytes(32)),)))
+            break
+    assert any("does not match its commitment" in p for p in fresh.problems)
+
+
+def test_a_restarted_client_picks_its_seat_up_with_its_stored_secrets() -> None:
+    """A client process killed mid-game comes back with the same session token
+    and the secrets it stored: it takes its seat back and finishes the game."""
+    world, clients = game_of(manual=1)
+    decide(world, clients[1], "place")
+    clients[1].send(clients[1].state.game.answer(clients[1].state.game.options()[0]))
+    world.settle()
+    stored = clients[1].state.game.secrets.to_bytes()  # what the client wrote to disk
+    token = clients[1].endpoint.token
+    world.disconnect(clients[1])
+
+    def from_disk(rules: Rules, game_id: bytes, seat: int) -> SeatSecrets:
+        secrets = SeatSecrets.from_bytes(stored)
+        assert (secrets.game_id, secrets.seat) == (game_id, seat)
+        return secrets
+
+    endpoint = ClientEndpoint("p1", token=token, make_secrets=from_disk)
+    back = world.connect("p1", behaviour=Behaviour(Bot("random")), endpoint=endpoint)
+    world.run(lambda: bool(world.records))
+    world.settle()
+    record = world.records[0].record
+    assert verify_record(record).ok and record.seat_changes == ()
+    assert back.state.problems == [] and not back.errors()
+
+
+def test_a_false_seat_the_server_calls_ok_is_found_at_the_end() -> None:
+    world, clients = game_of()
+    world.run(lambda: bool(world.records))
+    world.settle()
+    game = clients[0].state.game
+    assert [v.status for v in game.check_end()] == ["ok", "ok", "ok"]
+    end = game.end
+    forged = tuple(dataclasses.replace(s, seed=bytes(32)) if s.seat == 2 else s for s in end.seeds)
+    game.end = dataclasses.replace(end, seeds=forged)
+    verdicts = game.check_end()
+    assert verdicts[2].status == "failed"
+    assert clients[0].state.problems == [
+        "the server calls seat 2 ok, but its seed does not match its seed commitment"
+    ]
+
+
+def test_a_spectator_has_no_secrets_and_no_options() -> None:
+    world, clients = game_of()
+    watcher = world.connect("w")
+    world.settle()
+    watcher.send(m.Spectate(room=1))
+    world.settle()
+    game = watcher.state.game
+    assert game is not None and game.secrets is None and game.seat is None
+    assert game.options() == [] and game.automatic() == []
+    assert game.view()["viewer"] is None

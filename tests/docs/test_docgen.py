@@ -1,0 +1,118 @@
+"""tools.docgen: the generated documents agree with the code, the tool notices
+and repairs drift, and every sample record verifies as its index says."""
+
+from __future__ import annotations
+
+import doctest
+import importlib
+import json
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import tools.docgen
+from oriflamme.protocol.record import decode_record
+from oriflamme.protocol.verify import verify_record
+from tools.docgen import CATALOG, PROTOCOL_DOC, RECORDS, VECTORS, check
+from tools.docgen.__main__ import main
+from tools.docgen.sample_records import RECORD_SUFFIX, SAMPLES
+
+ROOT = Path(__file__).resolve().parents[2]
+INDEX = ROOT / RECORDS / "index.json"
+
+
+def test_the_generated_documents_agree_with_the_code() -> None:
+    """docs/PROTOCOL.md's blocks, docs/protocol-v1.json, docs/test-vectors.json
+    and docs/records/ are exactly what the code makes."""
+    assert check(ROOT) == [], "run `python -m tools.docgen` from the repository root"
+
+
+def run_main(monkeypatch: pytest.MonkeyPatch, root: Path, *argv: str) -> int:
+    monkeypatch.chdir(root)
+    monkeypatch.setattr(sys, "argv", ["python -m tools.docgen", *argv])
+    return main()
+
+
+def test_the_tool_notices_drift_and_repairs_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    shutil.copytree(ROOT / "docs", tmp_path / "docs")
+    doc = tmp_path / PROTOCOL_DOC
+    text = doc.read_text(encoding="utf-8")
+    stale = text.replace(
+        "| `commitment` | bin, 32 bytes | required |", "| `commitment` | bin | x |", 1
+    )
+    assert stale != text
+    doc.write_text(stale, encoding="utf-8")
+    (tmp_path / CATALOG).write_text("{}\n", encoding="utf-8")
+    vectors = json.loads((tmp_path / VECTORS).read_text(encoding="utf-8"))
+    vectors["shuffles"][0]["bytes_read"] += 1
+    (tmp_path / VECTORS).write_text(json.dumps(vectors, indent=2) + "\n", encoding="utf-8")
+    record = tmp_path / RECORDS / (SAMPLES[0].name + RECORD_SUFFIX)
+    record.write_bytes(record.read_bytes()[:-1])
+    (tmp_path / RECORDS / "index.json").unlink()
+
+    assert run_main(monkeypatch, tmp_path, "--check") == 1
+    err = capsys.readouterr().err
+    assert "block 'message:seed_commit' is out of date" in err
+    for path in (CATALOG, VECTORS, record.relative_to(tmp_path), RECORDS / "index.json"):
+        assert f"{path} is out of date" in err
+    assert "run: python -m tools.docgen" in err
+    assert doc.read_text(encoding="utf-8") == stale  # --check changes nothing
+
+    assert run_main(monkeypatch, tmp_path) == 0
+    assert "up to date" in capsys.readouterr().out
+    for path in tools.docgen.generated_files():
+        assert (tmp_path / path).read_bytes() == (ROOT / path).read_bytes(), path
+    assert doc.read_text(encoding="utf-8") == text
+
+
+# ------------------------------------------------------------------ sample records
+
+
+def index() -> list[dict[str, Any]]:
+    return json.loads(INDEX.read_text(encoding="utf-8"))  # type: ignore[no-any-return]
+
+
+def test_the_index_lists_every_sample_record() -> None:
+    entries = index()
+    files = {p.name for p in (ROOT / RECORDS).iterdir()} - {"index.json"}
+    assert [e["file"] for e in entries] == [s.name + RECORD_SUFFIX for s in SAMPLES]
+    assert {e["file"] for e in entries} == files
+    # The samples cover every verdict a seat can get, valid games and not.
+    assert {e["valid"] for e in entries} == {True, False}
+    assert {v["status"] for e in entries for v in e["verdicts"]} == {"ok", "failed", "forfeited"}
+
+
+@pytest.mark.parametrize("entry", index(), ids=lambda e: e["file"])
+def test_every_sample_record_verifies_to_exactly_its_listed_verdicts(entry: dict[str, Any]) -> None:
+    record = decode_record((ROOT / RECORDS / entry["file"]).read_bytes())
+    verdict = verify_record(record)
+    assert verdict.ok is entry["valid"]
+    assert list(verdict.problems) == entry["problems"]
+    assert [
+        {"seat": v.seat, "status": v.status, "reason": v.reason} for v in verdict.seats
+    ] == entry["verdicts"]
+    assert [v["seat"] for v in entry["verdicts"]] == list(range(record.settings.players))
+    # The server's verdicts in the record are the verifier's, word for word.
+    assert tuple(record.verdicts) == tuple(verdict.seats)
+    # A seat is ok exactly when the record's game is valid for it.
+    assert entry["valid"] is all(v["status"] == "ok" for v in entry["verdicts"])
+
+
+# ------------------------------------------------------------------ docstring examples
+
+MODULES = sorted(
+    f"tools.docgen.{p.stem}"
+    for p in Path(tools.docgen.__file__).parent.glob("*.py")
+    if p.stem not in ("__init__", "__main__")
+)
+
+
+@pytest.mark.parametrize("name", ["tools.docgen", *MODULES])
+def test_docstring_examples(name: str) -> None:
+    result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
+    assert result.failed == 0, f"{result.failed} docstring example(s) failed in {name}"

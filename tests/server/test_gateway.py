@@ -1,0 +1,577 @@
+"""The gateway, bytes in and bytes out, as docs/PROTOCOL.md "Transport and
+framing", "Handshake and versions", "Requests, answers and ids" and
+"Errors" describe a server.
+
+Broken frames and handshakes are answered with a fatal error and closed;
+anything else wrong is refused and the connection goes on. A connection
+that says nothing in time is closed with `timeout`; one that does not read
+what it is sent is dropped (its session may resume). A bug in the core
+answers its request `internal`, is reported as a `Fault`, and the server
+goes on. Time is given explicitly (`now`); nothing sleeps.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Hashable
+from typing import Any
+
+import msgpack
+import pytest
+
+from oriflamme.protocol import ClientConnection, FrameDecoder, encode_frame
+from oriflamme.protocol import messages as m
+from oriflamme.server.core import Fault, FixedEntropy, Gateway, Lobby, ServerConfig
+
+from .scenario import settings
+
+MAX_FRAME = 65536
+
+
+def gateway(**options: Any) -> Gateway:
+    config = ServerConfig(idle_timeout=options.pop("idle_timeout", 30))
+    return Gateway(Lobby(config, FixedEntropy("gateway")), **options)
+
+
+def frames(data: bytes) -> list[dict[str, Any]]:
+    """The maps in the bytes the server sent (all of them complete)."""
+    decoder = FrameDecoder()
+    decoder.feed(data)
+    out = []
+    while (frame := decoder.next_frame()) is not None:
+        out.append(frame)
+    assert decoder.buffered == 0
+    return out
+
+
+def raw_frame(payload: bytes) -> bytes:
+    return struct.pack(">I", len(payload)) + payload
+
+
+def hello_frame(**fields: Any) -> bytes:
+    data = {"type": "hello", "versions": [1], "client": "raw/1", "name": "Raw", "id": 1}
+    data.update(fields)
+    return encode_frame(data)
+
+
+class Peer:
+    """A well-behaved client on connection `conn`: its `ClientConnection`
+    checks everything the server sends (ids, seq, the handshake)."""
+
+    def __init__(
+        self,
+        gw: Gateway,
+        conn: Hashable,
+        name: str = "Ann",
+        now: float = 0.0,
+        token: bytes | None = None,
+    ) -> None:
+        self.gw, self.conn = gw, conn
+        self.client = ClientConnection()
+        self.next_id = 1
+        self.last_seq = 0  # of the last push read
+        gw.open(conn, now)
+        hello = m.Hello(versions=(1,), client="peer/1", name=name, token=token)
+        self.welcome = self.ask(hello, now, expect=m.Welcome)
+
+    def send(self, message: m.Message, now: float = 0.0) -> int:
+        request_id = self.next_id
+        self.next_id += 1
+        data = m.to_data(message) | {"id": request_id}
+        self.gw.receive_data(self.conn, self.client.send(m.from_data(data, "client")), now)
+        return request_id
+
+    def read(self) -> list[m.Message]:
+        data = self.gw.data_to_send(self.conn)
+        if data:  # (b"" would say the server closed the connection)
+            self.client.receive_data(data)
+        out = []
+        while isinstance(message := self.client.next_message(), m.Message):
+            out.append(message)
+            self.last_seq = getattr(message, "seq", None) or self.last_seq
+        return out
+
+    def ask(self, message: m.Message, now: float = 0.0, *, expect: type = m.Ok) -> Any:
+        request_id = self.send(message, now)
+        answers = [x for x in self.read() if x.ROLE == "reply"]
+        assert answers and answers[0].id == request_id, answers
+        assert isinstance(answers[0], expect), answers[0]
+        return answers[0]
+
+
+def error_of(data: bytes) -> dict[str, Any]:
+    (error,) = frames(data)
+    assert error["type"] == "error", error
+    return error
+
+
+# ------------------------------------------------------------ framing
+
+
+BROKEN = {
+    "not msgpack": raw_frame(b"\xc1\xc1\xc1"),
+    "not a map": raw_frame(msgpack.packb([1, 2, 3])),
+    "trailing bytes": raw_frame(msgpack.packb({"type": "ping", "id": 2}) + b"\x00"),
+    "a key that is no string": raw_frame(msgpack.packb({1: "ping"})),
+    "a float": raw_frame(msgpack.packb({"type": "ping", "id": 1.5})),
+    "an ext type": raw_frame(b"\x82\xa4type\xa4ping\xa2id" + b"\xd4\x05\x01"),
+    "invalid utf-8": raw_frame(b"\x81\xa4type\xa2\xff\xfe"),
+    "an empty payload": b"\x00\x00\x00\x00",
+}
+
+
+@pytest.mark.parametrize("payload", list(BROKEN.values()), ids=list(BROKEN))
+def test_garbage_after_the_welcome_is_malformed_frame_and_closes(payload: bytes) -> None:
+    gw = gateway()
+    Peer(gw, "a")
+    gw.receive_data("a", payload + encode_frame({"type": "ping", "id": 9}), 1.0)
+
+    error = error_of(gw.data_to_send("a"))
+
+    assert (error["code"], error["fatal"]) == ("malformed_frame", True)
+    assert "id" not in error
+    assert gw.must_close("a")
+    gw.receive_data("a", encode_frame({"type": "ping", "id": 10}), 2.0)
+    assert gw.data_to_send("a") == b""  # nothing more is read from a broken stream
+
+
+def test_garbage_before_the_hello_is_a_fatal_framing_error() -> None:
+    for garbage, code in (
+        (b"\x00\x00\x00\x02\xc1\xc1", "malformed_frame"),
+        (b"GET / HTTP/1.1\r\nHost: example\r\n\r\n", "frame_too_large"),  # "GET " is a length
+    ):
+        gw = gateway()
+        gw.open("a", 0.0)
+        gw.receive_data("a", garbage + hello_frame(), 0.0)
+        error = error_of(gw.data_to_send("a"))
+        assert (error["code"], error["fatal"]) == (code, True)
+        assert gw.must_close("a")
+
+
+def test_a_frame_over_64_kib_is_refused_from_its_header_alone() -> None:
+    gw = gateway()
+    Peer(gw, "a")
+    gw.receive_data("a", struct.pack(">I", MAX_FRAME + 1), 1.0)  # no payload sent at all
+
+    error = error_of(gw.data_to_send("a"))
+
+    assert (error["code"], error["fatal"]) == ("frame_too_large", True)
+    assert gw.must_close("a")
+
+
+def padded_ping(size: int, request_id: int) -> bytes:
+    """A ping frame whose payload is exactly `size` bytes (an unknown field pads it)."""
+    pad = size - len(msgpack.packb({"type": "ping", "id": request_id, "pad": ""}))
+    for extra in range(6):
+        payload = msgpack.packb({"type": "ping", "id": request_id, "pad": "x" * (pad - extra)})
+        if len(payload) == size:
+            return raw_frame(payload)
+    raise AssertionError("no padding fits")
+
+
+def test_a_frame_of_exactly_64_kib_is_read_and_one_byte_more_is_refused() -> None:
+    gw = gateway()
+    Peer(gw, "a")
+    gw.receive_data("a", padded_ping(MAX_FRAME, 7), 1.0)
+    assert frames(gw.data_to_send("a")) == [{"type": "pong", "id": 7}]
+
+    gw.receive_data("a", padded_ping(MAX_FRAME + 1, 8), 1.0)
+    error = error_of(gw.data_to_send("a"))
+    assert (error["code"], error["fatal"]) == ("frame_too_large", True)
+
+
+def test_frames_split_and_merged_anyhow_are_read() -> None:
+    gw = gateway()
+    gw.open("a", 0.0)
+    data = (
+        hello_frame()
+        + encode_frame({"type": "ping", "id": 2})
+        + encode_frame({"type": "list_rooms", "id": 3})
+    )
+    for i in range(len(data)):
+        gw.receive_data("a", data[i : i + 1], 0.0)
+    assert [(f["type"], f["id"]) for f in frames(gw.data_to_send("a"))] == [
+        ("welcome", 1),
+        ("pong", 2),
+        ("room_list", 3),
+    ]
+
+
+# ------------------------------------------------------------ handshake
+
+
+def test_a_first_message_that_is_not_hello_is_handshake_required() -> None:
+    for first in ({"type": "ping", "id": 3}, {"type": "dance", "id": 3}):
+        gw = gateway()
+        gw.open("a", 0.0)
+        gw.receive_data("a", encode_frame(first) + hello_frame(), 0.0)
+
+        error = error_of(gw.data_to_send("a"))
+
+        assert (error["code"], error["fatal"], error["id"]) == ("handshake_required", True, 3)
+        assert gw.must_close("a")
+
+
+def test_a_hello_with_a_bad_field_is_a_fatal_invalid_field() -> None:
+    gw = gateway()
+    gw.open("a", 0.0)
+    gw.receive_data("a", hello_frame(versions=[], id=4), 0.0)
+    error = error_of(gw.data_to_send("a"))
+    assert (error["code"], error["fatal"], error["id"]) == ("invalid_field", True, 4)
+    assert "versions" in error["message"]
+    assert gw.must_close("a")
+
+
+def test_an_unsupported_version_is_refused_with_the_versions_the_server_speaks() -> None:
+    gw = gateway()
+    gw.open("a", 0.0)
+    gw.receive_data("a", hello_frame(versions=[2, 3], id=5) + encode_frame({"type": "ping"}), 0.0)
+
+    error = error_of(gw.data_to_send("a"))
+
+    assert (error["code"], error["fatal"], error["id"]) == ("unsupported_version", True, 5)
+    assert error["versions"] == [1]
+    assert gw.must_close("a")
+
+
+def test_the_highest_common_version_is_chosen() -> None:
+    gw = gateway()
+    gw.open("a", 0.0)
+    gw.receive_data("a", hello_frame(versions=[3, 1, 2]), 0.0)
+    (welcome,) = frames(gw.data_to_send("a"))
+    assert (welcome["type"], welcome["version"], welcome["resumed"]) == ("welcome", 1, False)
+    assert welcome["idle_timeout"] == 30 and len(welcome["token"]) == 32
+
+
+def test_requests_right_behind_the_hello_are_handled_after_the_welcome() -> None:
+    gw = gateway()
+    gw.open("a", 0.0)
+    create = m.to_data(m.CreateRoom(settings=settings(3), id=2))
+    gw.receive_data(
+        "a", hello_frame() + encode_frame(create) + encode_frame({"type": "list_rooms", "id": 3}), 0
+    )
+    sent = frames(gw.data_to_send("a"))
+    assert [f["type"] for f in sent] == ["welcome", "ok", "room_state", "room_list"]
+    assert [f.get("id") for f in sent] == [1, 2, None, 3]
+    assert [r["room"] for r in sent[3]["rooms"]] == [1]
+
+
+def test_requests_behind_a_refused_hello_are_dropped_with_the_connection() -> None:
+    gw = gateway()
+    gw.open("a", 0.0)
+    gw.receive_data(
+        "a", hello_frame(token=bytes(32)) + encode_frame({"type": "ping", "id": 2}), 0.0
+    )
+    error = error_of(gw.data_to_send("a"))
+    assert (error["code"], error["fatal"], error["id"]) == ("bad_token", True, 1)
+    assert gw.must_close("a")
+
+
+def test_a_second_hello_is_unexpected_and_the_connection_stays_open() -> None:
+    gw = gateway()
+    peer = Peer(gw, "a")
+    gw.receive_data("a", hello_frame(id=40), 1.0)
+    error = error_of(gw.data_to_send("a"))
+    assert (error["code"], error["fatal"], error["id"]) == ("unexpected_message", False, 40)
+    assert not gw.must_close("a")
+    peer.next_id = 41
+    peer.ask(m.Ping(), expect=m.Pong)
+
+
+# ------------------------------------------------------------ refusals that keep the connection
+
+
+def test_unknown_messages_and_bad_fields_are_refused_with_their_id_and_the_connection_stays() -> (
+    None
+):
+    gw = gateway()
+    Peer(gw, "a")
+    gw.receive_data(
+        "a",
+        encode_frame({"type": "dance", "id": 11})
+        + encode_frame({"id": 12})
+        + encode_frame({"type": "chat", "text": "x" * 501, "id": 13})
+        + encode_frame({"type": "join_room", "room": "one", "id": 14})
+        + encode_frame({"type": "welcome", "id": 15})
+        + encode_frame({"type": "ping", "id": 16}),
+        1.0,
+    )
+    sent = frames(gw.data_to_send("a"))
+    assert [(f["type"], f.get("code"), f.get("id"), f.get("fatal")) for f in sent] == [
+        ("error", "unknown_message", 11, False),
+        ("error", "unknown_message", 12, False),
+        ("error", "invalid_field", 13, False),
+        ("error", "invalid_field", 14, False),
+        ("error", "unknown_message", 15, False),
+        ("pong", None, 16, None),
+    ]
+    assert "chat.text" in sent[2]["message"] and "join_room.room" in sent[3]["message"]
+    assert not gw.must_close("a")
+
+
+# ------------------------------------------------------------ timeouts
+
+
+def test_no_hello_within_the_handshake_timeout_is_timeout() -> None:
+    gw = gateway(handshake_timeout=10.0)
+    gw.open("a", 100.0)
+    gw.receive_data("a", hello_frame()[:7], 101.0)  # a piece of a hello is no hello
+    assert gw.next_deadline() == 110.0
+    gw.tick(109.9)
+    assert gw.data_to_send("a") == b"" and not gw.must_close("a")
+
+    gw.tick(110.0)
+
+    error = error_of(gw.data_to_send("a"))
+    assert (error["code"], error["fatal"]) == ("timeout", True)
+    assert gw.must_close("a")
+
+
+def test_nothing_received_for_the_idle_timeout_is_timeout_and_a_ping_keeps_it_alive() -> None:
+    gw = gateway(idle_timeout=30)
+    peer = Peer(gw, "a", now=0.0)
+    assert peer.welcome.idle_timeout == 30
+    assert gw.next_deadline() == 30.0
+    gw.tick(29.0)
+    assert not gw.must_close("a")
+    peer.ask(m.Ping(), 29.0, expect=m.Pong)
+    assert gw.next_deadline() == 59.0
+    gw.tick(58.9)
+    assert peer.read() == [] and not gw.must_close("a")
+
+    gw.tick(59.0)
+
+    (error,) = peer.read()
+    assert isinstance(error, m.Error) and (error.code, error.fatal) == ("timeout", True)
+    assert gw.must_close("a")
+
+
+def test_an_idle_timeout_leaves_the_session_to_resume() -> None:
+    gw = gateway(idle_timeout=30)
+    peer = Peer(gw, "a")
+    peer.ask(m.CreateRoom(settings=settings(3)))
+    peer.read()
+    gw.tick(30.0)
+    assert gw.must_close("a")
+    gw.closed("a", 30.0)
+
+    gw.open("b", 31.0)
+    gw.receive_data("b", hello_frame(token=peer.welcome.token, id=1), 31.0)
+    sent = frames(gw.data_to_send("b"))
+    assert [f["type"] for f in sent] == ["welcome", "room_state", "room_state"]
+    assert sent[0]["resumed"] is True and sent[0]["player"] == peer.welcome.player
+    assert sent[1]["room"] == 1 and sent[1]["seat"] == 0
+
+
+# ------------------------------------------------------------ flow control
+
+
+def test_the_257th_pending_request_is_rate_limited() -> None:
+    gw = gateway()
+    Peer(gw, "a")
+    data = b"".join(encode_frame({"type": "ping", "id": i}) for i in range(1000, 1257))
+    gw.receive_data("a", data, 1.0)  # the client reads none of the answers
+    sent = frames(gw.data_to_send("a"))
+    assert [f["type"] for f in sent[:256]] == ["pong"] * 256
+    assert (sent[256]["type"], sent[256].get("code")) == ("error", "rate_limited")
+    assert not gw.must_close("a")
+
+
+def test_a_client_that_does_not_read_is_dropped_past_max_outbox_and_may_resume() -> None:
+    gw = gateway(max_outbox=4096)
+    slow, talker = Peer(gw, "slow", "Slow"), Peer(gw, "talker", "Talker")
+    slow.ask(m.CreateRoom(settings=settings(3)))
+    talker.ask(m.JoinRoom(room=1))
+    slow.read()
+    read_up_to = slow.last_seq  # the last push the slow client read
+    history = gw.lobby.sessions.by_player[slow.welcome.player].history
+
+    def waiting() -> int:
+        """The bytes the slow client has been sent and has not read."""
+        return sum(len(encode_frame(m.to_data(x))) for x in history if x.seq > read_up_to)
+
+    dropped_after = None
+    for line in range(200):
+        talker.ask(m.Chat(text=f"line {line}: " + "blah " * 8))
+        talker.read()
+        assert gw.must_close("slow") == (waiting() > 4096), (line, waiting())
+        if gw.must_close("slow"):
+            dropped_after = line
+            break
+    assert dropped_after is not None and dropped_after > 10
+    assert not gw.must_close("talker")
+    assert gw.data_to_send("slow") == b""  # dropped: nothing more is written to it
+
+    gw.closed("slow", 1.0)
+    away = [x for x in talker.read() if isinstance(x, m.RoomState)]
+    assert away and not away[-1].seats[0].connected
+    again = Peer(gw, "slow again", "Slow", 2.0, token=slow.welcome.token)
+    assert again.welcome.resumed and again.welcome.player == slow.welcome.player
+    back = [x for x in talker.read() if isinstance(x, m.RoomState)]
+    assert back and back[-1].seats[0].connected
+
+
+# ------------------------------------------------------------ faults
+
+
+def test_a_bug_in_the_core_is_answered_internal_reported_and_the_server_goes_on(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    gw = gateway()
+    ann, bob = Peer(gw, "a", "Ann"), Peer(gw, "b", "Bob")
+    ann.ask(m.CreateRoom(settings=settings(3)))
+    bob.ask(m.JoinRoom(room=1))
+    ann.read()
+    bob.read()
+    gw.take_effects()
+
+    def broken(*args: Any) -> Any:
+        raise RuntimeError("a bug in the room list")
+
+    monkeypatch.setattr(gw.lobby, "_room_list", broken)
+    failed = ann.ask(m.ListRooms(), 1.0, expect=m.Error)
+
+    assert (failed.code, failed.fatal) == ("internal", False)
+    assert "RuntimeError" not in failed.message  # the client is not shown the traceback
+    (fault,) = gw.take_effects()
+    assert isinstance(fault, Fault) and fault.conn == "a"
+    assert "a bug in the room list" in fault.what
+    # The same connection and the others go on.
+    assert not gw.must_close("a")
+    ann.ask(m.Ping(), 2.0, expect=m.Pong)
+    bob.ask(m.Chat(text="still there?"), 2.0)
+    assert [x.text for x in ann.read() if isinstance(x, m.ChatMessage)] == ["still there?"]
+    monkeypatch.undo()
+    assert [r.room for r in bob.ask(m.ListRooms(), 3.0, expect=m.RoomList).rooms] == [1]
+
+
+def test_a_bug_inside_a_room_changes_nothing_for_anyone(monkeypatch: pytest.MonkeyPatch) -> None:
+    from oriflamme.server.core.room import Room
+
+    gw = gateway()
+    ann, bob = Peer(gw, "a", "Ann"), Peer(gw, "b", "Bob")
+    ann.ask(m.CreateRoom(settings=settings(3)))
+    bob.ask(m.JoinRoom(room=1))
+    ann.read()
+    bob.read()
+
+    def broken(*args: Any) -> Any:
+        raise KeyError("seat")
+
+    monkeypatch.setattr(Room, "_chat", broken)
+    failed = bob.ask(m.Chat(text="hello"), 1.0, expect=m.Error)
+    assert failed.code == "internal"
+    assert ann.read() == [] and bob.read() == []
+    assert [type(e) for e in gw.take_effects()] == [Fault]
+    monkeypatch.undo()
+    bob.ask(m.Ready(ready=True), 2.0)
+    assert [s.ready for s in [x for x in ann.read() if isinstance(x, m.RoomState)][-1].seats] == [
+        False,
+        True,
+        False,
+    ]
+
+
+def test_after_a_bug_in_the_hello_every_later_request_is_answered_or_the_connection_closes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    gw = gateway()
+
+    def broken(*args: Any) -> Any:
+        raise RuntimeError("a bug in hello")
+
+    monkeypatch.setattr(gw.lobby, "hello", broken)
+    gw.open("a", 0.0)
+    gw.receive_data("a", hello_frame(id=1) + encode_frame({"type": "ping", "id": 2}), 0.0)
+    sent = frames(gw.data_to_send("a"))
+    assert (sent[0]["type"], sent[0]["code"], sent[0]["id"]) == ("error", "internal", 1)
+    assert any(isinstance(e, Fault) for e in gw.take_effects())
+    answered = [f.get("id") for f in sent[1:]]
+    assert gw.must_close("a") or answered == [2], sent
+
+
+def test_a_bug_in_one_room_s_timers_is_reported_and_the_other_rooms_go_on(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    gw = gateway(idle_timeout=3600)
+    ann, bob = Peer(gw, "a", "Ann"), Peer(gw, "b", "Bob")
+    for peer in (ann, bob):  # a two-seat game each; nobody commits to a seed
+        for request in (
+            m.CreateRoom(settings=settings(2)),
+            m.AddBot(strategy="random"),
+            m.Ready(ready=True),
+            m.StartGame(),
+        ):
+            peer.ask(request)
+        peer.read()
+    gw.take_effects()
+    room = gw.lobby.rooms[1]
+
+    def broken(*args: Any) -> Any:
+        raise RuntimeError("a bug in room 1's timers")
+
+    monkeypatch.setattr(room, "tick", broken)
+    try:
+        gw.tick(31.0)  # past the 30-second seeding timer of both games
+    except RuntimeError:
+        raised = True
+    else:
+        raised = False
+    faults = [e for e in gw.take_effects() if isinstance(e, Fault)]
+    cancelled = [x for x in bob.read() if isinstance(x, m.RoomState)]
+    assert not raised and faults
+    assert cancelled and cancelled[-1].state == "waiting"  # room 2's game was cancelled
+
+
+# ------------------------------------------------------------ a full server
+
+
+def test_a_server_with_all_the_sessions_it_can_hold_is_busy_but_resumes() -> None:
+    gw = Gateway(Lobby(ServerConfig(max_sessions=1), FixedEntropy("full")))
+    ann = Peer(gw, "a")
+    gw.open("b", 0.0)
+    gw.receive_data("b", hello_frame(id=3), 0.0)
+    error = error_of(gw.data_to_send("b"))
+    assert (error["code"], error["fatal"], error["id"]) == ("server_busy", True, 3)
+    assert gw.must_close("b")
+    gw.closed("a", 1.0)
+    again = Peer(gw, "c", token=ann.welcome.token)
+    assert again.welcome.resumed and again.welcome.player == ann.welcome.player
+
+
+def test_a_server_with_all_the_rooms_it_can_hold_refuses_create_room_with_server_busy() -> None:
+    gw = Gateway(Lobby(ServerConfig(max_rooms=1), FixedEntropy("rooms")))
+    ann, bob = Peer(gw, "a", "Ann"), Peer(gw, "b", "Bob")
+    ann.ask(m.CreateRoom(settings=settings(3)))
+    error = bob.ask(m.CreateRoom(settings=settings(3)), expect=m.Error)
+    # No room for a room: the connection goes on (fatal false), Bob may join one.
+    assert (error.code, error.fatal) == ("server_busy", False)
+    assert not gw.must_close("b")
+    assert [r.room for r in bob.ask(m.ListRooms(), expect=m.RoomList).rooms] == [1]
+
+
+# ------------------------------------------------------------ closing
+
+
+def test_shut_down_tells_every_client_and_closes() -> None:
+    gw = gateway()
+    Peer(gw, "a")
+    gw.open("b", 0.0)  # not welcomed yet
+    gw.shut_down()
+    for conn in ("a", "b"):
+        error = error_of(gw.data_to_send(conn))
+        assert (error["code"], error["fatal"]) == ("shutting_down", True)
+        assert gw.must_close(conn)
+
+
+def test_end_of_file_closes_and_the_room_shows_the_player_away() -> None:
+    gw = gateway()
+    ann, bob = Peer(gw, "a", "Ann"), Peer(gw, "b", "Bob")
+    ann.ask(m.CreateRoom(settings=settings(3)))
+    bob.ask(m.JoinRoom(room=1))
+    ann.read()
+    gw.receive_data("b", b"", 1.0)
+    assert gw.must_close("b")
+    gw.closed("b", 1.0)
+    states = [x for x in ann.read() if isinstance(x, m.RoomState)]
+    assert states and not states[-1].seats[1].connected and states[-1].seats[1].name == "Bob"

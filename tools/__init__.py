@@ -1,0 +1,1 @@
+"""Tools for the people who work on Oriflamme online; not installed, not imported by it."""

@@ -1,0 +1,83 @@
+"""The generated documentation: what is written from the code, and checked against it.
+
+    python -m tools.docgen            # write every generated file and block
+    python -m tools.docgen --check    # change nothing; exit 1 if anything is out of date
+
+Run from the repository root. What it makes:
+
+* docs/PROTOCOL.md, the blocks between ``<!-- generated: NAME -->`` and
+  ``<!-- end generated -->`` (field tables, examples, the error codes, the
+  events, the worked example): `catalog`, `examples`, `worked_example`;
+* docs/protocol-v1.json, the machine-readable catalog: `catalog`;
+* docs/test-vectors.json, commitments, streams, shuffles and deals: `vectors`;
+* docs/records/, sample game records with their verdicts: `sample_records`.
+
+Nothing at run time imports this package: it is a tool, and the tests use
+it to check that the documents and the code agree.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+PROTOCOL_DOC = Path("docs/PROTOCOL.md")
+CATALOG = Path("docs/protocol-v1.json")
+VECTORS = Path("docs/test-vectors.json")
+RECORDS = Path("docs/records")
+
+
+def generated_files() -> dict[Path, Callable[[], bytes]]:
+    """Every generated file (not the document's blocks), by path, with its maker."""
+    from . import catalog, sample_records, vectors
+
+    files: dict[Path, Callable[[], bytes]] = {
+        CATALOG: lambda: catalog.catalog_json().encode(),
+        VECTORS: lambda: vectors.vectors_json().encode(),
+    }
+    samples: dict[str, bytes] | None = None
+
+    def sample(name: str) -> Callable[[], bytes]:
+        def make() -> bytes:
+            nonlocal samples
+            if samples is None:
+                samples = sample_records.samples()
+            return samples[name]
+
+        return make
+
+    for s in sample_records.SAMPLES:
+        name = s.name + sample_records.RECORD_SUFFIX
+        files[RECORDS / name] = sample(name)
+    files[RECORDS / "index.json"] = sample("index.json")
+    return files
+
+
+def check(root: Path = Path(".")) -> list[str]:
+    """What is out of date, one line each (empty: everything agrees)."""
+    from . import catalog
+
+    problems = catalog.check_doc((root / PROTOCOL_DOC).read_text(encoding="utf-8"))
+    for path, make in generated_files().items():
+        target = root / path
+        if not target.exists() or target.read_bytes() != make():
+            problems.append(f"{path} is out of date")
+    return problems
+
+
+def write(root: Path = Path(".")) -> list[str]:
+    """Write every generated file and block; the blocks the document lacks."""
+    from . import catalog
+
+    doc = root / PROTOCOL_DOC
+    text = doc.read_text(encoding="utf-8")
+    updated, missing = catalog.update_doc(text)
+    if updated != text:
+        doc.write_text(updated, encoding="utf-8")
+    for path, make in generated_files().items():
+        target = root / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        data = make()
+        if not target.exists() or target.read_bytes() != data:
+            target.write_bytes(data)
+    return missing

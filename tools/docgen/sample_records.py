@@ -1,0 +1,218 @@
+"""Sample game records for client authors (docs/records/), each with its verdicts.
+
+How this works
+--------------
+Each sample is a whole game played through the real server core in one
+process (`oriflamme.client.inprocess`), with fixed randomness so it is the
+same on every run, and with some seats misbehaving on purpose: a player who
+never decides (the turn timer decides), one who never opens an eliminated
+card (the card is settled), one whose reveal does not match its commitment,
+one whose final reveal is false, one who goes away and comes back, one who
+leaves. `docs/records/index.json` lists each file with what `oriflamme
+verify` must say of it: whether the game is valid, and each seat's verdict.
+A verifier written from docs/PROTOCOL.md should agree on every one.
+
+The misbehaving seats are `Behaviour`s, also used by the tests.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from oriflamme.client.bots import Bot
+from oriflamme.client.inprocess import Behaviour, Client, InProcess
+from oriflamme.protocol import messages as m
+from oriflamme.protocol.record import Record, encode_record
+from oriflamme.protocol.verify import verify_record
+from oriflamme.server.core import FixedEntropy, ServerConfig
+
+from .worked_example import fixed_secrets
+
+RECORD_SUFFIX = ".oriflamme"
+
+
+class Undecided(Behaviour):
+    """Never answers a decision (the server's timer does); answers what is automatic."""
+
+    def messages(self, client: Client) -> list[m.Message]:
+        game = client.state.game
+        return [] if game is None else game.automatic()
+
+
+class NeverOpens(Behaviour):
+    """Plays, but never opens an eliminated card: the server settles it."""
+
+    def messages(self, client: Client) -> list[m.Message]:
+        return [x for x in super().messages(client) if not isinstance(x, m.OpenCard)]
+
+
+class FalseReveal(Behaviour):
+    """Reveals its first card with a nonce that does not open the commitment."""
+
+    def __init__(self, bot: Bot | None) -> None:
+        super().__init__(bot)
+        self.lied = False
+
+    def messages(self, client: Client) -> list[m.Message]:
+        out = super().messages(client)
+        game = client.state.game
+        for i, x in enumerate(out):
+            if isinstance(x, m.KeepCard) and not self.lied and game is not None:
+                decision = game.decision
+                assert decision is not None and decision.pid is not None
+                opening = game.secrets.opening(decision.pid)
+                out[i] = m.RevealCard(turn=x.turn, card=opening.card, nonce=bytes(32))
+                self.lied = True
+        return out
+
+
+class FalseSeed(Behaviour):
+    """Sends a seed at the end that is not the one it committed to."""
+
+    def messages(self, client: Client) -> list[m.Message]:
+        return [
+            m.FinalReveal(seed=bytes(32), openings=x.openings)
+            if isinstance(x, m.FinalReveal)
+            else x
+            for x in super().messages(client)
+        ]
+
+
+@dataclass(frozen=True)
+class Sample:
+    name: str
+    description: str
+    players: int
+    turn_timer: int | None
+    behaviours: dict[int, Callable[[Bot], Behaviour]]
+    script: Callable[[InProcess, list[Client]], None] | None = None
+
+
+def _away_and_back(world: InProcess, clients: list[Client]) -> None:
+    """Seat 1 goes away in round 2, past the grace period, and comes back in
+    round 3; seat 2 leaves the game in round 4."""
+    world.run(lambda: _round(clients[0]) >= 2)
+    world.disconnect(clients[1])
+    world.run(lambda: _round(clients[0]) >= 3)
+    clients[1] = world.reconnect(clients[1])
+    world.run(lambda: _round(clients[0]) >= 4)
+    clients[2].send(m.LeaveRoom())
+
+
+def _round(client: Client) -> int:
+    game = client.state.game
+    view = None if game is None else game.view()
+    return 0 if view is None else int(view["round"])
+
+
+SAMPLES = (
+    Sample("honest-3-players", "Three honest seats: every seat ok.", 3, None, {}),
+    Sample("honest-two-player", "The two-player variant, both seats honest.", 2, None, {}),
+    Sample(
+        "undecided-seat",
+        "A 30-second turn timer; seat 1 never decides, so the server skips its"
+        " placements, keeps its cards and chooses its targets (by_server). Not a forfeit: ok.",
+        3,
+        30,
+        {1: Undecided},
+    ),
+    Sample(
+        "settled-openings",
+        "Seat 2 never opens its eliminated cards: each is settled after the reply timer;"
+        " seat 2 forfeits.",
+        4,
+        None,
+        {2: NeverOpens},
+    ),
+    Sample(
+        "false-reveal",
+        "Seat 1 reveals a card with a nonce that does not open its commitment: bad_opening,"
+        " the server keeps the card face down; seat 1 failed.",
+        3,
+        None,
+        {1: FalseReveal},
+    ),
+    Sample(
+        "false-final-reveal",
+        "Seat 0 sends a false seed in its final reveal: seat 0 failed.",
+        3,
+        None,
+        {0: FalseSeed},
+    ),
+    Sample(
+        "away-and-left",
+        "Seat 1 is away past the grace period (the stand-in plays it), then comes back;"
+        " seat 2 leaves the game (forfeited, the stand-in plays it to the end).",
+        3,
+        None,
+        {},
+        _away_and_back,
+    ),
+)
+
+
+def play(sample: Sample) -> Record:
+    """Play `sample` and return its record."""
+    label = f"sample record {sample.name}"
+    world = InProcess(
+        config=ServerConfig(idle_timeout=86400, reply_timer=30, grace=60),
+        entropy=FixedEntropy(label),
+        seed=1,
+        make_secrets=fixed_secrets(label),
+    )
+    rng = random.Random(label)
+    clients = []
+    for seat in range(sample.players):
+        bot = Bot("heuristic" if seat % 2 else "random", rng=random.Random(rng.random()))
+        behaviour = sample.behaviours.get(seat, Behaviour)(bot)
+        clients.append(world.connect(f"player {seat}", behaviour=behaviour))
+    world.settle()
+    settings = m.RoomSettings(
+        players=sample.players,
+        variant="two-player" if sample.players == 2 else "standard",
+        edition="revised",
+        turn_timer=sample.turn_timer,
+        first_player="host",
+    )
+    clients[0].send(m.CreateRoom(settings=settings, name=sample.name[:40]))
+    world.settle()
+    room = clients[0].state.room
+    assert room is not None
+    for client in clients[1:]:
+        client.send(m.JoinRoom(room=room.room))
+    for client in clients:
+        client.send(m.Ready(ready=True))
+    world.settle()
+    clients[0].send(m.StartGame())
+    if sample.script is not None:
+        sample.script(world, clients)
+    world.run(lambda: bool(world.records))
+    return world.records[0].record
+
+
+def samples() -> dict[str, bytes]:
+    """Every sample record's file, and the index, by file name."""
+    files: dict[str, bytes] = {}
+    index: list[dict[str, Any]] = []
+    for sample in SAMPLES:
+        record = play(sample)
+        verdict = verify_record(record)
+        name = sample.name + RECORD_SUFFIX
+        files[name] = encode_record(record)
+        index.append(
+            {
+                "file": name,
+                "description": sample.description,
+                "valid": verdict.ok,
+                "problems": list(verdict.problems),
+                "verdicts": [
+                    {"seat": v.seat, "status": v.status, "reason": v.reason} for v in verdict.seats
+                ],
+            }
+        )
+    files["index.json"] = (json.dumps(index, indent=2, ensure_ascii=False) + "\n").encode()
+    return files
