@@ -469,6 +469,17 @@ def _ints(values: list[object], where: str, low: int, high: int) -> tuple[int, .
     return tuple(out)
 
 
+def _log_index(r: _Reader, entries: int, previous: int, what: str) -> int:
+    """A `log_index` of a list that goes in the order things happened."""
+    log_index = r.get_int("log_index", 0, entries)
+    if log_index < previous:
+        raise RecordError(
+            f"{r.where}: 'log_index' {log_index} comes before the previous {what}'s"
+            f" ({previous}): {what}s go in the order they happened"
+        )
+    return log_index
+
+
 def record_from_data(data: object) -> Record:
     """Build a `Record` from its plain map, checking every field (`RecordError`)."""
     top = _Reader(data, "the record")
@@ -547,12 +558,7 @@ def record_from_data(data: object) -> Record:
     for i, item in enumerate(top.get_list("forfeits")):
         r = _Reader(item, f"forfeit {i}")
         opening = r.get_raw("opening") if r.has("opening") else None
-        log_index = r.get_int("log_index", 0, len(log))
-        if forfeits and log_index < forfeits[-1].log_index:
-            raise RecordError(
-                f"forfeit {i}: 'log_index' {log_index} comes before the previous forfeit's"
-                f" ({forfeits[-1].log_index}): forfeits go in the order they happened"
-            )
+        log_index = _log_index(r, len(log), forfeits[-1].log_index if forfeits else 0, "forfeit")
         forfeits.append(
             Forfeit(
                 _seat_int(r.get_raw("seat"), players, f"forfeit {i}, seat"),
@@ -571,12 +577,8 @@ def record_from_data(data: object) -> Record:
             raise RecordError(
                 f"seat change {i}: change is one of {SEAT_CHANGES}, not {shown(change)}"
             )
-        log_index = r.get_int("log_index", 0, len(log))
-        if seat_changes and log_index < seat_changes[-1].log_index:
-            raise RecordError(
-                f"seat change {i}: 'log_index' {log_index} comes before the previous change's"
-                f" ({seat_changes[-1].log_index}): changes go in the order they happened"
-            )
+        previous = seat_changes[-1].log_index if seat_changes else 0
+        log_index = _log_index(r, len(log), previous, "seat change")
         seat_changes.append(
             SeatChange(
                 _seat_int(r.get_raw("seat"), players, f"seat change {i}, seat"), log_index, change

@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, ClassVar, TypeVar, dataclass_transform, overload
 
 from oriflamme.engine import FAMILY_NAMES, Card, card_from_data, card_to_data
@@ -556,19 +556,7 @@ class ValueStruct(StructOf):
     def load(self, value: object) -> Any:
         if type(value) is not dict:
             raise Invalid(f"expected a map ({self.spec.name}), got {type_name(value)}")
-        values: dict[str, Any] = {}
-        for spec in self.spec.fields:
-            item = value.get(spec.name)
-            if item is None:
-                if spec.required:
-                    raise Invalid("required field is missing", spec.name)
-            else:
-                try:
-                    item = spec.wire_type.load(item)
-                except Invalid as e:
-                    raise e.within(spec.name) from None
-            values[spec.name] = item
-        return self.cls(**values)
+        return self.cls(**dict(_loaded(self.spec.fields, value)))
 
     def check(self, value: object) -> None:
         if type(value) is not self.cls:
@@ -600,7 +588,16 @@ def load_fields(cls: type[W], data: dict[Any, Any]) -> W:
     # The values are checked here, so the dataclass __init__ (which would
     # check them again) is bypassed; frozen dataclasses set fields this way too.
     setter = object.__setattr__
-    for spec in cls.FIELDS:
+    for name, value in _loaded(cls.FIELDS, data):
+        setter(obj, name, value)
+    obj.validate()
+    return obj
+
+
+def _loaded(specs: tuple[FieldSpec, ...], data: dict[Any, Any]) -> Iterator[tuple[str, Any]]:
+    """Each declared field of a decoded map, checked and converted (None:
+    absent); raises `Invalid` with the field's path."""
+    for spec in specs:
         value = data.get(spec.name)
         if value is None:
             if spec.required:
@@ -610,9 +607,7 @@ def load_fields(cls: type[W], data: dict[Any, Any]) -> W:
                 value = spec.wire_type.load(value)
             except Invalid as e:
                 raise e.within(spec.name) from None
-        setter(obj, spec.name, value)
-    obj.validate()
-    return obj
+        yield spec.name, value
 
 
 def dump_fields(obj: WireValue) -> dict[str, Any]:

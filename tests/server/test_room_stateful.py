@@ -31,7 +31,7 @@ from oriflamme.protocol.commitments import Opening
 from oriflamme.protocol.verify import verify_record
 from oriflamme.server.core import FixedEntropy, ServerConfig
 from oriflamme.server.core.lobby import Lobby
-from tests.server.test_games import hidden_identities
+from tests.server.scenario import hidden_cards_shown
 
 NAMES = ("host", "ana", "bo", "watcher", "stranger")
 CONFIG = ServerConfig(idle_timeout=86400, reply_timer=30, grace=60, session_ttl=300)
@@ -310,7 +310,7 @@ class RoomTraffic(RuleBasedStateMachine):
         assert self.world.faults == []
         for client in self.world.clients.values():
             for message in client.received:
-                assert hidden_identities(m.to_data(message)) == [], message.TYPE
+                assert hidden_cards_shown(message) == [], message.TYPE
             client.received.clear()
 
     @invariant()
