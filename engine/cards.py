@@ -24,8 +24,11 @@ from typing import NamedTuple
 
 _SHORT = reprlib.Repr()
 _SHORT.maxlevel = 2
-_SHORT.maxstring = 40
-_SHORT.maxother = 40
+_SHORT.maxstring = 24
+_SHORT.maxother = 24
+_SHORT.maxlong = 24
+_SHORT.maxlist = _SHORT.maxtuple = _SHORT.maxset = _SHORT.maxdict = 4
+SHOWN_MAX = 120  # characters at most, whatever the value
 
 
 def shown(value: object) -> str:
@@ -36,7 +39,8 @@ def shown(value: object) -> str:
     >>> shown([[[[["deep"]]]]])
     '[[[...]]]'
     """
-    return _SHORT.repr(value)
+    text = _SHORT.repr(value)
+    return text if len(text) <= SHOWN_MAX else text[: SHOWN_MAX - 3] + "..."
 
 
 class Kind(IntEnum):

@@ -220,15 +220,38 @@ class Table:
                 self._stood_in[seat] = True
                 self.referee.mark_seat(seat, STAND_IN)
                 update.seats_changed = True
-        rulings: list[Ruling] = []
-        if self._deadline is not None and self._deadline <= now:
-            self._deadline = None
-            rulings.append(self.referee.time_out())
-            if rulings[-1].cancelled:
-                update.cancelled = True
-                return update
+        # The stand-in answers first for a seat whose grace just ended.
+        rulings = self._autoplay(update, now)
+        if not rulings and self._deadline is not None and self._deadline <= now:
+            away = [
+                since + self.config.grace
+                for seat in self._reply_waiters()
+                if (since := self._away_since[seat]) is not None
+            ]
+            if away:
+                # A seat that owes what its client sends by itself, and is
+                # disconnected: its player may come back within the grace
+                # period and answer; then the stand-in answers for it.
+                self._deadline = min(away)
+            else:
+                self._deadline = None
+                rulings.append(self.referee.time_out())
+                if rulings[-1].cancelled:
+                    update.cancelled = True
+                    return update
         self._after(rulings, update, now)
         return update
+
+    def _reply_waiters(self) -> list[int]:
+        """The seats the pending wait is for, when it is the reply timer's (a
+        seed commitment, an opening, the final reveal)."""
+        referee = self.referee
+        if referee.phase is Phase.SEEDING:
+            return referee.awaited_seeds()
+        if referee.phase is Phase.REVEALING:
+            return referee.awaited_reveals()
+        decision = referee.decision
+        return [decision.seat] if decision is not None and decision.kind == "open" else []
 
     # ------------------------------------------------------------ what follows an input
 

@@ -17,8 +17,9 @@ from oriflamme.client.inprocess import Behaviour, Client, InProcess, Stalled
 from oriflamme.protocol import messages as m
 from oriflamme.protocol.record import BACK, HANDED_TO_BOT, LEFT, STAND_IN
 from oriflamme.protocol.verify import verify_record
-from oriflamme.server.core import ServerConfig
+from oriflamme.server.core import FixedEntropy, ServerConfig
 from tools.docgen.sample_records import FalseSeed, NeverOpens, Undecided
+from tools.docgen.worked_example import fixed_secrets
 
 CONFIG = ServerConfig(idle_timeout=86400, reply_timer=30, grace=60)
 
@@ -39,7 +40,10 @@ def table(
 ) -> tuple[InProcess, list[Client]]:
     """A started game of `players` clients; seat i plays with `behaviours[i]`."""
     behaviours = behaviours or {}
-    world = InProcess(config=CONFIG, seed=seed)
+    label = f"table {seed}"
+    world = InProcess(
+        config=CONFIG, seed=seed, entropy=FixedEntropy(label), make_secrets=fixed_secrets(label)
+    )
     rng = random.Random(seed)
     clients = [
         world.connect(
@@ -187,7 +191,43 @@ def test_a_player_away_past_the_grace_period_is_stood_in_for_then_takes_the_seat
     record = world.records[0].record
     changes = [(c.seat, c.change) for c in record.seat_changes]
     assert changes == [(1, STAND_IN), (1, BACK)]
-    assert record.seats[1].stand_in and verify_record(record).ok
+    assert record.seats[1].stand_in and verify_record(record).problems == ()
+    # Nothing of seat 1's needed its secrets while it was away: it is ok.
+    assert [v.status for v in record.verdicts] == ["ok", "ok", "ok"]
+
+
+def asked_to_open(client: Client) -> bool:
+    game = client.state.game
+    decision = None if game is None else game.decision
+    return decision is not None and decision.kind == "open" and decision.seat == game.seat
+
+
+def test_an_opening_owed_by_a_seat_away_waits_for_the_end_of_its_grace() -> None:
+    """The reply timer (30 s) is longer for a disconnected seat: its player may
+    come back within the grace period (60 s) and open the card (here after
+    45 s); one who does not come back has it forfeited by the stand-in."""
+    for comes_back in (True, False):
+        for seed in range(40):
+            world, clients = table({1: NeverOpens}, seed=seed)
+            try:
+                world.run(lambda c=clients: asked_to_open(c[1]), max_seconds=1)
+            except Stalled:
+                continue
+            world.disconnect(clients[1])
+            world.advance(45)
+            assert world.records == [] and not world.gateway.lobby.rooms[1].table.stood_in(1)
+            if comes_back:
+                clients[1].behaviour = Behaviour(Bot("random"))
+                clients[1] = world.reconnect(clients[1])
+            world.run(lambda w=world: bool(w.records))
+            record = world.records[0].record
+            if comes_back:
+                assert record.verdicts[1].status == "ok" and record.seat_changes == ()
+            else:
+                assert record.verdicts[1].reason.startswith("was away when card")
+            break
+        else:
+            pytest.fail("no game asked seat 1 to open a card")
 
 
 def test_a_player_who_leaves_is_played_by_the_stand_in_to_the_end() -> None:
