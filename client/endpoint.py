@@ -9,7 +9,9 @@ write, `receive_data(bytes)` takes what was read and returns the messages
 it decoded, after the state has taken them. Every request gets a fresh id;
 `answers` keeps the answer of each id, so a caller can tell an ``ok`` from
 an ``error``. A server that breaks the protocol makes `receive_data` raise
-`RemoteProtocolError`: close, and resume on a new endpoint with the token.
+`RemoteProtocolError` (so does a message that contradicts the game or
+itself: a view that is not a view, a seat the table does not have): close,
+and resume on a new endpoint with the token.
 
 The trio session, the bots and the tests all build on it.
 
@@ -26,8 +28,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from oriflamme.engine import Rules
+from oriflamme.engine.cards import shown
 from oriflamme.protocol import messages as m
 from oriflamme.protocol.connection import CLOSED, NEED_DATA, ClientConnection
+from oriflamme.protocol.errors import INVALID_FIELD, RemoteProtocolError
 
 from .seat_secrets import SeatSecrets
 from .state import ClientState
@@ -119,7 +123,17 @@ class ClientEndpoint:
             self._seq = getattr(message, "seq", self._seq)
         if isinstance(message, m.Error) and message.fatal:
             self.closed = True
-        self.state.receive(message)
+        try:
+            self.state.receive(message)
+        except (ValueError, KeyError, IndexError, TypeError) as exc:
+            # Well formed, but it contradicts the game or itself: the server is
+            # broken (or hostile). Close, as for any protocol error.
+            self.closed = True
+            self.connection.fail(
+                RemoteProtocolError(
+                    INVALID_FIELD, f"the server's {message.TYPE} makes no sense: {shown(exc)}"
+                )
+            )
 
     @property
     def seq(self) -> int | None:

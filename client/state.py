@@ -47,6 +47,7 @@ from oriflamme.engine import (
     Place,
     Reveal,
     Rules,
+    Step,
     Target,
     action_from_data,
     card_to_data,
@@ -156,7 +157,7 @@ class GameMirror:
             )
         decision = message.decision
         if self.open_request is not None and (
-            decision is None or decision.kind != "open" or decision.pid != self.open_request.pid
+            decision is None or decision.kind != Step.OPEN or decision.pid != self.open_request.pid
         ):
             self.open_request = None
 
@@ -195,7 +196,7 @@ class GameMirror:
     def my_turn(self) -> bool:
         """The pending decision is ours (and not an opening, which is automatic)."""
         d = self.decision
-        return d is not None and d.seat == self.seat and d.kind != "open"
+        return d is not None and d.seat == self.seat and d.kind != Step.OPEN
 
     def view(self) -> dict[str, Any] | None:
         """The latest view, with our own hidden cards shown (see the module docstring)."""
@@ -236,10 +237,10 @@ class GameMirror:
     def options(self) -> list[Action]:
         """Our legal answers to the pending decision, with our real cards."""
         d = self.decision
-        if d is None or d.seat != self.seat or d.kind == "open":
+        if d is None or d.seat != self.seat or d.kind == Step.OPEN:
             return []
         actions = [action_from_data(o) for o in d.options]
-        if d.kind != "place":
+        if d.kind != Step.PLACE:
             return actions
         assert self.secrets is not None
         hand = self.secrets.hand
@@ -284,7 +285,7 @@ class GameMirror:
         if self.server_seed is None:
             wanted.append((("seed",), m.SeedCommit(commitment=secrets.seed_commitment)))
         d = self.decision
-        if d is not None and d.kind == "open" and d.seat == self.seat and d.pid is not None:
+        if d is not None and d.kind == Step.OPEN and d.seat == self.seat and d.pid is not None:
             o = secrets.opening(d.pid)
             wanted.append((("open", d.pid), m.OpenCard(pid=o.pid, card=o.card, nonce=o.nonce)))
         if self.final_request is not None:

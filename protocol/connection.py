@@ -175,9 +175,15 @@ class _Connection:
         try:
             message = from_data(data, self._peer)
         except RemoteProtocolError as e:
-            self._refused(e)
+            self._refused(e, data.get("type"))
             raise
         return self._received(message)
+
+    def fail(self, error: RemoteProtocolError) -> NoReturn:
+        """The peer sent something the layer above cannot make sense of (a
+        view that contradicts itself, say): fail for good, as after a protocol
+        error, and raise `error`."""
+        self._fail(error)
 
     def _fail(self, error: RemoteProtocolError) -> NoReturn:
         error.fatal = True
@@ -186,8 +192,9 @@ class _Connection:
         self.state = ConnectionState.ERROR
         raise error
 
-    def _refused(self, error: RemoteProtocolError) -> None:
-        """A message that failed to decode: fatal in the handshake, else only refused."""
+    def _refused(self, error: RemoteProtocolError, type_: object) -> None:
+        """A message (of wire type `type_`) that failed to decode: fatal in the
+        handshake, else only refused."""
         raise NotImplementedError
 
     def _received(self, message: Message) -> Message:
@@ -229,9 +236,10 @@ class ServerConnection(_Connection):
         self.version: int | None = None
         self._error_sent = False
 
-    def _refused(self, error: RemoteProtocolError) -> None:
+    def _refused(self, error: RemoteProtocolError, type_: object) -> None:
         if self.hello is None:
-            if error.code == UNKNOWN_MESSAGE:
+            # A hello with a bad field is told which; anything else, that a hello comes first.
+            if type_ != Hello.TYPE:
                 error = RemoteProtocolError(
                     HANDSHAKE_REQUIRED, "the first message must be hello", id=error.id
                 )
@@ -372,7 +380,7 @@ class ClientConnection(_Connection):
     def version(self) -> int | None:
         return None if self.welcome is None else self.welcome.version
 
-    def _refused(self, error: RemoteProtocolError) -> None:
+    def _refused(self, error: RemoteProtocolError, type_: object) -> None:
         self._fail(error)
 
     def _unexpected(self, why: str) -> NoReturn:

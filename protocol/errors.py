@@ -63,6 +63,7 @@ STALE_TURN = "stale_turn"
 ILLEGAL_ACTION = "illegal_action"
 BAD_OPENING = "bad_opening"
 RATE_LIMITED = "rate_limited"
+TOO_MANY_ROOMS = "too_many_rooms"
 INTERNAL = "internal"
 
 _CATALOG = (
@@ -118,8 +119,7 @@ _CATALOG = (
     ),
     ErrorCode(
         SERVER_BUSY,
-        "The server has no room for another connection or session now (the connection is"
-        " closed), or for another room (then `fatal` is false and it stays open). Try again later.",
+        "The server has no room for another connection or session now. Try again later.",
         False,
         "local",
     ),
@@ -217,6 +217,12 @@ _CATALOG = (
         "Too many requests in too short a time. The request is ignored; slow down.",
         True,
         "remote",
+    ),
+    ErrorCode(
+        TOO_MANY_ROOMS,
+        "The server holds all the rooms it can (`create_room`): join one, or try later.",
+        True,
+        "local",
     ),
     ErrorCode(
         INTERNAL,

@@ -190,7 +190,10 @@ class RoomSeat(WireValue):
         default=None,
     )
     ready: bool = wire(Bool(), "The seat's player said `ready` (bots are always ready).")
-    connected: bool = wire(Bool(), "The seat's player has a live connection (bots: true).")
+    connected: bool = wire(
+        Bool(),
+        "Whoever sits here has a live connection (a server bot connects right after it is seated).",
+    )
 
 
 @wire_struct("decision")
@@ -217,7 +220,7 @@ class PendingDecision(WireValue):
     )
     time_left: int | None = wire(
         MILLIS,
-        "Milliseconds left to answer, counted from when the server sent this frame; absent when the room has no turn timer.",
+        "Milliseconds left to answer, counted from when the server sent this frame; absent when the decision has no timer (a room without a turn timer; an `open` decision always has the reply timer).",
         default=None,
     )
 
@@ -544,7 +547,10 @@ class RoomState(Message):
     room: int = wire(ROOM, "Room id.")
     name: str = wire(ROOM_NAME, "Room name.")
     settings: RoomSettings = wire(StructOf(RoomSettings), "The room's settings.")
-    host: int = wire(PLAYER, "The host's player id.")
+    host: int = wire(
+        PLAYER,
+        "The host's player id (during a game that every player left, the last host's, until the game ends and the room closes).",
+    )
     state: str = wire(
         OneOf("waiting", "playing", "finished", "closed"),
         "`waiting` for players, `playing` a game, `finished` (the last game is over), or `closed`: the room is gone and you are back in the lobby (its last push).",

@@ -505,7 +505,7 @@ def record_from_data(data: object) -> Record:
         s.get_str("edition"),
         tuple(families),
         s.get_int("first_player", 0, players - 1),
-        s.get_int("turn_timer", 1, 86400) if s.data.get("turn_timer") is not None else None,
+        s.get_int("turn_timer", 10, 3600) if s.data.get("turn_timer") is not None else None,
     )
     try:
         settings.rules  # noqa: B018 -- Rules checks the variant, edition and families

@@ -491,7 +491,7 @@ class _Presence:
                 if getattr(info, flag) != happened:
                     problems.append(
                         f"seat {seat} is marked {flag}={getattr(info, flag)}, but its seat changes"
-                        f" say {'so' if happened else 'otherwise'}"
+                        f" {'have' if happened else 'have no'} {change!r}"
                     )
 
     def advance(self, index: int) -> None:

@@ -129,7 +129,11 @@ class Gateway:
 
     def closed(self, conn: Hashable, now: float) -> None:
         if self._links.pop(conn, None) is not None:
-            self._carry_out(self.lobby.closed(conn, now))
+            try:
+                effects = self.lobby.closed(conn, now)
+            except Exception:  # a bug of ours: report it, go on
+                effects = [Fault(conn, traceback.format_exc())]
+            self._carry_out(effects)
 
     def tick(self, now: float) -> None:
         """Time passed: connection deadlines, then the lobby's timers."""

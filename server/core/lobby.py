@@ -33,6 +33,7 @@ from oriflamme.protocol.errors import (
     NO_SUCH_ROOM,
     SERVER_BUSY,
     SESSION_REPLACED,
+    TOO_MANY_ROOMS,
     WRONG_STATE,
     RemoteProtocolError,
 )
@@ -223,7 +224,7 @@ class Lobby:
     def _create(self, session: Session, message: m.CreateRoom, now: float) -> list[Effect]:
         if len(self.rooms) >= self.config.max_rooms:
             raise RemoteProtocolError(
-                SERVER_BUSY, "this server has all the rooms it can hold; try later", fatal=False
+                TOO_MANY_ROOMS, "this server holds all the rooms it can: join one, or try later"
             )
         room_id = self._next_room
         self._next_room += 1

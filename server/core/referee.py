@@ -71,6 +71,7 @@ from oriflamme.engine import (
     Open,
     Place,
     Rules,
+    Step,
     Target,
     view,
 )
@@ -309,7 +310,7 @@ class Referee:
                 self._forfeit(seat, "did not send its final reveal in time")
             return self._since(mark)
         decision = self._pending(turn)
-        if decision.kind == "open":
+        if decision.kind == Step.OPEN:
             self._forfeit(decision.seat, f"did not open card {decision.pid} in time")
         else:
             self._default(decision)
@@ -327,7 +328,7 @@ class Referee:
         decision = self._pending(turn)
         if decision.seat != seat:
             raise Refusal(NOT_YOUR_TURN, f"seat {decision.seat} must decide, not seat {seat}")
-        if decision.kind == "open":
+        if decision.kind == Step.OPEN:
             self._forfeit(seat, f"was away when card {decision.pid} had to be opened")
         else:
             self._default(decision)
@@ -352,7 +353,7 @@ class Referee:
         # played here (the stand-in or the timer does, as for any seat).
         decision = self._game.decision if self.phase is Phase.PLAYING else None
         self._forfeit(seat, reason)
-        if decision is not None and decision.seat == seat and decision.kind != "open":
+        if decision is not None and decision.seat == seat and decision.kind != Step.OPEN:
             self._default(decision)
         return self._since(mark)
 
@@ -477,11 +478,11 @@ class Referee:
     def _default(self, decision: Decision) -> None:
         """The server's safe answer to `decision` (not an opening), logged `by_server`."""
         seat = decision.seat
-        if decision.kind == "place":
+        if decision.kind == Step.PLACE:
             events = self._game.skip_placement()
             self.log.append(LogEntry.skip(seat))
             self._settle_turn(events)
-        elif decision.kind == "reveal":
+        elif decision.kind == Step.REVEAL_OR_KEEP:
             self._apply(seat, KEEP, by_server=True)
         else:
             self._apply(seat, self._entropy.choice(decision.options), by_server=True)
@@ -498,7 +499,7 @@ class Referee:
             self._maybe_done()
             return forfeit
         decision = self._game.decision
-        if decision is not None and decision.seat == seat and decision.kind == "open":
+        if decision is not None and decision.seat == seat and decision.kind == Step.OPEN:
             self._settle_open(decision)
         return forfeit
 
@@ -568,7 +569,7 @@ class Referee:
             raise Refusal(WRONG_STATE, f"no opening is asked for: the game is {self.phase}")
         decision = self._game.decision
         assert decision is not None
-        if decision.kind != "open" or decision.seat != seat:
+        if decision.kind != Step.OPEN or decision.seat != seat:
             raise Refusal(WRONG_STATE, f"no opening is asked of seat {seat} now")
         if msg.pid != decision.pid:
             raise Refusal(
@@ -660,8 +661,10 @@ class Referee:
         self._record_failure(seat, reason)
 
     def _record_failure(self, seat: int, reason: str) -> None:
-        """A final reveal or a hand-over that fails its check: a forfeit (once
-        per seat) whose reason the sender is told."""
+        """A final reveal or a hand-over that fails its check: a forfeit whose
+        reason the sender is told. It is recorded even when the seat forfeited
+        before (a time-out, say): it is the evidence of a failed check, and the
+        verdict says `failed` with it."""
         self.forfeits.append(Forfeit(seat, reason, len(self.log)))
 
     _HANDLERS: dict[type[m.Message], Callable[[Referee, int, Any], None]] = {

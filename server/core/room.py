@@ -412,7 +412,8 @@ class Room:
         effects: list[Effect] = []
         if update.handed is not None:
             _, handed = update.handed
-            effects += self._seat_bot(index, "heuristic", f"{session.name} (bot)", handed)
+            name = f"{session.name[:26]} (bot)"  # names are at most 32 characters
+            effects += self._seat_bot(index, "heuristic", name, handed)
             assert self.table is not None
             effects += self._table_update(self.table.connection(index, False, now), now)
         else:

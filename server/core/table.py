@@ -35,7 +35,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from oriflamme.engine import FAMILY_NAMES, Rules, action_to_data, event_to_data
+from oriflamme.engine import FAMILY_NAMES, Rules, Step, action_to_data, event_to_data
 from oriflamme.protocol import messages as m
 from oriflamme.protocol.errors import BAD_OPENING, NOT_PERMITTED, ProtocolError, RemoteProtocolError
 from oriflamme.protocol.record import BACK, LEFT, STAND_IN, Record, SeatRecord
@@ -251,7 +251,7 @@ class Table:
         if referee.phase is Phase.REVEALING:
             return referee.awaited_reveals()
         decision = referee.decision
-        return [decision.seat] if decision is not None and decision.kind == "open" else []
+        return [decision.seat] if decision is not None and decision.kind == Step.OPEN else []
 
     # ------------------------------------------------------------ what follows an input
 
@@ -324,7 +324,7 @@ class Table:
             for seat in (*range(self.rules.players), None):
                 update.pushes.append(self._game_state(seat, merged, now, public))
         decision = self.referee.decision
-        if decision is not None and decision.kind == "open" and decision.pid != self._asked_open:
+        if decision is not None and decision.kind == Step.OPEN and decision.pid != self._asked_open:
             self._asked_open = decision.pid
             update.pushes.append(self._open_request(decision.seat, now))
         if phase in (Phase.REVEALING, Phase.DONE) and not self._asked_final:
@@ -348,7 +348,7 @@ class Table:
         if phase is Phase.PLAYING:
             decision = referee.decision
             assert decision is not None
-            if decision.kind == "open":
+            if decision.kind == Step.OPEN:
                 self._deadline = now + self.config.reply_timer
             elif self.settings.turn_timer is not None:
                 self._deadline = now + self.settings.turn_timer
@@ -382,7 +382,7 @@ class Table:
             still = (
                 still
                 and decision is not None
-                and decision.kind == "open"
+                and decision.kind == Step.OPEN
                 and decision.pid == message.pid
             )
         elif isinstance(message, m.FinalRevealRequest):
@@ -401,7 +401,7 @@ class Table:
         if (
             seat is not None
             and decision is not None
-            and decision.kind == "open"
+            and decision.kind == Step.OPEN
             and decision.seat == seat
         ):
             pushes.append(self._open_request(seat, now))

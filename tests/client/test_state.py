@@ -205,3 +205,31 @@ def test_a_spectator_has_no_secrets_and_no_options() -> None:
     assert game is not None and game.secrets is None and game.seat is None
     assert game.options() == [] and game.automatic() == []
     assert game.view()["viewer"] is None
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"families": (("red", "blue"), ("blue",), ("green",))},  # blue twice
+        {"seat": 4},  # a seat the table does not have
+    ],
+)
+def test_a_game_started_that_makes_no_sense_is_a_protocol_error(change: dict) -> None:
+    from oriflamme.protocol import ServerConnection
+    from oriflamme.protocol.errors import RemoteProtocolError
+
+    world, clients = game_of()
+    started = next(x for x in clients[0].received if isinstance(x, m.GameStarted))
+    server, endpoint = ServerConnection(), ClientEndpoint("Ann")
+    server.receive_data(endpoint.hello())
+    server.next_message()
+    welcome = m.Welcome(
+        version=1, token=bytes(32), player=1, server="x", resumed=False, idle_timeout=60, id=1
+    )
+    endpoint.receive_data(server.send(welcome))
+    forged = dataclasses.replace(started, seq=1, **change)
+    with pytest.raises(RemoteProtocolError, match="makes no sense"):
+        endpoint.receive_data(server.send(forged))
+    assert endpoint.closed
+    with pytest.raises(RemoteProtocolError):
+        endpoint.receive_data(b"")

@@ -1022,10 +1022,12 @@ def test_seat_flags_must_agree_with_the_seat_changes(flag: str) -> None:
     # A flag without its change, and a change without its flag.
     verdict = verdict_of(tamper(NO_TIMER, lambda p: p["seats"][1].__setitem__(flag, True)))
     assert verdict.problems == (
-        f"seat 1 is marked {flag}=True, but its seat changes say otherwise",
+        f"seat 1 is marked {flag}=True, but its seat changes have no {flag!r}",
     )
     verdict = verdict_of(tamper(changed, lambda p: p["seats"][1].__setitem__(flag, False)))
-    assert verdict.problems == (f"seat 1 is marked {flag}=False, but its seat changes say so",)
+    assert verdict.problems == (
+        f"seat 1 is marked {flag}=False, but its seat changes have {flag!r}",
+    )
 
 
 @pytest.mark.parametrize(

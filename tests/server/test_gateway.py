@@ -541,13 +541,13 @@ def test_a_server_with_all_the_sessions_it_can_hold_is_busy_but_resumes() -> Non
     assert again.welcome.resumed and again.welcome.player == ann.welcome.player
 
 
-def test_a_server_with_all_the_rooms_it_can_hold_refuses_create_room_with_server_busy() -> None:
+def test_a_server_with_all_the_rooms_it_can_hold_refuses_create_room() -> None:
     gw = Gateway(Lobby(ServerConfig(max_rooms=1), FixedEntropy("rooms")))
     ann, bob = Peer(gw, "a", "Ann"), Peer(gw, "b", "Bob")
     ann.ask(m.CreateRoom(settings=settings(3)))
     error = bob.ask(m.CreateRoom(settings=settings(3)), expect=m.Error)
     # No room for a room: the connection goes on (fatal false), Bob may join one.
-    assert (error.code, error.fatal) == ("server_busy", False)
+    assert (error.code, error.fatal) == ("too_many_rooms", False)
     assert not gw.must_close("b")
     assert [r.room for r in bob.ask(m.ListRooms(), expect=m.RoomList).rooms] == [1]
 
@@ -577,3 +577,20 @@ def test_end_of_file_closes_and_the_room_shows_the_player_away() -> None:
     gw.closed("b", 1.0)
     states = [x for x in ann.read() if isinstance(x, m.RoomState)]
     assert states and not states[-1].seats[1].connected and states[-1].seats[1].name == "Bob"
+
+
+def test_a_bug_when_a_connection_closes_is_reported_and_the_server_goes_on(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    gw = gateway()
+    Peer(gw, "a", "Ann")
+    bob = Peer(gw, "b", "Bob")
+
+    def broken(*args: Any) -> Any:
+        raise RuntimeError("a bug when a connection closes")
+
+    monkeypatch.setattr(gw.lobby, "closed", broken)
+    gw.closed("a", 1.0)  # nothing escapes
+    assert [e for e in gw.take_effects() if isinstance(e, Fault)]
+    monkeypatch.undo()
+    assert bob.ask(m.Ping(), expect=m.Pong)

@@ -37,6 +37,7 @@ def table(
     players: int = 3,
     turn_timer: int | None = None,
     seed: int = 0,
+    names: tuple[str, ...] = (),
 ) -> tuple[InProcess, list[Client]]:
     """A started game of `players` clients; seat i plays with `behaviours[i]`."""
     behaviours = behaviours or {}
@@ -47,7 +48,7 @@ def table(
     rng = random.Random(seed)
     clients = [
         world.connect(
-            f"p{i}",
+            names[i] if i < len(names) else f"p{i}",
             behaviour=behaviours.get(i, Behaviour)(Bot("random", rng=random.Random(rng.random()))),
         )
         for i in range(players)
@@ -297,3 +298,22 @@ def test_the_time_left_counts_down_in_a_snapshot() -> None:
     snapshot = [s for s in pushes(clients[0], m.GameState) if s.snapshot][-1]
     assert snapshot.decision is not None and snapshot.decision.seat == 1
     assert 39_000 <= snapshot.decision.time_left <= 40_000
+
+
+def test_a_hand_over_by_a_player_with_the_longest_name() -> None:
+    """The bot that takes the seat over is named after the player, within the
+    32 characters a name may have."""
+    world, clients = table(names=("p0", "L" * 32))
+    world.run(lambda: len(pushes(clients[0], m.GameState)) > 12)
+    game = clients[1].state.game
+    hidden = [pid for pid in game.secrets.placed_cards() if pid not in game.openings]
+    request = clients[1].send(
+        m.HandOver(seed=game.secrets.seed, openings=tuple(game.secrets.openings(hidden)))
+    )
+    world.settle()
+    assert isinstance(clients[1].answer(request), m.Ok)
+    world.run(lambda: bool(world.records))
+    assert world.faults == []
+    assert verify_record(world.records[0].record).ok
+    names = [s.name for s in clients[0].state.room.seats]
+    assert names[1] == "L" * 26 + " (bot)"

@@ -114,8 +114,8 @@ SAMPLES = (
     Sample("honest-two-player", "The two-player variant, both seats honest.", 2, None, {}),
     Sample(
         "undecided-seat",
-        "A 30-second turn timer; seat 1 never decides, so the server skips its"
-        " placements, keeps its cards and chooses its targets (by_server). Not a forfeit: ok.",
+        "A 30-second turn timer; seat 1 never decides, so the server decides for it when its"
+        " time runs out (by_server: here, every placement skipped). Not a forfeit: ok.",
         3,
         30,
         {1: Undecided},
