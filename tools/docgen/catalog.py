@@ -165,6 +165,12 @@ TYPE_DOCS: dict[str, str] = {
 
 # What the catalog's own keys mean (for a program that reads it).
 KEY_DOCS: dict[str, str] = {
+    "protocol": "the protocol's name: oriflamme",
+    "version": "the protocol version this catalog describes",
+    "framing": "how a frame is made: transport, header, payload, limits (max_payload in"
+    " bytes, max_depth of nested arrays and maps), what is refused",
+    "keys": "this table: what each key of the catalog means",
+    "types": "the field types, by the name fields give in their `type`",
     "messages": "every message type, client messages first",
     "messages[].type": "the message's `type` string on the wire",
     "messages[].sender": "who sends it: `client` or `server`",
@@ -182,10 +188,20 @@ KEY_DOCS: dict[str, str] = {
     "fields[].type": "the field's type, described under `types`, with that type's own bounds"
     " (min, max, length, min_length, max_length, values, items, structure...)",
     "fields[].doc": "what the field means",
-    "structures": "the maps nested in messages, by name",
-    "errors": "the error code catalog: `keeps_open` false means the server closes the"
-    " connection after sending it; `fault` is seen from the side that sends the error",
-    "events": "the engine's event types that `game_state.events` carries, and their fields",
+    "structures": "the maps nested in messages",
+    "structures[].name": "the structure's name, which a field's `structure` gives",
+    "structures[].doc": "what it is",
+    "structures[].fields": "its fields, described as a message's",
+    "errors": "the error code catalog",
+    "errors[].code": "the `code` of the `error` message",
+    "errors[].keeps_open": "false: the server closes the connection right after sending it",
+    "errors[].fault": "`remote`: the receiver (the client) caused it; `local`: the sender (the"
+    " server) did",
+    "errors[].meaning": "when it is sent",
+    "events": "the engine's event types that `game_state.events` carries",
+    "events[].type": "the event's `type` string",
+    "events[].doc": "what happened",
+    "events[].fields": "the event's other keys (docs/PROTOCOL.md, Events, says what each means)",
 }
 
 
