@@ -13,10 +13,12 @@ is given holds another seat's hidden card.
 from __future__ import annotations
 
 import random
+from typing import Protocol
 
 from oriflamme.engine import Action, HeuristicPlayer, Player, PositionError, RandomPlayer
+from oriflamme.protocol import messages as m
 
-from .state import GameMirror
+from .state import ClientState, GameMirror
 
 STRATEGIES: dict[str, type[RandomPlayer]] = {
     "random": RandomPlayer,
@@ -49,3 +51,38 @@ class Bot:
             assert action is not None
             return action
         return options[int(self._rng.random() * len(options))]
+
+
+class Seated(Protocol):
+    """A client that plays: its mirror, and the last turn it answered."""
+
+    answered_turn: int | None
+
+    @property
+    def state(self) -> ClientState: ...
+
+
+class Behaviour:
+    """How a client plays by itself: every automatic answer (seed commitment,
+    openings, final reveal) and, with a `Bot`, its decisions. Subclass it to
+    play otherwise (tests, sample records)."""
+
+    def __init__(self, bot: Bot | None) -> None:
+        self.bot = bot
+
+    def messages(self, client: Seated) -> list[m.Message]:
+        """What `client` sends now, given what it knows."""
+        game = client.state.game
+        if game is None:
+            return []
+        out = list(game.automatic())
+        decision = game.decision
+        if (
+            self.bot is not None
+            and game.my_turn
+            and decision is not None
+            and decision.turn != client.answered_turn
+        ):
+            client.answered_turn = decision.turn
+            out.append(game.answer(self.bot.choose(game)))
+        return out

@@ -10,6 +10,7 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 
 def _selfplay(args: argparse.Namespace) -> int:
@@ -79,6 +80,98 @@ def _verify(args: argparse.Namespace) -> int:
     return 0 if verdict.ok else 1
 
 
+def _logging(level: str) -> None:
+    import logging
+
+    logging.basicConfig(
+        level=getattr(logging, level.upper()),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+
+
+def _serve(args: argparse.Namespace) -> int:
+    import trio
+
+    from oriflamme.server.app import ServeOptions, default_data_dir, serve
+
+    _logging(args.log_level)
+    options = ServeOptions(
+        host=args.host,
+        port=args.port,
+        data_dir=Path(args.data_dir) if args.data_dir else default_data_dir(),
+    )
+    try:
+        trio.run(serve, options)
+    except OSError as exc:
+        print(
+            f"oriflamme serve: cannot serve on {args.host} port {args.port}: {exc.strerror}",
+            file=sys.stderr,
+        )
+        return 2
+    return 0
+
+
+def _address(args: argparse.Namespace, command: str) -> tuple[str, int] | None:
+    from oriflamme.client.commands import parse_address
+
+    try:
+        return parse_address(args.server)
+    except ValueError as exc:
+        print(f"oriflamme {command}: {exc}", file=sys.stderr)
+        return None
+
+
+def _rooms(args: argparse.Namespace) -> int:
+    import trio
+
+    from oriflamme.client.commands import format_rooms, list_rooms
+
+    address = _address(args, "rooms")
+    if address is None:
+        return 2
+    try:
+        rooms = trio.run(list_rooms, *address)
+    except (OSError, trio.TooSlowError, Exception) as exc:  # noqa: BLE001 -- any failure is said plainly
+        print(f"oriflamme rooms: cannot get the rooms of {args.server}: {exc}", file=sys.stderr)
+        return 1
+    print(format_rooms(rooms))
+    return 0
+
+
+def _bot(args: argparse.Namespace) -> int:
+    from functools import partial
+
+    import trio
+
+    from oriflamme.client.commands import run_bot
+
+    _logging(args.log_level)
+    address = _address(args, "bot")
+    if address is None:
+        return 2
+    try:
+        played = trio.run(
+            partial(
+                run_bot,
+                *address,
+                room=args.room,
+                strategy=args.strategy,
+                games=args.games,
+                name=args.name,
+                players=args.players,
+                turn_timer=args.turn_timer,
+                state_dir=Path(args.state_dir) if args.state_dir else None,
+            )
+        )
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:  # noqa: BLE001 -- a bot says why it stopped, no traceback
+        print(f"oriflamme bot: stopped: {exc}", file=sys.stderr)
+        return 1
+    print(f"{played} game(s) played")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="oriflamme", description="Oriflamme played across machines."
@@ -115,6 +208,34 @@ def build_parser() -> argparse.ArgumentParser:
     )
     vp.add_argument("record", help="the game record file (msgpack)")
     vp.set_defaults(func=_verify)
+
+    levels = ["debug", "info", "warning", "error"]
+    sv = sub.add_parser("serve", help="run a server: rooms and games for clients on the network")
+    sv.add_argument("--host", default="127.0.0.1", help="address to listen on (0.0.0.0: the LAN)")
+    sv.add_argument("--port", type=int, default=7531)
+    sv.add_argument(
+        "--data-dir", help="where records and data go (default: the XDG state directory)"
+    )
+    sv.add_argument("--log-level", choices=levels, default="info")
+    sv.set_defaults(func=_serve)
+
+    rp = sub.add_parser("rooms", help="list a server's rooms")
+    rp.add_argument("server", metavar="HOST[:PORT]")
+    rp.set_defaults(func=_rooms)
+
+    bp = sub.add_parser("bot", help="run a bot that plays at a server's table")
+    bp.add_argument("server", metavar="HOST[:PORT]")
+    bp.add_argument("--room", required=True, help="the room's name (created if no such room waits)")
+    bp.add_argument("--strategy", choices=["random", "heuristic"], default="heuristic")
+    bp.add_argument("--games", type=int, default=1, help="how many games to play")
+    bp.add_argument("--name", help="the bot's name in the room")
+    bp.add_argument("--players", type=int, default=3, help="seats, if the bot creates the room")
+    bp.add_argument(
+        "--turn-timer", type=int, help="seconds a decision, if the bot creates the room"
+    )
+    bp.add_argument("--state-dir", help="where the bot keeps its secrets (default: in memory)")
+    bp.add_argument("--log-level", choices=levels, default="warning")
+    bp.set_defaults(func=_bot)
     return parser
 
 

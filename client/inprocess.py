@@ -38,7 +38,6 @@ from __future__ import annotations
 import itertools
 import random
 from collections.abc import Callable, Hashable
-from typing import Any
 
 from oriflamme.engine import Rules
 from oriflamme.protocol import messages as m
@@ -54,38 +53,14 @@ from oriflamme.server.core import (
     StopBot,
 )
 
-from .bots import Bot
+from .bots import Behaviour, Bot
 from .endpoint import ClientEndpoint
 from .seat_secrets import SeatSecrets
+from .state import ClientState
 
 
 class Stalled(RuntimeError):
     """Nothing can happen any more, and what was waited for did not."""
-
-
-class Behaviour:
-    """How a client plays by itself: `Bot` decisions and every automatic
-    answer. Subclass it to play otherwise (tests)."""
-
-    def __init__(self, bot: Bot | None) -> None:
-        self.bot = bot
-
-    def messages(self, client: Client) -> list[m.Message]:
-        """What `client` sends now, given what it knows."""
-        game = client.state.game
-        if game is None:
-            return []
-        out = list(game.automatic())
-        decision = game.decision
-        if (
-            self.bot is not None
-            and game.my_turn
-            and decision is not None
-            and decision.turn != client.answered_turn
-        ):
-            client.answered_turn = decision.turn
-            out.append(game.answer(self.bot.choose(game)))
-        return out
 
 
 class Client:
@@ -110,7 +85,7 @@ class Client:
         self._outbox = bytearray()
 
     @property
-    def state(self) -> Any:
+    def state(self) -> ClientState:
         return self.endpoint.state
 
     @property

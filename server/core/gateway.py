@@ -84,6 +84,7 @@ class Gateway:
         self.max_outbox = max_outbox
         self._links: dict[Hashable, _Link] = {}
         self._effects: list[Effect] = []
+        self._dirty: set[Hashable] = set()
 
     # ------------------------------------------------------------ the shell's calls
 
@@ -109,6 +110,7 @@ class Gateway:
                 break
             if message is CLOSED:
                 link.closing = True
+                self._dirty.add(conn)
                 break
             assert isinstance(message, m.Message)
             self._carry_out(self._handle(conn, link, message, now))
@@ -171,6 +173,12 @@ class Gateway:
                     conn, link, SHUTTING_DOWN, "the server is shutting down; come back later"
                 )
 
+    def take_dirty(self) -> set[Hashable]:
+        """The connections with bytes to send, or to close, since the last call:
+        the ones to look at (`data_to_send`, `must_close`) after an input."""
+        dirty, self._dirty = self._dirty, set()
+        return dirty
+
     def take_effects(self) -> list[Effect]:
         """The effects for the shell itself (bots, records, faults), in order."""
         effects, self._effects = self._effects, []
@@ -229,6 +237,7 @@ class Gateway:
             self._effects.append(Fault(conn, f"could not send {message.TYPE}: {error}"))
             return
         link.outbox += data
+        self._dirty.add(conn)
         if message.ROLE == "reply":
             link.unread += 1
         if len(link.outbox) > self.max_outbox:

@@ -7,9 +7,9 @@ import random
 
 import pytest
 
-from oriflamme.client.bots import Bot
+from oriflamme.client.bots import Behaviour, Bot
 from oriflamme.client.endpoint import ClientEndpoint
-from oriflamme.client.inprocess import Behaviour, Client, InProcess
+from oriflamme.client.inprocess import Client, InProcess
 from oriflamme.client.seat_secrets import SeatSecrets
 from oriflamme.client.state import ClientState
 from oriflamme.engine import Place, Rules, card_from_data

@@ -16,9 +16,9 @@ import random
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from oriflamme.client.bots import Bot
+from oriflamme.client.bots import Behaviour, Bot
 from oriflamme.client.endpoint import ClientEndpoint
-from oriflamme.client.inprocess import Behaviour, Client, InProcess
+from oriflamme.client.inprocess import Client, InProcess
 from oriflamme.protocol import messages as m
 from oriflamme.server.core import FixedEntropy, ServerConfig
 from tools.docgen.worked_example import fixed_secrets

@@ -23,8 +23,8 @@ from hypothesis import HealthCheck, event, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
-from oriflamme.client.bots import Bot
-from oriflamme.client.inprocess import Behaviour, Client, InProcess
+from oriflamme.client.bots import Behaviour, Bot
+from oriflamme.client.inprocess import Client, InProcess
 from oriflamme.engine import CARDS, FAMILY_NAMES
 from oriflamme.protocol import messages as m
 from oriflamme.protocol.commitments import Opening

@@ -12,8 +12,8 @@ import random
 
 import pytest
 
-from oriflamme.client.bots import Bot
-from oriflamme.client.inprocess import Behaviour, Client, InProcess, Stalled
+from oriflamme.client.bots import Behaviour, Bot
+from oriflamme.client.inprocess import Client, InProcess, Stalled
 from oriflamme.protocol import messages as m
 from oriflamme.protocol.record import BACK, HANDED_TO_BOT, LEFT, STAND_IN
 from oriflamme.protocol.verify import verify_record

@@ -23,8 +23,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from oriflamme.client.bots import Bot
-from oriflamme.client.inprocess import Behaviour, Client, InProcess
+from oriflamme.client.bots import Behaviour, Bot, Seated
+from oriflamme.client.inprocess import Client, InProcess
 from oriflamme.protocol import messages as m
 from oriflamme.protocol.record import Record, encode_record
 from oriflamme.protocol.verify import verify_record
@@ -38,7 +38,7 @@ RECORD_SUFFIX = ".oriflamme"
 class Undecided(Behaviour):
     """Never answers a decision (the server's timer does); answers what is automatic."""
 
-    def messages(self, client: Client) -> list[m.Message]:
+    def messages(self, client: Seated) -> list[m.Message]:
         game = client.state.game
         return [] if game is None else game.automatic()
 
@@ -46,7 +46,7 @@ class Undecided(Behaviour):
 class NeverOpens(Behaviour):
     """Plays, but never opens an eliminated card: the server settles it."""
 
-    def messages(self, client: Client) -> list[m.Message]:
+    def messages(self, client: Seated) -> list[m.Message]:
         return [x for x in super().messages(client) if not isinstance(x, m.OpenCard)]
 
 
@@ -57,13 +57,14 @@ class FalseReveal(Behaviour):
         super().__init__(bot)
         self.lied = False
 
-    def messages(self, client: Client) -> list[m.Message]:
+    def messages(self, client: Seated) -> list[m.Message]:
         out = super().messages(client)
         game = client.state.game
         for i, x in enumerate(out):
             if isinstance(x, m.KeepCard) and not self.lied and game is not None:
                 decision = game.decision
                 assert decision is not None and decision.pid is not None
+                assert game.secrets is not None
                 opening = game.secrets.opening(decision.pid)
                 out[i] = m.RevealCard(turn=x.turn, card=opening.card, nonce=bytes(32))
                 self.lied = True
@@ -73,7 +74,7 @@ class FalseReveal(Behaviour):
 class FalseSeed(Behaviour):
     """Sends a seed at the end that is not the one it committed to."""
 
-    def messages(self, client: Client) -> list[m.Message]:
+    def messages(self, client: Seated) -> list[m.Message]:
         return [
             m.FinalReveal(seed=bytes(32), openings=x.openings)
             if isinstance(x, m.FinalReveal)

@@ -1,0 +1,184 @@
+"""The network commands of `oriflamme`: a bot at a table, the room list, the server.
+
+Each is a trio function the command line runs; tests call them too.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+from collections.abc import Callable
+from functools import partial
+from pathlib import Path
+
+import trio
+
+from oriflamme.protocol import messages as m
+
+from .bots import Behaviour, Bot
+from .secret_store import SecretStore
+from .session import Backoff, RequestRefused, Session, open_session, tcp
+from .state import ClientState
+
+log = logging.getLogger("oriflamme.client")
+
+DEFAULT_PORT = 7531
+
+
+def parse_address(text: str, default_port: int = DEFAULT_PORT) -> tuple[str, int]:
+    """``host``, ``host:port`` or ``[v6 address]:port`` as (host, port).
+
+    >>> parse_address("example.org"), parse_address("10.0.0.2:9000"), parse_address("[::1]:7")
+    (('example.org', 7531), ('10.0.0.2', 9000), ('::1', 7))
+    """
+    if text.startswith("["):
+        host, _, rest = text[1:].partition("]")
+        port = rest[1:] if rest.startswith(":") else ""
+    elif text.count(":") == 1:
+        host, _, port = text.partition(":")
+    else:
+        host, port = text, ""
+    if not host:
+        raise ValueError(f"no host in {text!r}")
+    if not port:
+        return host, default_port
+    if not port.isdigit() or not 0 < int(port) < 65536:
+        raise ValueError(f"{port!r} is not a port number (1-65535)")
+    return host, int(port)
+
+
+async def list_rooms(host: str, port: int, *, timeout: float = 10.0) -> m.RoomList:
+    """The server's room list."""
+    with trio.fail_after(timeout):
+        async with open_session(tcp(host, port), "rooms", backoff=Backoff(attempts=2)) as session:
+            answer = await session.request(m.ListRooms())
+    assert isinstance(answer, m.RoomList)
+    return answer
+
+
+def format_rooms(rooms: m.RoomList) -> str:
+    """The room list as a table."""
+    if not rooms.rooms:
+        return "no rooms"
+    lines = [
+        f"{'room':>5}  {'name':<24} {'seats':>5}  {'variant':<10} {'timer':>6}  {'state':<9} host"
+    ]
+    for r in rooms.rooms:
+        s = r.settings
+        timer = "-" if s.turn_timer is None else f"{s.turn_timer}s"
+        lines.append(
+            f"{r.room:>5}  {r.name[:24]:<24} {r.seated}/{s.players:<3}  {s.variant:<10}"
+            f" {timer:>6}  {r.state:<9} {r.host}"
+        )
+    return "\n".join(lines)
+
+
+async def run_bot(
+    host: str,
+    port: int,
+    *,
+    room: str,
+    strategy: str = "heuristic",
+    games: int = 1,
+    name: str | None = None,
+    players: int = 3,
+    turn_timer: int | None = None,
+    state_dir: Path | None = None,
+    seed: int | None = None,
+) -> int:
+    """A bot that joins the room named `room` (or creates it, as its host),
+    plays `games` games there and returns how many it finished. As host it
+    starts a game once every seat is taken and everyone is ready."""
+    store = SecretStore(state_dir) if state_dir is not None else None
+    bot = Bot(strategy, rng=random.Random(seed))
+    session = Session(
+        tcp(host, port),
+        name or f"{strategy} bot",
+        server=f"{host}:{port}",
+        store=store,
+        behaviour=Behaviour(bot),
+    )
+    async with trio.open_nursery() as nursery:
+        await nursery.start(session.run)
+        await _sit(session, room, players, turn_timer)
+        played = 0
+        while played < games:
+            # The game before this one: the next may start as soon as we are ready.
+            previous = None if session.state.game is None else session.state.game.game_id
+            await session.request(m.Ready(ready=True))
+            await _play_one(session, previous)
+            played += 1
+            log.info("%s: %d game(s) played", session.name, played)
+        session.close()
+    return played
+
+
+async def _sit(session: Session, room: str, players: int, turn_timer: int | None) -> None:
+    listed = await session.request(m.ListRooms())
+    assert isinstance(listed, m.RoomList)
+    for summary in listed.rooms:
+        if (
+            summary.name == room
+            and summary.state != "playing"
+            and summary.seated < summary.settings.players
+        ):
+            try:
+                await session.request(m.JoinRoom(room=summary.room))
+                return
+            except RequestRefused as exc:
+                log.info("cannot join room %d: %s", summary.room, exc)
+    variant = "two-player" if players == 2 else "standard"
+    settings = m.RoomSettings(
+        players=players,
+        variant=variant,
+        edition="revised",
+        turn_timer=turn_timer,
+        first_player="host",
+    )
+    await session.request(m.CreateRoom(settings=settings, name=room))
+    # Bots started together may each have made a room of that name: the
+    # oldest one (the lowest id) is the table, and the others move to it.
+    mine = session.state.room
+    assert mine is not None
+    listed = await session.request(m.ListRooms())
+    assert isinstance(listed, m.RoomList)
+    older = [
+        r.room
+        for r in listed.rooms
+        if r.name == room
+        and r.room < mine.room
+        and r.state == "waiting"
+        and r.seated < r.settings.players
+    ]
+    if older:
+        await session.request(m.LeaveRoom())
+        await session.request(m.JoinRoom(room=min(older)))
+
+
+def _moved(started: Callable[[], bool], state: ClientState, seen: m.RoomState | None) -> bool:
+    """A game started, or the room is not as it was when last looked at."""
+    return started() or state.room is not seen
+
+
+async def _play_one(session: Session, previous: bytes | None) -> None:
+    """Wait for a game after `previous` to start (starting it as host when all
+    are ready) and end."""
+    state = session.state
+
+    def started() -> bool:
+        return state.game is not None and state.game.game_id != previous
+
+    while not started():
+        table = state.room
+        if (
+            table is not None
+            and table.host == state.player
+            and all(s.name is not None and s.ready for s in table.seats)
+            and table.state in ("waiting", "finished")
+        ):
+            try:
+                await session.request(m.StartGame())
+            except RequestRefused as exc:
+                log.info("cannot start yet: %s", exc)
+        await session.wait_until(partial(_moved, started, state, table))
+    await session.wait_until(lambda: state.game is not None and state.game.end is not None)

@@ -1,0 +1,345 @@
+"""A client's session with a server, over trio: a connection kept up, requests
+and their answers, the pushes mirrored, reconnection and resume.
+
+How this works
+--------------
+`Session.run` connects (through a `Connector`: a TCP connection, or an
+in-memory stream for a bot inside the server), sends `hello`, and reads:
+every message goes through a `ClientEndpoint` into the session's
+`ClientState`, which outlives the connection. When the connection drops,
+`run` connects again, with backoff, and resumes the session with its token
+and the `seq` of the last push it got, so the server sends what was missed;
+it stops for good only when the server says the session is over
+(``bad_token``, ``session_replaced``...) or the session is closed.
+
+`request(message)` sends a request on the current connection and waits for
+its answer: the reply, or `RequestRefused` with the server's error, or
+`ConnectionLost` if the connection went down first (the request may or may
+not have been carried out: look at the state). `wait_until(test)` waits for
+the mirror to change until `test()` holds.
+
+A `Behaviour` (`oriflamme.client.bots`) makes the session play by itself:
+after every batch of pushes it sends what the behaviour says (the seed
+commitment, openings, the final reveal, and a bot's decisions).
+
+Secrets: with a `SecretStore`, a seat's secrets are read from it when a game
+starts (a client that was killed takes its seat back), and written to it
+before anything that binds them is sent; the session token is kept there
+too, per server.
+
+    async with open_session(tcp("example.org", 7531), "Ann") as session:
+        rooms = await session.request(messages.ListRooms())
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import random
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+
+import trio
+
+from oriflamme.engine import Rules
+from oriflamme.protocol import messages as m
+from oriflamme.protocol.errors import (
+    BAD_TOKEN,
+    HANDSHAKE_REQUIRED,
+    SESSION_REPLACED,
+    UNSUPPORTED_VERSION,
+    ProtocolError,
+)
+
+from .bots import Behaviour
+from .endpoint import CLIENT_NAME, ClientEndpoint
+from .seat_secrets import SeatSecrets
+from .secret_store import SecretStore
+from .state import ClientState
+
+Connector = Callable[[], Awaitable[trio.abc.Stream]]
+
+# A fatal error that ends the session: reconnecting would not help.
+ENDING = frozenset({BAD_TOKEN, SESSION_REPLACED, UNSUPPORTED_VERSION, HANDSHAKE_REQUIRED})
+READ_SIZE = 65536
+
+
+def tcp(host: str, port: int) -> Connector:
+    """A connector that opens a TCP connection to `host`:`port`."""
+
+    async def connect() -> trio.abc.Stream:
+        return await trio.open_tcp_stream(host, port)
+
+    return connect
+
+
+class SessionError(Exception):
+    """The session could not do what was asked."""
+
+
+class RequestRefused(SessionError):
+    """The server answered a request with an error (`error`)."""
+
+    def __init__(self, error: m.Error) -> None:
+        super().__init__(f"{error.code}: {error.message}")
+        self.error = error
+
+
+class ConnectionLost(SessionError):
+    """The connection went down before the answer came."""
+
+
+class SessionEnded(SessionError):
+    """The session is over: the server ended it, or it could not be reached."""
+
+
+@dataclass(frozen=True, slots=True)
+class Backoff:
+    """Waits between attempts to connect: `first`, times `factor` each time,
+    at most `most` seconds, each randomised by +-`jitter` (so that clients
+    cut off together do not all come back at the same instant)."""
+
+    first: float = 0.25
+    factor: float = 2.0
+    most: float = 10.0
+    jitter: float = 0.2
+    attempts: int | None = None  # None: for ever
+
+    def delay(self, attempt: int, rng: random.Random) -> float:
+        base = min(self.most, self.first * self.factor**attempt)
+        return base * (1 + self.jitter * (2 * rng.random() - 1))
+
+
+def _lost() -> contextlib.suppress:
+    """The connection went down (or the server broke the protocol): what was
+    being done on it stops, and the session connects again."""
+    return contextlib.suppress(
+        trio.BrokenResourceError, trio.ClosedResourceError, ProtocolError, OSError
+    )
+
+
+class _Link:
+    """One connection of the session."""
+
+    def __init__(self, stream: trio.abc.Stream, endpoint: ClientEndpoint) -> None:
+        self.stream = stream
+        self.endpoint = endpoint
+        self.send_lock = trio.StrictFIFOLock()
+        self.waiting: dict[int, trio.Event] = {}
+        self.lost = False
+        self.last_sent = trio.current_time()
+
+    async def send(self, data: bytes) -> None:
+        async with self.send_lock:
+            await self.stream.send_all(data)
+            self.last_sent = trio.current_time()
+
+
+class Session:
+    """One session with one server; see the module docstring."""
+
+    def __init__(
+        self,
+        connect: Connector,
+        name: str,
+        *,
+        server: str = "",
+        store: SecretStore | None = None,
+        behaviour: Behaviour | None = None,
+        token: bytes | None = None,
+        make_secrets: Callable[[Rules, bytes, int], SeatSecrets] | None = None,
+        backoff: Backoff | None = None,
+        connect_timeout: float = 10.0,
+        client: str = CLIENT_NAME,
+        rng: random.Random | None = None,
+    ) -> None:
+        self._connect = connect
+        self.name = name
+        self.server = server
+        self.store = store
+        self.behaviour = behaviour
+        self.backoff = backoff if backoff is not None else Backoff()
+        self.connect_timeout = connect_timeout
+        self.client = client
+        self._rng = rng if rng is not None else random.Random()
+        if make_secrets is None and store is not None:
+            make_secrets = store.make_secrets
+        self.state = ClientState(make_secrets=make_secrets)
+        self.answered_turn: int | None = None
+        self.token = token
+        self.seq: int | None = None
+        if token is None and store is not None and server:
+            kept = store.load_session(server)
+            if kept is not None:
+                self.token = kept[0]
+        self.ended: SessionError | None = None
+        self._link: _Link | None = None
+        self._connected = trio.Event()
+        self._changed = trio.Event()
+        self._cancel: trio.CancelScope | None = None
+
+    # ------------------------------------------------------------ queries
+
+    @property
+    def connected(self) -> bool:
+        return self._link is not None and not self._link.lost
+
+    # ------------------------------------------------------------ running
+
+    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        """Keep the session connected until it ends or is cancelled; started
+        (for `nursery.start`) at the first `welcome`. Raises `SessionEnded`."""
+        attempt = 0
+        started = False
+        with trio.CancelScope() as self._cancel:
+            while True:
+                try:
+                    with trio.fail_after(self.connect_timeout):
+                        stream = await self._connect()
+                except (OSError, trio.TooSlowError) as exc:
+                    if self.backoff.attempts is not None and attempt >= self.backoff.attempts:
+                        self.ended = SessionEnded(f"cannot reach the server: {exc}")
+                        raise self.ended from None
+                    await trio.sleep(self.backoff.delay(attempt, self._rng))
+                    attempt += 1
+                    continue
+
+                def on_welcome() -> None:
+                    nonlocal started, attempt
+                    attempt = 0
+                    if not started:
+                        started = True
+                        task_status.started()
+
+                await self._connection(stream, on_welcome)
+                if self.ended is not None:
+                    raise self.ended
+                await trio.sleep(self.backoff.delay(attempt, self._rng))
+                attempt += 1
+
+    def close(self) -> None:
+        """Stop the session (its `run` returns)."""
+        if self._cancel is not None:
+            self._cancel.cancel()
+
+    async def _connection(self, stream: trio.abc.Stream, on_welcome: Callable[[], None]) -> None:
+        endpoint = ClientEndpoint(
+            self.name, token=self.token, seq=self.seq, state=self.state, client=self.client
+        )
+        # What was sent on the last connection may never have arrived: answer again
+        # whatever is still pending (a late duplicate is refused as stale, harmlessly).
+        self.answered_turn = None
+        link = _Link(stream, endpoint)
+        self._link = link
+        try:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(self._pinger, link)
+                with _lost():
+                    await link.send(endpoint.hello())
+                    await self._reader(link, on_welcome)
+                nursery.cancel_scope.cancel()
+        finally:
+            link.lost = True
+            for event in link.waiting.values():
+                event.set()
+            self._connected = trio.Event()
+            self._notify()
+            with trio.CancelScope(shield=True), trio.move_on_after(1):
+                await stream.aclose()
+
+    async def _reader(self, link: _Link, on_welcome: Callable[[], None]) -> None:
+        endpoint = link.endpoint
+        while not endpoint.closed:
+            data = await link.stream.receive_some(READ_SIZE)
+            received = endpoint.receive_data(bytes(data))
+            if not data:
+                return
+            for message in received:
+                if isinstance(message, m.Welcome):
+                    self.token = message.token
+                    if self.store is not None and self.server:
+                        self.store.save_session(self.server, message.token, None)
+                    self._connected.set()
+                    on_welcome()
+                elif isinstance(message, m.Error) and message.fatal and message.code in ENDING:
+                    self.ended = SessionEnded(f"{message.code}: {message.message}")
+                if message.ROLE == "reply":
+                    request_id = getattr(message, "id", None)
+                    event = link.waiting.pop(request_id, None) if request_id is not None else None
+                    if event is not None:
+                        event.set()
+            self.seq = endpoint.seq
+            if received:
+                self._notify()
+                if self.behaviour is not None and self._connected.is_set():
+                    for message in self.behaviour.messages(self):
+                        await self._send(link, message)
+
+    async def _pinger(self, link: _Link) -> None:
+        await self._connected.wait()
+        welcome = link.endpoint.welcome
+        assert welcome is not None
+        every = welcome.idle_timeout / 3
+        with _lost():
+            while True:
+                await trio.sleep_until(link.last_sent + every)
+                if trio.current_time() >= link.last_sent + every:
+                    await self._send(link, m.Ping())
+
+    def _notify(self) -> None:
+        self._changed.set()
+        self._changed = trio.Event()
+
+    async def _send(self, link: _Link, message: m.Message) -> int:
+        """Send `message` on `link` with a fresh id (its id). The seat's secrets
+        are written first: what the message commits to is never lost."""
+        game = self.state.game
+        if self.store is not None and game is not None and game.secrets is not None:
+            self.store.save(game.secrets)
+        data = link.endpoint.request(message)
+        request_id = link.endpoint.last_id()
+        link.waiting[request_id] = trio.Event()
+        await link.send(data)
+        return request_id
+
+    # ------------------------------------------------------------ requests
+
+    async def request(self, message: m.Message, *, timeout: float = 30.0) -> m.Message:
+        """Send `message` and wait for its answer (see the module docstring)."""
+        with trio.fail_after(timeout):
+            while True:
+                await self._connected.wait()
+                link = self._link
+                if link is not None and not link.lost:
+                    break
+            request_id = await self._send(link, message)
+            event = link.waiting.get(request_id)
+            if event is not None:
+                await event.wait()
+        answer = link.endpoint.answers.get(request_id)
+        if answer is None:
+            raise ConnectionLost(f"the connection went down before the answer to {message.TYPE}")
+        if isinstance(answer, m.Error):
+            raise RequestRefused(answer)
+        return answer
+
+    async def wait_until(self, test: Callable[[], bool], *, timeout: float = math.inf) -> None:
+        """Wait until `test()` holds (checked at every change of the mirror)."""
+        with trio.fail_after(timeout):
+            while not test():
+                if self.ended is not None:
+                    raise self.ended
+                await self._changed.wait()
+
+
+@asynccontextmanager
+async def open_session(connect: Connector, name: str, **options: object) -> AsyncIterator[Session]:
+    """A `Session` running in the background, welcomed, closed on exit."""
+    session = Session(connect, name, **options)  # type: ignore[arg-type]
+    async with trio.open_nursery() as nursery:
+        await nursery.start(session.run)
+        try:
+            yield session
+        finally:
+            session.close()

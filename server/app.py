@@ -1,0 +1,65 @@
+"""`oriflamme serve`: the server, on the network, until SIGTERM or Ctrl-C.
+
+It logs one line per connection, room and game event (never a token, never
+a hidden card: the core holds neither), keeps finished games' records in
+its data directory, and on SIGTERM or SIGINT stops accepting, tells every
+client (``shutting_down``: they may come back), finishes writing, and exits
+within a grace period.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import trio
+
+from oriflamme.server.core import Gateway, Lobby, ServerConfig, SystemEntropy
+
+from .net import NetServer
+from .records import RecordWriter
+
+log = logging.getLogger("oriflamme.server")
+
+DEFAULT_PORT = 7531
+
+
+def default_data_dir() -> Path:
+    """The server's data directory, by the XDG convention."""
+    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(base) / "oriflamme" / "server"
+
+
+@dataclass
+class ServeOptions:
+    host: str = "127.0.0.1"
+    port: int = DEFAULT_PORT
+    data_dir: Path = field(default_factory=default_data_dir)
+    config: ServerConfig = field(default_factory=ServerConfig)
+    shutdown_grace: float = 5.0
+
+
+async def serve(
+    options: ServeOptions, *, task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED
+) -> None:
+    """Run the server until SIGTERM or SIGINT; started with the port it listens on."""
+    options.data_dir.mkdir(parents=True, exist_ok=True)
+    records = RecordWriter(options.data_dir / "records")
+    server = NetServer(Gateway(Lobby(options.config, SystemEntropy())), on_record=records.submit)
+    listeners = await trio.open_tcp_listeners(options.port, host=options.host)
+    port = listeners[0].socket.getsockname()[1]
+    with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(records.run)
+            await nursery.start(server.run, listeners)
+            log.info("serving on %s port %d; data in %s", options.host, port, options.data_dir)
+            task_status.started(port)
+            async for signum in signals:
+                log.info("%s: shutting down", signal.Signals(signum).name)
+                break
+            await server.shut_down(options.shutdown_grace)
+            await records.drain()
+    log.info("stopped")

@@ -1,0 +1,139 @@
+"""`oriflamme serve`, `bot`, `rooms` and `verify` as a person runs them: real
+processes, real sockets on 127.0.0.1, every wait with a deadline."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+COMMAND = [sys.executable, "-m", "oriflamme.client.cli"]
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[tuple[int, Path, subprocess.Popen[str]]]:
+    data = tmp_path / "data"
+    process = subprocess.Popen(
+        [*COMMAND, "serve", "--port", "0", "--data-dir", str(data), "--log-level", "info"],
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stderr is not None
+    port = None
+    deadline = time.monotonic() + 20
+    while port is None and time.monotonic() < deadline:
+        line = process.stderr.readline()
+        found = re.search(r"serving on \S+ port (\d+)", line)
+        if found:
+            port = int(found.group(1))
+    assert port is not None, "the server did not say where it listens"
+    try:
+        yield port, data, process
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.wait(timeout=10)
+
+
+def run(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*COMMAND, *args], capture_output=True, text=True, timeout=timeout)
+
+
+def test_three_bot_processes_play_a_game_whose_record_verifies(
+    server: tuple[int, Path, subprocess.Popen[str]], tmp_path: Path
+) -> None:
+    port, data, _ = server
+    bots = [
+        subprocess.Popen(
+            [
+                *COMMAND,
+                "bot",
+                f"127.0.0.1:{port}",
+                "--room",
+                "friday",
+                "--players",
+                "3",
+                "--games",
+                "2",
+                "--name",
+                f"bot{i}",
+                "--state-dir",
+                str(tmp_path / f"bot{i}"),
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for i in range(3)
+    ]
+    for bot in bots:
+        out, err = bot.communicate(timeout=120)
+        assert bot.returncode == 0, err
+        assert "2 game(s) played" in out
+    records = sorted((data / "records").glob("*.oriflamme"))
+    assert len(records) == 2
+    for record in records:
+        verified = run("verify", str(record))
+        assert verified.returncode == 0, verified.stdout
+        assert "verdict: VALID" in verified.stdout
+
+
+def test_rooms_lists_the_rooms(server: tuple[int, Path, subprocess.Popen[str]]) -> None:
+    port, _, _ = server
+    listed = run("rooms", f"127.0.0.1:{port}")
+    assert listed.returncode == 0 and listed.stdout.strip() == "no rooms"
+    bad = run("rooms", "127.0.0.1:notaport")
+    assert bad.returncode == 2 and "not a port number" in bad.stderr
+
+
+def test_sigterm_tells_the_clients_and_exits(
+    server: tuple[int, Path, subprocess.Popen[str]],
+) -> None:
+    import socket
+
+    port, _, process = server
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as client:
+        client.settimeout(10)
+        process.send_signal(signal.SIGTERM)
+        received = b""
+        while b"shutting_down" not in received:
+            chunk = client.recv(4096)
+            if not chunk:
+                break
+            received += chunk
+        assert b"shutting_down" in received
+    assert process.wait(timeout=15) == 0
+
+
+def test_rooms_of_a_server_that_is_not_there_says_so_plainly() -> None:
+    with socketserver_port() as port:
+        pass  # closed again: nothing listens there now
+    result = run("rooms", f"127.0.0.1:{port}", timeout=60)
+    assert result.returncode == 1
+    assert "cannot get the rooms" in result.stderr and "Traceback" not in result.stderr
+
+
+class socketserver_port:
+    """A free port on 127.0.0.1 (bound, then released)."""
+
+    def __enter__(self) -> int:
+        import socket
+
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        port: int = self.sock.getsockname()[1]
+        return port
+
+    def __exit__(self, *exc: object) -> None:
+        self.sock.close()
+
+
+if os.name != "posix":  # signals and process groups as on Linux
+    pytestmark = pytest.mark.skip(reason="these tests need a POSIX system")

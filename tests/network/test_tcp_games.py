@@ -1,0 +1,161 @@
+"""Complete games over TCP on 127.0.0.1: the trio server, client sessions, bots.
+
+Each test has a deadline (`trio.fail_after`); ports are chosen by the
+system (port 0).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import pytest
+import trio
+
+from oriflamme.client.bots import Behaviour, Bot
+from oriflamme.client.session import RequestRefused, Session, open_session, tcp
+from oriflamme.protocol import messages as m
+from oriflamme.protocol.verify import verify_record
+from oriflamme.server.core import GameFinished, Gateway, Lobby, ServerConfig
+from oriflamme.server.net import NetServer
+
+TABLES = [(2, "two-player"), (3, "standard"), (4, "standard"), (5, "standard")]
+
+
+@asynccontextmanager
+async def running_server(
+    config: ServerConfig | None = None,
+) -> AsyncIterator[tuple[int, list[GameFinished], NetServer]]:
+    records: list[GameFinished] = []
+    server = NetServer(Gateway(Lobby(config or ServerConfig())), on_record=records.append)
+    listeners = await trio.open_tcp_listeners(0, host="127.0.0.1")
+    port = listeners[0].socket.getsockname()[1]
+    async with trio.open_nursery() as nursery:
+        await nursery.start(server.run, listeners)
+        yield port, records, server
+        nursery.cancel_scope.cancel()
+
+
+def settings(players: int, variant: str, turn_timer: int | None = None) -> m.RoomSettings:
+    return m.RoomSettings(
+        players=players,
+        variant=variant,
+        edition="revised",
+        turn_timer=turn_timer,
+        first_player="host",
+    )
+
+
+def game_over(session: Session) -> bool:
+    game = session.state.game
+    return game is not None and game.end is not None
+
+
+@pytest.mark.trio
+@pytest.mark.parametrize(("players", "variant"), TABLES)
+async def test_a_complete_game_between_sessions_every_seat_verified(
+    players: int, variant: str
+) -> None:
+    with trio.fail_after(60):
+        async with running_server() as (port, records, _):
+            rng = random.Random(players)
+            sessions = [
+                Session(
+                    tcp("127.0.0.1", port),
+                    f"p{i}",
+                    behaviour=Behaviour(
+                        Bot(["random", "heuristic"][i % 2], rng=random.Random(rng.random()))
+                    ),
+                )
+                for i in range(players)
+            ]
+            async with trio.open_nursery() as nursery:
+                for s in sessions:
+                    await nursery.start(s.run)
+                host = sessions[0]
+                await host.request(m.CreateRoom(settings=settings(players, variant)))
+                room = host.state.room.room
+                for s in sessions[1:]:
+                    await s.request(m.JoinRoom(room=room))
+                for s in sessions:
+                    await s.request(m.Ready(ready=True))
+                await host.request(m.StartGame())
+                for s in sessions:
+                    await s.wait_until(lambda s=s: game_over(s))
+                for s in sessions:
+                    assert [v.status for v in s.state.game.check_end()] == ["ok"] * players
+                    assert s.state.problems == []
+                    s.close()
+            assert len(records) == 1 and verify_record(records[0].record).ok
+
+
+@pytest.mark.trio
+async def test_server_bots_play_over_in_memory_streams() -> None:
+    with trio.fail_after(60):
+        async with running_server() as (port, records, _):
+            async with open_session(
+                tcp("127.0.0.1", port), "Ann", behaviour=Behaviour(Bot("random"))
+            ) as ann:
+                await ann.request(m.CreateRoom(settings=settings(4, "standard")))
+                for strategy in ("random", "heuristic", "random"):
+                    await ann.request(m.AddBot(strategy=strategy))
+                await ann.request(m.Ready(ready=True))
+                await ann.request(m.StartGame())
+                await ann.wait_until(lambda: game_over(ann))
+                assert [s.bot for s in ann.state.room.seats] == [
+                    None,
+                    "random",
+                    "heuristic",
+                    "random",
+                ]
+            record = records[0].record
+            assert verify_record(record).ok and [s.bot for s in record.seats] == [
+                False,
+                True,
+                True,
+                True,
+            ]
+
+
+@pytest.mark.trio
+async def test_a_refused_request_raises_with_the_server_s_error() -> None:
+    with trio.fail_after(20):
+        async with (
+            running_server() as (port, _, _),
+            open_session(tcp("127.0.0.1", port), "Ann") as ann,
+        ):
+            with pytest.raises(RequestRefused) as refused:
+                await ann.request(m.JoinRoom(room=99))
+            assert refused.value.error.code == "no_such_room"
+
+
+@pytest.mark.trio
+async def test_a_bad_frame_in_a_game_closes_that_connection_and_the_game_goes_on() -> None:
+    with trio.fail_after(60):
+        async with running_server() as (port, records, _):
+            async with open_session(
+                tcp("127.0.0.1", port), "Ann", behaviour=Behaviour(Bot("random"))
+            ) as ann:
+                await ann.request(m.CreateRoom(settings=settings(3, "standard")))
+                await ann.request(m.AddBot(strategy="random"))
+                intruder = await trio.open_tcp_stream("127.0.0.1", port)
+                bo = Session(tcp("127.0.0.1", port), "Bo", behaviour=Behaviour(Bot("random")))
+                async with trio.open_nursery() as nursery:
+                    await nursery.start(bo.run)
+                    await bo.request(m.JoinRoom(room=ann.state.room.room))
+                    await bo.request(m.Ready(ready=True))
+                    await ann.request(m.Ready(ready=True))
+                    await ann.request(m.StartGame())
+                    await ann.wait_until(
+                        lambda: ann.state.game is not None and ann.state.game.decision is not None
+                    )
+                    # A stranger sends garbage: its connection alone is closed.
+                    await intruder.send_all(b"\x00\x00\x00\x03\xc1\xc1\xc1")
+                    reply = await intruder.receive_some(1000)
+                    assert b"malformed_frame" in reply
+                    assert await intruder.receive_some(1000) == b""
+                    await ann.wait_until(lambda: game_over(ann))
+                    await bo.wait_until(lambda: game_over(bo))
+                    bo.close()
+            assert verify_record(records[0].record).ok
