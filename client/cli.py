@@ -138,6 +138,35 @@ def _rooms(args: argparse.Namespace) -> int:
     return 0
 
 
+def _record(args: argparse.Namespace) -> int:
+    from functools import partial
+
+    import trio
+
+    from oriflamme.client.commands import download_record
+    from oriflamme.client.session import RequestRefused
+
+    address = _address(args, "record")
+    if address is None:
+        return 2
+    try:
+        data = trio.run(partial(download_record, *address, args.record_id))
+    except RequestRefused as exc:
+        print(f"oriflamme record: {exc.error.message}", file=sys.stderr)
+        return 1
+    except Exception as exc:  # noqa: BLE001 -- said plainly, no traceback
+        print(f"oriflamme record: cannot download it from {args.server}: {exc}", file=sys.stderr)
+        return 1
+    out = Path(args.output or f"{args.record_id}.oriflamme")
+    try:
+        out.write_bytes(data)
+    except OSError as exc:
+        print(f"oriflamme record: cannot write {out}: {exc.strerror}", file=sys.stderr)
+        return 2
+    print(f"wrote {out} ({len(data)} bytes); check it with: oriflamme verify {out}")
+    return 0
+
+
 def _bot(args: argparse.Namespace) -> int:
     from functools import partial
 
@@ -222,6 +251,14 @@ def build_parser() -> argparse.ArgumentParser:
     rp = sub.add_parser("rooms", help="list a server's rooms")
     rp.add_argument("server", metavar="HOST[:PORT]")
     rp.set_defaults(func=_rooms)
+
+    dp = sub.add_parser("record", help="download a finished game's record from a server")
+    dp.add_argument("server", metavar="HOST[:PORT]")
+    dp.add_argument("record_id", metavar="ID", help="the game's record id (game_end, record_list)")
+    dp.add_argument(
+        "-o", "--output", metavar="FILE", help="where to write it (default: ID.oriflamme)"
+    )
+    dp.set_defaults(func=_record)
 
     bp = sub.add_parser("bot", help="run a bot that plays at a server's table")
     bp.add_argument("server", metavar="HOST[:PORT]")

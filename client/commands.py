@@ -56,6 +56,15 @@ async def list_rooms(host: str, port: int, *, timeout: float = 10.0) -> m.RoomLi
     return answer
 
 
+async def download_record(host: str, port: int, record_id: str, *, timeout: float = 30.0) -> bytes:
+    """The record of game `record_id`, as the server keeps it."""
+    with trio.fail_after(timeout):
+        async with open_session(tcp(host, port), "records", backoff=Backoff(attempts=2)) as session:
+            answer = await session.request(m.GetRecord(record_id=record_id))
+    assert isinstance(answer, m.RecordData)
+    return answer.data
+
+
 def format_rooms(rooms: m.RoomList) -> str:
     """The room list as a table."""
     if not rooms.rooms:

@@ -41,9 +41,11 @@ from collections.abc import Callable, Hashable
 
 from oriflamme.engine import Rules
 from oriflamme.protocol import messages as m
+from oriflamme.protocol.record import encode_record
 from oriflamme.server.core import (
     Entropy,
     Fault,
+    FetchRecord,
     GameFinished,
     Gateway,
     HandedSeat,
@@ -250,6 +252,10 @@ class InProcess:
                 stopped = self.bots.pop(effect.player, None)
                 if stopped is not None:
                     self.disconnect(stopped)
+            elif isinstance(effect, FetchRecord):
+                kept = [f.record for f in self.records if f.record_id == effect.record_id]
+                data = encode_record(kept[0]) if kept else None
+                self.gateway.record_loaded(effect.conn, effect.request_id, effect.record_id, data)
             elif isinstance(effect, Fault):
                 self.faults.append(effect.what)
         return bool(effects)
@@ -309,8 +315,6 @@ def play_recorded_game(
     >>> verify_record_bytes(play_recorded_game(2, seed=5)).ok
     True
     """
-    from oriflamme.protocol.record import encode_record
-
     strategies = strategies or ["random"]
     variant = variant or ("two-player" if players == 2 else "standard")
     world = InProcess(seed=seed, entropy=entropy)

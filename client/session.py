@@ -337,9 +337,15 @@ class Session:
 async def open_session(connect: Connector, name: str, **options: object) -> AsyncIterator[Session]:
     """A `Session` running in the background, welcomed, closed on exit."""
     session = Session(connect, name, **options)  # type: ignore[arg-type]
-    async with trio.open_nursery() as nursery:
-        await nursery.start(session.run)
-        try:
-            yield session
-        finally:
-            session.close()
+    try:
+        async with trio.open_nursery() as nursery:
+            await nursery.start(session.run)
+            try:
+                yield session
+            finally:
+                session.close()
+    except BaseExceptionGroup as group:
+        # One failure (a refused request, the session ended): raise it as itself.
+        if len(group.exceptions) == 1:
+            raise group.exceptions[0] from None
+        raise

@@ -57,6 +57,7 @@ UNEXPECTED_MESSAGE = "unexpected_message"
 WRONG_STATE = "wrong_state"
 NOT_PERMITTED = "not_permitted"
 NO_SUCH_ROOM = "no_such_room"
+NO_SUCH_RECORD = "no_such_record"
 ROOM_FULL = "room_full"
 NOT_YOUR_TURN = "not_your_turn"
 STALE_TURN = "stale_turn"
@@ -169,6 +170,12 @@ _CATALOG = (
     ErrorCode(
         NO_SUCH_ROOM,
         "No room has this id (it may have closed).",
+        True,
+        "remote",
+    ),
+    ErrorCode(
+        NO_SUCH_RECORD,
+        "The server keeps no record of that id (`get_record`).",
         True,
         "remote",
     ),

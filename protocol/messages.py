@@ -62,6 +62,7 @@ from .record import STATUSES, SeatVerdict
 from .schema import (
     U32,
     Bin,
+    BinUpTo,
     Bool,
     FieldSpec,
     Invalid,
@@ -110,6 +111,9 @@ COMMITMENT = Bin(COMMITMENT_SIZE)
 NAME = Text(1, 32)
 ROOM_NAME = Text(1, 40)
 CHAT_TEXT = Text(1, 500)
+RECORD_ID = Text(1, 64)  # this server's are the game id in lowercase hex
+# A record fits in one frame: the largest game of this version writes about 30 KB.
+RECORD_BYTES = BinUpTo(60_000)
 # Eight letters and digits of an alphabet without look-alikes, with an optional
 # dash in the middle: "KQ7M-P2XD". Matched without regard to case.
 INVITE = Text(8, 9)
@@ -171,6 +175,22 @@ class RoomSummary(WireValue):
     settings: RoomSettings = wire(StructOf(RoomSettings), "The room's settings.")
     seated: int = wire(UInt(0, MAX_SEATS), "Seats taken (by players or bots).")
     spectators: int = wire(UInt(), "Spectators watching.")
+
+
+@wire_struct("record_summary")
+class RecordSummary(WireValue):
+    """One finished game in a `record_list`."""
+
+    record_id: str = wire(RECORD_ID, "The game's record id, for `get_record`.")
+    room: int = wire(ROOM, "The room it was played in.")
+    room_name: str = wire(ROOM_NAME, "That room's name.")
+    names: tuple[str, ...] = wire(
+        ListOf(NAME, 2, MAX_SEATS), "Who sat where: each seat's name, in seat order."
+    )
+    seat: int = wire(SEAT, "Your seat in it.")
+    scores: tuple[int, ...] = wire(ListOf(SCORE, 2, MAX_SEATS), "The scores, in seat order.")
+    winners: tuple[int, ...] = wire(ListOf(SEAT, 0, MAX_SEATS), "The winning seats.")
+    valid: bool = wire(Bool(), "true: every seat's verdict is `ok` (the game counts).")
 
 
 @wire_struct("seat")
@@ -531,6 +551,41 @@ class Chat(Message):
     id: int | None = wire(ID, ID_DOC, default=None)
 
 
+@message("list_records", "client", "request", reply="record_list")
+class ListRecords(Message):
+    """Ask for the finished games you played in (a seat of yours), newest first."""
+
+    id: int | None = wire(ID, ID_DOC, default=None)
+
+
+@message("record_list", "server", "reply")
+class RecordList(Message):
+    """The finished games you played in, newest first, at most 200."""
+
+    records: tuple[RecordSummary, ...] = wire(ListOf(StructOf(RecordSummary), 0, 200), "The games.")
+    id: int | None = wire(ID, REPLY_ID_DOC, default=None)
+
+
+@message("get_record", "client", "request", reply="record")
+class GetRecord(Message):
+    """Download the record of a finished game (any game the server keeps, by its id)."""
+
+    record_id: str = wire(RECORD_ID, "The game's record id (`game_end.record_id`, `record_list`).")
+    id: int | None = wire(ID, ID_DOC, default=None)
+
+
+@message("record", "server", "reply")
+class RecordData(Message):
+    """A finished game's record: the bytes of a record file (see The game record)."""
+
+    record_id: str = wire(RECORD_ID, "The game's record id.")
+    data: bytes = wire(
+        RECORD_BYTES,
+        "The record: save these bytes as `<record_id>.oriflamme` and check them with `oriflamme verify`.",
+    )
+    id: int | None = wire(ID, REPLY_ID_DOC, default=None)
+
+
 @message("sync", "client", "request", reply="ok")
 class Sync(Message):
     """Ask for a fresh snapshot of your room and game (the same pushes as after a resume)."""
@@ -848,7 +903,9 @@ class GameEnd(Message):
         ListOf(OPENING, 0, MAX_PLACEMENTS),
         "The openings sent in every `final_reveal`.",
     )
-    record_id: str = wire(Text(1, 64), "The name under which the server keeps this game's record.")
+    record_id: str = wire(
+        RECORD_ID, "The id under which the server keeps this game's record (`get_record`)."
+    )
 
 
 # ------------------------------------------------------------------ encoding
@@ -935,6 +992,7 @@ _check_error_codes()
 STRUCTS: tuple[StructSpec, ...] = (
     RoomSettings.spec(),
     RoomSummary.spec(),
+    RecordSummary.spec(),
     RoomSeat.spec(),
     PendingDecision.spec(),
     PlacementCommitment.spec(),

@@ -259,6 +259,27 @@ class Bin(WireType):
         return f"bin, {self.size} bytes"
 
 
+class BinUpTo(WireType):
+    """Binary (msgpack bin) of at most `most` bytes."""
+
+    name = "bin"
+
+    def __init__(self, most: int) -> None:
+        self.most = most
+
+    def check(self, value: object) -> None:
+        if type(value) is not bytes:
+            raise Invalid(f"expected binary (bin), got {type_name(value)}")
+        if len(value) > self.most:
+            raise Invalid(f"expected at most {self.most} bytes, got {len(value)}")
+
+    def describe(self) -> dict[str, Any]:
+        return {"type": "bin", "max_length": self.most}
+
+    def notation(self) -> str:
+        return f"bin, at most {self.most} bytes"
+
+
 class KnownCard(WireType):
     """A card whose identity is given: ``["red", "soldier"]`` on the wire, a `Card` in Python."""
 

@@ -48,7 +48,11 @@ async def serve(
     """Run the server until SIGTERM or SIGINT; started with the port it listens on."""
     options.data_dir.mkdir(parents=True, exist_ok=True)
     records = RecordWriter(options.data_dir / "records")
-    server = NetServer(Gateway(Lobby(options.config, SystemEntropy())), on_record=records.submit)
+    server = NetServer(
+        Gateway(Lobby(options.config, SystemEntropy())),
+        on_record=records.submit,
+        load_record=records.load,
+    )
     listeners = await trio.open_tcp_listeners(options.port, host=options.host)
     port = listeners[0].socket.getsockname()[1]
     with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:

@@ -30,7 +30,7 @@ import itertools
 import logging
 import math
 import random
-from collections.abc import Callable, Hashable
+from collections.abc import Awaitable, Callable, Hashable
 from dataclasses import dataclass
 from functools import partial
 
@@ -43,6 +43,7 @@ from oriflamme.client.session import Backoff, Session
 from oriflamme.engine import Rules
 from oriflamme.server.core import (
     Fault,
+    FetchRecord,
     GameFinished,
     Gateway,
     HandedSeat,
@@ -55,6 +56,13 @@ log = logging.getLogger("oriflamme.server")
 INBOX = 4096  # inputs waiting for the core task
 OUTBOX = 256  # chunks of bytes waiting for one connection's socket
 READ_SIZE = 65536
+
+
+@dataclass(frozen=True, slots=True)
+class FetchedRecord:
+    request_id: int | None
+    record_id: str
+    data: bytes | None
 
 
 @dataclass(slots=True)
@@ -73,11 +81,15 @@ class NetServer:
         *,
         send_timeout: float = 10.0,
         on_record: Callable[[GameFinished], None] | None = None,
+        load_record: Callable[[str], Awaitable[bytes | None]] | None = None,
     ) -> None:
         self.gateway = gateway
         self.send_timeout = send_timeout
         self.on_record = on_record
-        self._inbox_send, self._inbox = trio.open_memory_channel[tuple[str, Hashable, bytes]](INBOX)
+        self.load_record = load_record
+        self._inbox_send, self._inbox = trio.open_memory_channel[tuple[str, Hashable, object]](
+            INBOX
+        )
         self._connections: dict[Hashable, _Connection] = {}
         self._bots: dict[int, trio.CancelScope] = {}
         self._ids = itertools.count(1)
@@ -175,7 +187,11 @@ class NetServer:
             if timer.cancelled_caught:
                 gateway.tick(now)
             elif kind == "data":
+                assert isinstance(data, bytes)
                 gateway.receive_data(conn, data, now)
+            elif kind == "record":
+                assert isinstance(data, FetchedRecord)
+                gateway.record_loaded(conn, data.request_id, data.record_id, data.data)
             elif kind == "open":
                 gateway.open(conn, now)
                 if self._shutting_down:
@@ -213,8 +229,22 @@ class NetServer:
                 log.info("game %s finished in room %d", effect.record_id, effect.room)
                 if self.on_record is not None:
                     self.on_record(effect)
+            elif isinstance(effect, FetchRecord):
+                assert self._nursery is not None
+                self._nursery.start_soon(self._fetch, effect)
             elif isinstance(effect, Fault):
                 log.error("the core failed (%s): %s", effect.conn, effect.what)
+
+    async def _fetch(self, effect: FetchRecord) -> None:
+        """Read a record off the core task, and give it to the core task."""
+        data = None
+        if self.load_record is not None:
+            try:
+                data = await self.load_record(effect.record_id)
+            except OSError as exc:
+                log.error("record %s could not be read: %s", effect.record_id, exc)
+        fetched = FetchedRecord(effect.request_id, effect.record_id, data)
+        await self._inbox_send.send(("record", effect.conn, fetched))
 
     # ------------------------------------------------------------ bots
 

@@ -9,6 +9,7 @@ writer's own writes it in a worker thread, so a slow disk never holds a room.
 from __future__ import annotations
 
 import logging
+import re
 from pathlib import Path
 
 import trio
@@ -48,6 +49,16 @@ class RecordWriter:
                 log.info("record %s written (%d bytes)", path.name, len(data))
             except OSError as exc:
                 log.error("record %s not written: %s", path.name, exc)
+
+    async def load(self, record_id: str) -> bytes | None:
+        """The bytes of record `record_id`, or None if there is none."""
+        if not re.fullmatch(r"[0-9a-f]{1,64}", record_id):
+            return None  # only names this server gives: never a path
+        path = self.path(record_id)
+        try:
+            return await trio.to_thread.run_sync(path.read_bytes)
+        except FileNotFoundError:
+            return None
 
     async def drain(self) -> None:
         """Close the queue and return when what it held is written."""

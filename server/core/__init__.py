@@ -15,7 +15,17 @@ front of the lobby: bytes in, bytes out).
 """
 
 from .config import ServerConfig
-from .effects import Close, Effect, Fault, GameFinished, HandedSeat, Send, StartBot, StopBot
+from .effects import (
+    Close,
+    Effect,
+    Fault,
+    FetchRecord,
+    GameFinished,
+    HandedSeat,
+    Send,
+    StartBot,
+    StopBot,
+)
 from .entropy import Entropy, FixedEntropy, SystemEntropy
 from .gateway import Gateway
 from .lobby import Lobby
@@ -26,6 +36,7 @@ __all__ = [
     "Effect",
     "Entropy",
     "Fault",
+    "FetchRecord",
     "FixedEntropy",
     "GameFinished",
     "Gateway",

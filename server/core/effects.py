@@ -67,11 +67,24 @@ class StopBot:
 
 @dataclass(frozen=True, slots=True)
 class GameFinished:
-    """A game ended: keep its record under `record_id`."""
+    """A game ended: keep its record under `record_id`. `players`: the player
+    id of whoever played each seat (None for a server bot)."""
 
     room: int
     record_id: str
     record: Record = field(repr=False)
+    room_name: str = ""
+    players: tuple[int | None, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class FetchRecord:
+    """Read the record kept as `record_id` and hand it (or None) to
+    `Gateway.record_loaded`, which answers request `request_id` of `conn`."""
+
+    conn: Hashable
+    request_id: int | None
+    record_id: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,4 +96,4 @@ class Fault:
     what: str
 
 
-Effect = Send | Close | StartBot | StopBot | GameFinished | Fault
+Effect = Send | Close | StartBot | StopBot | GameFinished | FetchRecord | Fault

@@ -42,6 +42,7 @@ from oriflamme.protocol import messages as m
 from oriflamme.protocol.connection import CLOSED, NEED_DATA, ConnectionState, ServerConnection
 from oriflamme.protocol.errors import (
     INTERNAL,
+    NO_SUCH_RECORD,
     RATE_LIMITED,
     SHUTTING_DOWN,
     TIMEOUT,
@@ -173,6 +174,22 @@ class Gateway:
                     conn, link, SHUTTING_DOWN, "the server is shutting down; come back later"
                 )
 
+    def record_loaded(
+        self, conn: Hashable, request_id: int | None, record_id: str, data: bytes | None
+    ) -> None:
+        """The answer to a `FetchRecord`: the record's bytes, or None if there
+        is no such record."""
+        link = self._links.get(conn)
+        if link is None or link.closing:
+            return
+        if data is None:
+            error = RemoteProtocolError(
+                NO_SUCH_RECORD, f"no record {record_id} here", id=request_id
+            )
+            self._write(conn, link, m.error_message(error))
+        else:
+            self._write(conn, link, m.RecordData(record_id=record_id, data=data, id=request_id))
+
     def take_dirty(self) -> set[Hashable]:
         """The connections with bytes to send, or to close, since the last call:
         the ones to look at (`data_to_send`, `must_close`) after an input."""
@@ -180,7 +197,8 @@ class Gateway:
         return dirty
 
     def take_effects(self) -> list[Effect]:
-        """The effects for the shell itself (bots, records, faults), in order."""
+        """The effects for the shell itself (bots, records to keep and to read,
+        faults), in order."""
         effects, self._effects = self._effects, []
         return effects
 

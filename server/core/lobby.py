@@ -15,7 +15,10 @@ changes nothing.
 Requests answered here: `hello` (a new session, or a resumed one, with the
 pushes it missed or a snapshot), `ping`, `list_rooms`, `create_room`,
 `join_room` and `spectate` (by room id, or by invite code for a private
-room). Everything else comes from a member of a room and goes to the room.
+room), `list_records` (from the index of finished games the lobby keeps)
+and `get_record` (the shell reads the record: a `FetchRecord` effect, whose
+answer `Gateway.record_loaded` sends). Everything else comes from a member
+of a room and goes to the room.
 
 A session whose connection is gone keeps its place: seated in a game being
 played, until the game ends; otherwise for `session_ttl` seconds, after
@@ -24,12 +27,15 @@ which it leaves its room and is forgotten.
 
 from __future__ import annotations
 
+import re
 import traceback
 from collections.abc import Hashable
+from dataclasses import replace
 
 from oriflamme.protocol import messages as m
 from oriflamme.protocol.errors import (
     BAD_TOKEN,
+    NO_SUCH_RECORD,
     NO_SUCH_ROOM,
     SERVER_BUSY,
     SESSION_REPLACED,
@@ -39,7 +45,7 @@ from oriflamme.protocol.errors import (
 )
 
 from .config import ServerConfig
-from .effects import Close, Effect, Fault, Send
+from .effects import Close, Effect, Fault, FetchRecord, GameFinished, Send
 from .entropy import Entropy, SystemEntropy
 from .room import CLOSED, FINISHED, PLAYING, WAITING, Outcome, Room
 from .sessions import Session, Sessions
@@ -50,6 +56,10 @@ from .table import with_time_left
 INVITE_ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 _READ_AS = str.maketrans({"O": "0", "I": "1", "L": "1"})
 ROOM_LIST_MAX = 200
+RECORDS_LISTED = 200  # the finished games a player's `list_records` shows, at most
+# This server's record ids: the game id in lowercase hex (and nothing that
+# could be a path).
+RECORD_ID = re.compile(r"[0-9a-f]{32}")
 _LIST_ORDER = {WAITING: 0, PLAYING: 1, FINISHED: 2, CLOSED: 3}
 
 
@@ -78,6 +88,9 @@ class Lobby:
         self._invites: dict[str, int] = {}
         self._next_room = 1
         self._conns: dict[Hashable, Session | None] = {}
+        # Finished games, newest last, and who played in them.
+        self.finished: dict[str, m.RecordSummary] = {}
+        self._played: dict[int, list[tuple[str, int]]] = {}  # player -> (record id, seat)
 
     # ------------------------------------------------------------ connections
 
@@ -173,7 +186,7 @@ class Lobby:
         session.conn = None
         session.disconnected_at = now
         room = self._room_of(session)
-        return [] if room is None else room.connection_changed(session, now)
+        return [] if room is None else self._noted(room.connection_changed(session, now))
 
     # ------------------------------------------------------------ requests
 
@@ -188,6 +201,15 @@ class Lobby:
             return [Send(conn, m.Pong(id=request_id))]
         if isinstance(message, m.ListRooms):
             return [Send(conn, m.RoomList(rooms=self._room_list(), id=request_id))]
+        if isinstance(message, m.ListRecords):
+            return [Send(conn, m.RecordList(records=self._records_of(session), id=request_id))]
+        if isinstance(message, m.GetRecord):
+            if not RECORD_ID.fullmatch(message.record_id):
+                error = RemoteProtocolError(
+                    NO_SUCH_RECORD, f"no record {message.record_id!r} here", id=request_id
+                )
+                return [Send(conn, m.error_message(error))]
+            return [FetchRecord(conn, request_id, message.record_id)]
         outcome = self._route(session, message, now)
         answer: m.Message
         if outcome.error is None:
@@ -195,7 +217,7 @@ class Lobby:
         else:
             outcome.error.id = request_id
             answer = m.error_message(outcome.error)
-        return [Send(conn, answer), *outcome.effects]
+        return [Send(conn, answer), *self._noted(outcome.effects)]
 
     def _route(self, session: Session, message: m.Message, now: float) -> Outcome:
         room = self._room_of(session)
@@ -220,6 +242,35 @@ class Lobby:
         outcome = room.handle(session, message, now)
         self._forget_closed(room)
         return outcome
+
+    def _noted(self, effects: list[Effect]) -> list[Effect]:
+        """Index the games these effects finish, for `list_records`."""
+        for effect in effects:
+            if isinstance(effect, GameFinished):
+                record = effect.record
+                self.finished[effect.record_id] = m.RecordSummary(
+                    record_id=effect.record_id,
+                    room=effect.room,
+                    room_name=effect.room_name or f"room {effect.room}",
+                    names=tuple(s.name[:32] or "?" for s in record.seats),
+                    seat=0,
+                    scores=record.results.scores,
+                    winners=record.results.winners,
+                    valid=all(v.ok for v in record.verdicts),
+                )
+                for seat, player in enumerate(effect.players):
+                    if player is not None:
+                        played = self._played.setdefault(player, [])
+                        played.append((effect.record_id, seat))
+                        del played[:-RECORDS_LISTED]
+        return effects
+
+    def _records_of(self, session: Session) -> tuple[m.RecordSummary, ...]:
+        return tuple(
+            replace(self.finished[record_id], seat=seat)
+            for record_id, seat in reversed(self._played.get(session.player, []))
+            if record_id in self.finished
+        )
 
     def _create(self, session: Session, message: m.CreateRoom, now: float) -> list[Effect]:
         if len(self.rooms) >= self.config.max_rooms:
@@ -303,7 +354,7 @@ class Lobby:
         effects: list[Effect] = []
         for room in list(self.rooms.values()):
             try:
-                effects += room.tick(now)
+                effects += self._noted(room.tick(now))
             except Exception:  # a bug of ours in one room: report it, go on with the others
                 effects.append(Fault(None, f"room {room.id}: {traceback.format_exc()}"))
             self._forget_closed(room)
@@ -314,7 +365,7 @@ class Lobby:
                 continue
             home = self._room_of(session)
             if home is not None:
-                effects += home.remove(session, now)
+                effects += self._noted(home.remove(session, now))
                 self._forget_closed(home)
             self.sessions.close(session)
         return effects

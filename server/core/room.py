@@ -115,6 +115,7 @@ class Room:
         self.host: int = 0  # the host's player id, set by the first player seated
         self.state = WAITING
         self.table: Table | None = None
+        self.table_players: tuple[int | None, ...] = ()  # who played each seat of the game
 
     def __repr__(self) -> str:
         return f"<Room {self.id} {self.name!r} {self.state}>"
@@ -352,6 +353,9 @@ class Room:
             entropy=self._entropy,
         )
         self.state = PLAYING
+        self.table_players = tuple(
+            None if s.bot is not None or s.session is None else s.session.player for s in self.seats
+        )
         effects = self._room_state()
         effects += self._table_update(self.table.start(now), now)
         for index, seat in enumerate(self.seats):
@@ -445,7 +449,11 @@ class Room:
             effects += self._close_if_empty()
         if update.record is not None:
             assert self.table is not None
-            effects.append(GameFinished(self.id, self.table.record_id, update.record))
+            effects.append(
+                GameFinished(
+                    self.id, self.table.record_id, update.record, self.name, self.table_players
+                )
+            )
             self.state = FINISHED
             for index, seat in enumerate(self.seats):
                 if seat.ghost is not None:

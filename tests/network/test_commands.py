@@ -80,9 +80,16 @@ def test_three_bot_processes_play_a_game_whose_record_verifies(
     records = sorted((data / "records").glob("*.oriflamme"))
     assert len(records) == 2
     for record in records:
-        verified = run("verify", str(record))
+        # Downloaded from the server, as a player would, then checked offline.
+        out = tmp_path / "downloaded.oriflamme"
+        got = run("record", f"127.0.0.1:{port}", record.stem, "-o", str(out))
+        assert got.returncode == 0, got.stderr
+        assert out.read_bytes() == record.read_bytes()
+        verified = run("verify", str(out))
         assert verified.returncode == 0, verified.stdout
         assert "verdict: VALID" in verified.stdout
+    missing = run("record", f"127.0.0.1:{port}", "0" * 32)
+    assert missing.returncode == 1 and "no record" in missing.stderr
 
 
 def test_rooms_lists_the_rooms(server: tuple[int, Path, subprocess.Popen[str]]) -> None:

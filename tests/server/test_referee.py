@@ -64,6 +64,7 @@ from tests.server.local_referee import LocalSeat, new_local_table, run_local_gam
 CONNECTION_AND_LOBBY = {
     "hello", "ping", "sync", "list_rooms", "create_room", "join_room", "spectate",
     "leave_room", "ready", "start_game", "add_bot", "remove_bot", "chat",
+    "list_records", "get_record",
 }  # fmt: skip
 
 

@@ -52,6 +52,8 @@ SETTINGS = m.RoomSettings(
 ROOM = 12
 ANN = 7
 
+# The first bytes of a record file (the example of `record` is cut short).
+RECORD_START = bytes.fromhex("8ea6666f726d6174b56f7269666c616d6d652d67616d652d7265636f7264")
 RED_SOLDIER = card("red", "soldier")
 NONCE_0 = example_bytes("example nonce 0")
 COMMITMENT_0 = card_commitment(GAME, 0, 0, RED_SOLDIER, NONCE_0)
@@ -138,6 +140,25 @@ def examples() -> dict[str, m.Message]:
         m.RemoveBot(seat=2, id=10),
         m.Chat(text="good luck, everyone", id=11),
         m.Sync(id=12),
+        m.ListRecords(id=23),
+        m.RecordList(
+            records=(
+                m.RecordSummary(
+                    record_id=GAME.hex(),
+                    room=ROOM,
+                    room_name="Ann's table",
+                    names=("Ann", "Bot 1", "Bot 2"),
+                    seat=0,
+                    scores=(9, 12, 7),
+                    winners=(1,),
+                    valid=True,
+                ),
+            ),
+            id=23,
+        ),
+        m.GetRecord(record_id=GAME.hex(), id=24),
+        # A record is some 10 KB: the example shows only its first bytes.
+        m.RecordData(record_id=GAME.hex(), data=RECORD_START, id=24),
         m.RoomState(
             seq=4,
             room=ROOM,
