@@ -39,6 +39,11 @@ class ErrorCode:
     keeps_open: bool
     fault: Fault
 
+    @property
+    def section(self) -> str:
+        """The heading of docs/PROTOCOL.md that explains what to do about it."""
+        return SECTIONS[self.code]
+
 
 # Framing and handshake: the connection cannot go on.
 MALFORMED_FRAME = "malformed_frame"
@@ -242,6 +247,34 @@ _CATALOG = (
 
 CODES: dict[str, ErrorCode] = {entry.code: entry for entry in _CATALOG}
 
+# Where a client author reads about each refusal (docs/PROTOCOL.md headings).
+SECTIONS: dict[str, str] = {
+    MALFORMED_FRAME: "Encoding",
+    FRAME_TOO_LARGE: "Transport and framing",
+    HANDSHAKE_REQUIRED: "Handshake and versions",
+    UNSUPPORTED_VERSION: "Handshake and versions",
+    BAD_TOKEN: "Sessions and resuming",
+    TIMEOUT: "Handshake and versions",
+    SESSION_REPLACED: "Sessions and resuming",
+    SERVER_BUSY: "Errors",
+    SHUTTING_DOWN: "Sessions and resuming",
+    UNKNOWN_MESSAGE: "Encoding",
+    INVALID_FIELD: "Encoding",
+    UNEXPECTED_MESSAGE: "Requests, answers and ids",
+    WRONG_STATE: "Errors",
+    NOT_PERMITTED: "Errors",
+    NO_SUCH_ROOM: "Lobby",
+    NO_SUCH_RECORD: "Lobby",
+    ROOM_FULL: "Lobby",
+    NOT_YOUR_TURN: "Decisions and actions",
+    STALE_TURN: "Decisions and actions",
+    ILLEGAL_ACTION: "Decisions and actions",
+    BAD_OPENING: "Commit-reveal and the fair deal",
+    RATE_LIMITED: "Requests, answers and ids",
+    TOO_MANY_ROOMS: "Lobby",
+    INTERNAL: "Errors",
+}
+
 
 class ProtocolError(Exception):
     """A refusal with a catalog `code`.
@@ -260,6 +293,7 @@ class ProtocolError(Exception):
         id: int | None = None,
         fatal: bool | None = None,
         versions: tuple[int, ...] | None = None,
+        section: str | None = None,
     ) -> None:
         entry = CODES.get(code)
         if entry is None:
@@ -270,6 +304,8 @@ class ProtocolError(Exception):
         self.id = id
         self.fatal = (not entry.keeps_open) if fatal is None else fatal
         self.versions = versions
+        # The heading of docs/PROTOCOL.md to read (the message's own, for a bad field).
+        self.section = section if section is not None else entry.section
 
     def __str__(self) -> str:
         return f"{self.code}: {self.message}"

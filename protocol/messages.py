@@ -936,7 +936,9 @@ def from_data(data: dict[str, Any], sender: Sender) -> Message:
     try:
         return load_fields(cls, data)
     except Invalid as e:
-        raise RemoteProtocolError(INVALID_FIELD, f"{type_}.{e}", id=_readable_id(data)) from None
+        raise RemoteProtocolError(
+            INVALID_FIELD, f"{type_}.{e}", id=_readable_id(data), section=f"`{type_}`"
+        ) from None
 
 
 def to_data(message: Message) -> dict[str, Any]:
@@ -964,11 +966,12 @@ def error_message(error: ProtocolError) -> Error:
 
     >>> from oriflamme.protocol.errors import NO_SUCH_ROOM
     >>> error_message(RemoteProtocolError(NO_SUCH_ROOM, "no room 12", id=3))
-    Error(code='no_such_room', message='no room 12', fatal=False, id=3, versions=None)
+    Error(code='no_such_room', message='no room 12 (see docs/PROTOCOL.md, Lobby)', fatal=False, id=3, versions=None)
     """
+    pointer = f" (see docs/PROTOCOL.md, {error.section})"
     return Error(
         code=error.code,
-        message=clean_text(error.message, 500),
+        message=clean_text(error.message, 500 - len(pointer)) + pointer,
         fatal=error.fatal,
         id=error.id,
         versions=error.versions,

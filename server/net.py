@@ -42,6 +42,7 @@ from oriflamme.client.seat_secrets import SeatSecrets
 from oriflamme.client.session import Backoff, Session
 from oriflamme.engine import Rules
 from oriflamme.server.core import (
+    ErrorSent,
     Fault,
     FetchRecord,
     GameFinished,
@@ -232,6 +233,9 @@ class NetServer:
             elif isinstance(effect, FetchRecord):
                 assert self._nursery is not None
                 self._nursery.start_soon(self._fetch, effect)
+            elif isinstance(effect, ErrorSent):
+                error = effect.error
+                log.debug("connection %s told %s: %s", effect.conn, error.code, error.message)
             elif isinstance(effect, Fault):
                 log.error("the core failed (%s): %s", effect.conn, effect.what)
 

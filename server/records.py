@@ -29,6 +29,8 @@ class RecordWriter:
     def __init__(self, directory: Path) -> None:
         self.directory = directory
         self._send, self._receive = trio.open_memory_channel[GameFinished](PENDING)
+        # Records on their way to the disk, by id: `load` finds them already.
+        self._writing: dict[str, bytes] = {}
 
     def path(self, record_id: str) -> Path:
         return self.directory / f"{record_id}{RECORD_SUFFIX}"
@@ -37,23 +39,27 @@ class RecordWriter:
         """Queue a record to write (from the core task: never waits)."""
         try:
             self._send.send_nowait(finished)
+            self._writing[finished.record_id] = encode_record(finished.record)
         except trio.WouldBlock:
             log.error("record %s not written: %d records wait already", finished.record_id, PENDING)
 
     async def run(self) -> None:
         async for finished in self._receive:
-            data = encode_record(finished.record)
+            data = self._writing[finished.record_id]
             path = self.path(finished.record_id)
             try:
                 await trio.to_thread.run_sync(_write, path, data)
                 log.info("record %s written (%d bytes)", path.name, len(data))
+                del self._writing[finished.record_id]
             except OSError as exc:
-                log.error("record %s not written: %s", path.name, exc)
+                log.error("record %s not written (kept in memory): %s", path.name, exc)
 
     async def load(self, record_id: str) -> bytes | None:
         """The bytes of record `record_id`, or None if there is none."""
         if not re.fullmatch(r"[0-9a-f]{1,64}", record_id):
             return None  # only names this server gives: never a path
+        if record_id in self._writing:
+            return self._writing[record_id]
         path = self.path(record_id)
         try:
             return await trio.to_thread.run_sync(path.read_bytes)

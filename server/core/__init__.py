@@ -18,6 +18,7 @@ from .config import ServerConfig
 from .effects import (
     Close,
     Effect,
+    ErrorSent,
     Fault,
     FetchRecord,
     GameFinished,
@@ -35,6 +36,7 @@ __all__ = [
     "Close",
     "Effect",
     "Entropy",
+    "ErrorSent",
     "Fault",
     "FetchRecord",
     "FixedEntropy",

@@ -88,6 +88,15 @@ class FetchRecord:
 
 
 @dataclass(frozen=True, slots=True)
+class ErrorSent:
+    """`error` was sent on `conn`: the shell logs it at debug level, so that a
+    client author sees on the server what the client was told."""
+
+    conn: Hashable
+    error: m.Error
+
+
+@dataclass(frozen=True, slots=True)
 class Fault:
     """The core failed on an input (a bug): the shell logs it. The request was
     answered with ``internal``."""
@@ -96,4 +105,4 @@ class Fault:
     what: str
 
 
-Effect = Send | Close | StartBot | StopBot | GameFinished | FetchRecord | Fault
+Effect = Send | Close | StartBot | StopBot | GameFinished | FetchRecord | ErrorSent | Fault

@@ -50,7 +50,7 @@ from oriflamme.protocol.errors import (
     RemoteProtocolError,
 )
 
-from .effects import Close, Effect, Fault, Send
+from .effects import Close, Effect, ErrorSent, Fault, Send
 from .lobby import Lobby
 
 
@@ -256,6 +256,8 @@ class Gateway:
             return
         link.outbox += data
         self._dirty.add(conn)
+        if isinstance(message, m.Error):
+            self._effects.append(ErrorSent(conn, message))
         if message.ROLE == "reply":
             link.unread += 1
         if len(link.outbox) > self.max_outbox:

@@ -316,7 +316,10 @@ def test_no_error_quotes_a_deep_or_huge_value(type_: str) -> None:
             except RemoteProtocolError as e:
                 assert e.code == INVALID_FIELD, (path, label, e.code)
                 assert len(e.message) < 300, (path, label, e.message[:500])
-                assert m.error_message(e).message == e.message
+                told = m.error_message(e).message
+                assert told.startswith(e.message) and told.endswith(
+                    f"(see docs/PROTOCOL.md, `{type_}`)"
+                )
 
 
 def test_settings_must_fit_the_variant() -> None:

@@ -21,7 +21,7 @@ import pytest
 
 from oriflamme.protocol import ClientConnection, FrameDecoder, encode_frame
 from oriflamme.protocol import messages as m
-from oriflamme.server.core import Fault, FixedEntropy, Gateway, Lobby, ServerConfig
+from oriflamme.server.core import ErrorSent, Fault, FixedEntropy, Gateway, Lobby, ServerConfig
 
 from .scenario import settings
 
@@ -433,7 +433,7 @@ def test_a_bug_in_the_core_is_answered_internal_reported_and_the_server_goes_on(
 
     assert (failed.code, failed.fatal) == ("internal", False)
     assert "RuntimeError" not in failed.message  # the client is not shown the traceback
-    (fault,) = gw.take_effects()
+    (fault,) = [e for e in gw.take_effects() if isinstance(e, Fault)]
     assert isinstance(fault, Fault) and fault.conn == "a"
     assert "a bug in the room list" in fault.what
     # The same connection and the others go on.
@@ -462,7 +462,7 @@ def test_a_bug_inside_a_room_changes_nothing_for_anyone(monkeypatch: pytest.Monk
     failed = bob.ask(m.Chat(text="hello"), 1.0, expect=m.Error)
     assert failed.code == "internal"
     assert ann.read() == [] and bob.read() == []
-    assert [type(e) for e in gw.take_effects()] == [Fault]
+    assert [type(e) for e in gw.take_effects()] == [ErrorSent, Fault]
     monkeypatch.undo()
     bob.ask(m.Ready(ready=True), 2.0)
     assert [s.ready for s in [x for x in ann.read() if isinstance(x, m.RoomState)][-1].seats] == [
@@ -594,3 +594,34 @@ def test_a_bug_when_a_connection_closes_is_reported_and_the_server_goes_on(
     assert [e for e in gw.take_effects() if isinstance(e, Fault)]
     monkeypatch.undo()
     assert bob.ask(m.Ping(), expect=m.Pong)
+
+
+def test_every_error_names_the_section_of_the_protocol_to_read() -> None:
+    """A client author's mistake points to where the document explains it:
+    the message's own heading for a bad field, else the code's section."""
+    gw = gateway()
+    ann = Peer(gw, "a", "Ann")
+    gw.take_effects()
+    gw.receive_data(
+        "a",
+        encode_frame(
+            {
+                "type": "place",
+                "turn": 0,
+                "at": "middle",
+                "family": "red",
+                "commitment": bytes(32),
+                "id": 9,
+            }
+        ),
+        1.0,
+    )
+    told = error_of(gw.data_to_send("a"))
+    assert told["code"] == "invalid_field"
+    assert told["message"].startswith("place.at: expected")
+    assert told["message"].endswith("(see docs/PROTOCOL.md, `place`)")
+    refused = ann.ask(m.JoinRoom(room=77), expect=m.Error)
+    assert refused.message == "no room 77 (it may have closed) (see docs/PROTOCOL.md, Lobby)"
+    # The server's log gets the same, at debug level.
+    sent = [e for e in gw.take_effects() if isinstance(e, ErrorSent)]
+    assert [e.error.code for e in sent] == ["invalid_field", "no_such_room"]

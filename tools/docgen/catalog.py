@@ -53,11 +53,11 @@ EVENT_DOCS: dict[str, tuple[str, dict[str, str]]] = {
         {"round": "1..6", "first_player": "the seat that places first this round"},
     ),
     "placed": (
-        "A card was placed face down. `card` is a back (`[family, null]`) unless you may know it.",
+        "A card was placed face down. `card` is its back (`[family, null]`): the server knows no hidden card, not even yours.",
         {
             "seat": "who placed it",
             "pid": "its placement id",
-            "card": "the card, or its back",
+            "card": "its back",
             "at": "as in the action: `first`, `last`, or the pid covered",
             "slot": "the index of the slot it went to (resolution order)",
         },
@@ -134,8 +134,11 @@ EVENT_DOCS: dict[str, tuple[str, dict[str, str]]] = {
         {"seat": "the Spy's owner", "victim": "the seat stolen from", "points": "0 or 1"},
     ),
     "drew": (
-        "Two-player variant: a seat drew cards (backs for the other seat).",
-        {"seat": "who drew", "cards": "the cards drawn, or their backs"},
+        "Two-player variant: a seat drew cards from its draw pile into its hand (at the end of rounds 1 to 4).",
+        {
+            "seat": "who drew",
+            "cards": "their backs: the server knows no hidden card (only their number and families matter)",
+        },
     ),
     "round_ended": ("A round's resolution is over.", {"round": "the round that ended"}),
     "game_ended": (
@@ -198,6 +201,8 @@ KEY_DOCS: dict[str, str] = {
     "errors[].fault": "`remote`: the receiver (the client) caused it; `local`: the sender (the"
     " server) did",
     "errors[].meaning": "when it is sent",
+    "errors[].section": "the heading of docs/PROTOCOL.md that says more (every error's"
+    " message ends with it; an `invalid_field` points to its message's own heading)",
     "events": "the engine's event types that `game_state.events` carries",
     "events[].type": "the event's `type` string",
     "events[].doc": "what happened",
@@ -267,7 +272,13 @@ def build_catalog() -> dict[str, Any]:
             for spec in m.STRUCTS
         ],
         "errors": [
-            {"code": e.code, "keeps_open": e.keeps_open, "fault": e.fault, "meaning": e.meaning}
+            {
+                "code": e.code,
+                "keeps_open": e.keeps_open,
+                "fault": e.fault,
+                "meaning": e.meaning,
+                "section": e.section,
+            }
             for e in CODES.values()
         ],
         "events": [
