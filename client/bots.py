@@ -29,10 +29,17 @@ STRATEGIES: dict[str, type[RandomPlayer]] = {
 class Bot:
     """Chooses our answer to the pending decision with `strategy`."""
 
-    def __init__(self, strategy: str, *, rng: random.Random | None = None) -> None:
+    def __init__(
+        self, strategy: str, *, rng: random.Random | None = None, seed: str | None = None
+    ) -> None:
+        """`seed`: a reproducible bot. Each decision's randomness comes from
+        the seed and the decision's number, so the same game gives the same
+        moves, and a decision answered again (after a reconnection, or a
+        server's restart) is answered the same way."""
         if strategy not in STRATEGIES:
             raise ValueError(f"no bot strategy {strategy!r}: {', '.join(sorted(STRATEGIES))}")
         self.strategy = strategy
+        self.seed = seed
         self._rng = rng if rng is not None else random.Random()
         self._player: Player = STRATEGIES[strategy](rng=self._rng)
 
@@ -43,6 +50,8 @@ class Bot:
         options = game.options()
         if not options:
             raise ValueError("no decision of ours is pending")
+        if self.seed is not None and game.decision is not None:
+            self._rng.seed(f"{self.seed} {game.decision.turn}")
         try:
             action = self._player.choose(game.engine_game())
         except (PositionError, ValueError, AssertionError):

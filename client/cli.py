@@ -93,6 +93,7 @@ def _serve(args: argparse.Namespace) -> int:
     import trio
 
     from oriflamme.server.app import ServeOptions, default_data_dir, serve
+    from oriflamme.server.store import StoreError
 
     _logging(args.log_level)
     options = ServeOptions(
@@ -102,6 +103,9 @@ def _serve(args: argparse.Namespace) -> int:
     )
     try:
         trio.run(serve, options)
+    except StoreError as exc:
+        print(f"oriflamme serve: {exc}", file=sys.stderr)
+        return 2
     except OSError as exc:
         print(
             f"oriflamme serve: cannot serve on {args.host} port {args.port}: {exc.strerror}",

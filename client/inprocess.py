@@ -43,6 +43,7 @@ from oriflamme.engine import Rules
 from oriflamme.protocol import messages as m
 from oriflamme.protocol.record import encode_record
 from oriflamme.server.core import (
+    Effect,
     Entropy,
     Fault,
     FetchRecord,
@@ -144,10 +145,11 @@ class InProcess:
         entropy: Entropy | None = None,
         seed: int | None = None,
         make_secrets: Callable[[Rules, bytes, int], SeatSecrets] | None = None,
+        lobby: Lobby | None = None,
     ) -> None:
         config = config if config is not None else ServerConfig(idle_timeout=86400)
         self._make_secrets = make_secrets
-        self.gateway = Gateway(Lobby(config, entropy))
+        self.gateway = Gateway(lobby if lobby is not None else Lobby(config, entropy))
         self.now = 0.0
         self.clients: dict[Hashable, Client] = {}
         self.records: list[GameFinished] = []
@@ -155,6 +157,16 @@ class InProcess:
         self.faults: list[str] = []
         self._rng = random.Random(seed)
         self._conns = itertools.count(1)
+        # The server bots' secrets, as a server keeps them on its disk: a bot
+        # started again after a restart finds its own.
+        self._kept_secrets: dict[tuple[bytes, int], SeatSecrets] = {}
+
+    def _bot_secrets(self, rules: Rules, game_id: bytes, seat: int) -> SeatSecrets:
+        kept = self._kept_secrets.get((game_id, seat))
+        if kept is None:
+            make = self._make_secrets or (lambda r, g, s: SeatSecrets(r, g, s))
+            kept = self._kept_secrets[(game_id, seat)] = make(rules, game_id, seat)
+        return kept
 
     def connect(
         self,
@@ -184,6 +196,25 @@ class InProcess:
         if self.clients.pop(client.conn, None) is not None:
             self.gateway.closed(client.conn, self.now)
             self._effects()
+
+    def restart(self, lobby: Lobby, replayed: list[Effect], restarted: list[Effect]) -> None:
+        """The server starts again with `lobby`, rebuilt from its journal
+        (`replayed`: the effects the replay made; `restarted`: what
+        `Lobby.restarted` gave): every connection is lost, every client
+        connects again, and the server's bots are started anew."""
+        old = [c for c in self.clients.values() if c.bot_player is None]
+        self.clients.clear()
+        self.bots.clear()
+        self.gateway = Gateway(lobby)
+        for effect in replayed:
+            if isinstance(effect, GameFinished) and effect not in self.records:
+                self.records.append(effect)
+        for effect in restarted:
+            if isinstance(effect, StartBot):
+                self._start_bot(effect)
+        for client in old:
+            self.clients[client.conn] = client  # so that `reconnect` drops it first
+            self.reconnect(client)
 
     def reconnect(self, client: Client) -> Client:
         """A new connection for `client`'s session (its token and last seq)."""
@@ -240,14 +271,7 @@ class InProcess:
             if isinstance(effect, GameFinished):
                 self.records.append(effect)
             elif isinstance(effect, StartBot):
-                bot = self.connect(
-                    f"bot {effect.player}",
-                    bot=Bot(effect.strategy, rng=random.Random(self._rng.random())),
-                    token=effect.token,
-                )
-                bot.handed = effect.handed
-                bot.bot_player = effect.player
-                self.bots[effect.player] = bot
+                self._start_bot(effect)
             elif isinstance(effect, StopBot):
                 stopped = self.bots.pop(effect.player, None)
                 if stopped is not None:
@@ -259,6 +283,19 @@ class InProcess:
             elif isinstance(effect, Fault):
                 self.faults.append(effect.what)
         return bool(effects)
+
+    def _start_bot(self, effect: StartBot) -> None:
+        endpoint = ClientEndpoint(
+            f"bot {effect.player}", token=effect.token, make_secrets=self._bot_secrets
+        )
+        bot = self.connect(
+            f"bot {effect.player}",
+            bot=Bot(effect.strategy, rng=random.Random(self._rng.random())),
+            endpoint=endpoint,
+        )
+        bot.handed = effect.handed
+        bot.bot_player = effect.player
+        self.bots[effect.player] = bot
 
     def advance(self, seconds: float) -> None:
         """Let `seconds` of virtual time pass (the server's timers fire)."""

@@ -95,6 +95,12 @@ class SecretStore:
             write_private(path, data)
             self._saved[path] = data
 
+    def forget(self, game_id: bytes, seat: int) -> None:
+        """Delete the secrets of a seat whose game is over."""
+        path = self.secrets_path(game_id, seat)
+        path.unlink(missing_ok=True)
+        self._saved.pop(path, None)
+
     def make_secrets(self, rules: Rules, game_id: bytes, seat: int) -> SeatSecrets:
         """The secrets of a seat: those stored, or new ones, stored at once."""
         secrets = self.load(game_id, seat)

@@ -295,8 +295,13 @@ class Session:
         """Send `message` on `link` with a fresh id (its id). The seat's secrets
         are written first: what the message commits to is never lost."""
         game = self.state.game
-        if self.store is not None and game is not None and game.secrets is not None:
-            self.store.save(game.secrets)
+        if (
+            self.store is not None
+            and game is not None
+            and game.secrets is not None
+            and game.end is None
+        ):
+            self.store.save(game.secrets)  # (only when they changed: a few times a game)
         data = link.endpoint.request(message)
         request_id = link.endpoint.last_id()
         link.waiting[request_id] = trio.Event()

@@ -5,6 +5,11 @@ a hidden card: the core holds neither), keeps finished games' records in
 its data directory, and on SIGTERM or SIGINT stops accepting, tells every
 client (``shutting_down``: they may come back), finishes writing, and exits
 within a grace period.
+
+Its state outlives it: every input that changes the lobby is stored (in
+``server.sqlite3``, before anything it caused is sent), so a server killed
+at any moment and started again over the same data directory has every
+room, seat, session and game as it was (`persistence`).
 """
 
 from __future__ import annotations
@@ -17,9 +22,11 @@ from pathlib import Path
 
 import trio
 
-from oriflamme.server.core import Gateway, Lobby, ServerConfig, SystemEntropy
+from oriflamme.client.secret_store import SecretStore
+from oriflamme.server.core import GameFinished, Gateway, ServerConfig
 
 from .net import NetServer
+from .persistence import restore
 from .records import RecordWriter
 
 log = logging.getLogger("oriflamme.server")
@@ -45,25 +52,50 @@ class ServeOptions:
 async def serve(
     options: ServeOptions, *, task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED
 ) -> None:
-    """Run the server until SIGTERM or SIGINT; started with the port it listens on."""
-    options.data_dir.mkdir(parents=True, exist_ok=True)
-    records = RecordWriter(options.data_dir / "records")
-    server = NetServer(
-        Gateway(Lobby(options.config, SystemEntropy())),
-        on_record=records.submit,
-        load_record=records.load,
-    )
-    listeners = await trio.open_tcp_listeners(options.port, host=options.host)
-    port = listeners[0].socket.getsockname()[1]
-    with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(records.run)
-            await nursery.start(server.run, listeners)
-            log.info("serving on %s port %d; data in %s", options.host, port, options.data_dir)
-            task_status.started(port)
-            async for signum in signals:
-                log.info("%s: shutting down", signal.Signals(signum).name)
-                break
-            await server.shut_down(options.shutdown_grace)
-            await records.drain()
+    """Run the server until SIGTERM or SIGINT; started with the port it listens
+    on. `StoreError` (with a message for a person) if its data directory
+    cannot be used."""
+    restored = await trio.to_thread.run_sync(restore, options.data_dir, options.config)
+    store, lobby = restored.store, restored.lobby
+    try:
+        records = RecordWriter(options.data_dir / "records")
+        for effect in restored.replayed:  # a game that ended just before a crash
+            if isinstance(effect, GameFinished) and not records.path(effect.record_id).exists():
+                records.submit(effect)
+        if not restored.new:
+            log.info(
+                "state restored: %d rooms, %d sessions (%d inputs replayed)",
+                len(lobby.rooms),
+                len(lobby.sessions),
+                restored.entries,
+            )
+        server = NetServer(
+            Gateway(lobby),
+            on_record=records.submit,
+            load_record=records.load,
+            store=store,
+            bot_secrets=SecretStore(options.data_dir / "bots"),
+            generation=store.next_generation(),
+            # the core's time goes on from the last input stored: time the
+            # server was down does not count against anyone's timer
+            time_offset=lobby.last_time - trio.current_time(),
+            restarted=not restored.new,
+            entries_since_snapshot=restored.entries,
+            before_snapshot=records.settled,
+        )
+        listeners = await trio.open_tcp_listeners(options.port, host=options.host)
+        port = listeners[0].socket.getsockname()[1]
+        with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(records.run)
+                await nursery.start(server.run, listeners)
+                log.info("serving on %s port %d; data in %s", options.host, port, options.data_dir)
+                task_status.started(port)
+                async for signum in signals:
+                    log.info("%s: shutting down", signal.Signals(signum).name)
+                    break
+                await server.shut_down(options.shutdown_grace)
+                await records.drain()
+    finally:
+        store.close()
     log.info("stopped")

@@ -12,6 +12,12 @@ connection it touched its bytes:
 
     reader ──(conn, bytes)──▶ inbox ──▶ core task ──bytes──▶ outbox ──▶ writer
 
+With a `Store`, the core task keeps the lobby's journal (`JournaledLobby`):
+it takes every input already waiting, hands them to the core, appends the
+journal entries they made to the store in one transaction (in a worker
+thread), and only then gives anyone the bytes they caused. Every accepted
+decision is stored before anything about it is sent.
+
 A client that does not read is never waited for: when its outbox is full,
 or its socket takes longer than `send_timeout` to take a write, its
 connection is closed (it can reconnect and resume). The core task wakes up
@@ -29,6 +35,7 @@ from __future__ import annotations
 import itertools
 import logging
 import math
+import pickle
 import random
 from collections.abc import Awaitable, Callable, Hashable
 from dataclasses import dataclass
@@ -39,9 +46,11 @@ import trio.testing
 
 from oriflamme.client.bots import Behaviour, Bot
 from oriflamme.client.seat_secrets import SeatSecrets
+from oriflamme.client.secret_store import SecretStore
 from oriflamme.client.session import Backoff, Session
 from oriflamme.engine import Rules
 from oriflamme.server.core import (
+    Effect,
     ErrorSent,
     Fault,
     FetchRecord,
@@ -51,10 +60,15 @@ from oriflamme.server.core import (
     StartBot,
     StopBot,
 )
+from oriflamme.server.core.journal import JournaledLobby
+
+from .store import Store, StoreError
 
 log = logging.getLogger("oriflamme.server")
 
 INBOX = 4096  # inputs waiting for the core task
+BATCH = 256  # inputs handled together, and stored in one transaction
+SNAPSHOT_EVERY = 50_000  # journal entries between two snapshots
 OUTBOX = 256  # chunks of bytes waiting for one connection's socket
 READ_SIZE = 65536
 
@@ -83,11 +97,26 @@ class NetServer:
         send_timeout: float = 10.0,
         on_record: Callable[[GameFinished], None] | None = None,
         load_record: Callable[[str], Awaitable[bytes | None]] | None = None,
+        store: Store | None = None,
+        bot_secrets: SecretStore | None = None,
+        generation: int = 0,
+        time_offset: float = 0.0,
+        restarted: bool = False,
+        entries_since_snapshot: int = 0,
+        before_snapshot: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
         self.gateway = gateway
         self.send_timeout = send_timeout
         self.on_record = on_record
         self.load_record = load_record
+        self.store = store
+        self.bot_secrets = bot_secrets
+        self.generation = generation
+        self.time_offset = time_offset
+        self.restarted = restarted
+        self.before_snapshot = before_snapshot
+        self._since_snapshot = entries_since_snapshot
+        self._snapshots_wanted: list[trio.Event] = []
         self._inbox_send, self._inbox = trio.open_memory_channel[tuple[str, Hashable, object]](
             INBOX
         )
@@ -128,7 +157,7 @@ class NetServer:
 
     async def serve_stream(self, stream: trio.abc.Stream, peer: str | None = None) -> None:
         """Serve one connection until it ends."""
-        conn = f"c{next(self._ids)}"
+        conn = f"{self.generation}.{next(self._ids)}"
         if peer is None:
             peer = _peer(stream)
         outbox_send, outbox = trio.open_memory_channel[bytes | None](OUTBOX)
@@ -178,29 +207,100 @@ class NetServer:
 
     # ------------------------------------------------------------ the core task
 
+    def now(self) -> float:
+        """The core's time: trio's clock, carried on from the journal's last time."""
+        return trio.current_time() + self.time_offset
+
     async def _core(self) -> None:
         gateway = self.gateway
+        if self.restarted:  # every connection it knew is gone; its bots start anew
+            effects = gateway.lobby.restarted(self.now())
+            await self._commit()
+            self._effects(effects)
         while True:
             deadline = gateway.next_deadline()
-            with trio.move_on_at(deadline if deadline is not None else math.inf) as timer:
-                kind, conn, data = await self._inbox.receive()
-            now = trio.current_time()
+            at = math.inf if deadline is None else deadline - self.time_offset
+            with trio.move_on_at(at) as timer:
+                item = await self._inbox.receive()
+            now = self.now()
             if timer.cancelled_caught:
                 gateway.tick(now)
-            elif kind == "data":
-                assert isinstance(data, bytes)
-                gateway.receive_data(conn, data, now)
-            elif kind == "record":
-                assert isinstance(data, FetchedRecord)
-                gateway.record_loaded(conn, data.request_id, data.record_id, data.data)
-            elif kind == "open":
-                gateway.open(conn, now)
-                if self._shutting_down:
-                    gateway.shut_down()
             else:
-                gateway.closed(conn, now)
+                self._apply(item, now)
+                for _ in range(BATCH - 1):  # what else waits already: one commit for all
+                    try:
+                        self._apply(self._inbox.receive_nowait(), now)
+                    except trio.WouldBlock:
+                        break
+            await self._commit()
             self._flush()
             self._effects()
+            if self._snapshots_wanted:
+                await self.snapshot()
+                for done in self._snapshots_wanted:
+                    done.set()
+                self._snapshots_wanted.clear()
+
+    def _apply(self, item: tuple[str, Hashable, object], now: float) -> None:
+        gateway = self.gateway
+        kind, conn, data = item
+        if kind == "data":
+            assert isinstance(data, bytes)
+            gateway.receive_data(conn, data, now)
+        elif kind == "record":
+            assert isinstance(data, FetchedRecord)
+            gateway.record_loaded(conn, data.request_id, data.record_id, data.data)
+        elif kind == "open":
+            gateway.open(conn, now)
+            if self._shutting_down:
+                gateway.shut_down()
+        elif kind == "shut_down":
+            self._shutting_down = True
+            gateway.shut_down()
+        elif kind == "snapshot":
+            assert isinstance(data, trio.Event)
+            self._snapshots_wanted.append(data)
+        else:
+            gateway.closed(conn, now)
+
+    async def _commit(self) -> None:
+        """Store what the inputs just handled made of the journal, before any
+        of their effects leaves the core task."""
+        lobby = self.gateway.lobby
+        if self.store is None or not isinstance(lobby, JournaledLobby):
+            return
+        entries = lobby.take()
+        if not entries:
+            return
+        try:
+            await trio.to_thread.run_sync(self.store.append, entries)
+        except StoreError as exc:
+            log.error("the journal could not be stored: %s", exc)
+            return
+        self._since_snapshot += len(entries)
+        if self._since_snapshot >= SNAPSHOT_EVERY:
+            await self.snapshot()
+
+    async def snapshot(self) -> None:
+        """Save the whole lobby, so that a start replays only what follows."""
+        lobby = self.gateway.lobby
+        if self.store is None or not isinstance(lobby, JournaledLobby):
+            return
+        if self.before_snapshot is not None:
+            # The records of the games it covers must be on disk first (a
+            # start replays only what follows it: it would not make them again).
+            with trio.move_on_after(10) as waited:
+                await self.before_snapshot()
+            if waited.cancelled_caught:
+                log.warning("snapshot put off: records are still being written")
+                return
+        covered, self._since_snapshot = self._since_snapshot, 0
+        blob = pickle.dumps(lobby, protocol=pickle.HIGHEST_PROTOCOL)
+        try:
+            await trio.to_thread.run_sync(self.store.save_snapshot, blob, covered)
+        except StoreError as exc:
+            log.error("the snapshot could not be stored: %s", exc)
+            self._since_snapshot += covered
 
     def _flush(self) -> None:
         gateway = self.gateway
@@ -218,8 +318,10 @@ class NetServer:
                 log.info("connection %s dropped: its outbox is full", conn)
                 connection.cancel.cancel()
 
-    def _effects(self) -> None:
-        for effect in self.gateway.take_effects():
+    def _effects(self, effects: list[Effect] | None = None) -> None:
+        if effects is None:
+            effects = self.gateway.take_effects()
+        for effect in effects:
             if isinstance(effect, StartBot):
                 self._start_bot(effect)
             elif isinstance(effect, StopBot):
@@ -230,6 +332,7 @@ class NetServer:
                 log.info("game %s finished in room %d", effect.record_id, effect.room)
                 if self.on_record is not None:
                     self.on_record(effect)
+                self._forget_bot_secrets(effect)
             elif isinstance(effect, FetchRecord):
                 assert self._nursery is not None
                 self._nursery.start_soon(self._fetch, effect)
@@ -238,6 +341,17 @@ class NetServer:
                 log.debug("connection %s told %s: %s", effect.conn, error.code, error.message)
             elif isinstance(effect, Fault):
                 log.error("the core failed (%s): %s", effect.conn, effect.what)
+
+    def _forget_bot_secrets(self, finished: GameFinished) -> None:
+        """The game is over: its bots' secrets are of no more use."""
+        store = self.bot_secrets
+        if store is None or self._nursery is None:
+            return
+        record = finished.record
+        for seat, seated in enumerate(record.seats):
+            if seated.bot:
+                forget = partial(store.forget, record.game_id, seat)
+                self._nursery.start_soon(partial(trio.to_thread.run_sync, forget))
 
     async def _fetch(self, effect: FetchRecord) -> None:
         """Read a record off the core task, and give it to the core task."""
@@ -275,20 +389,38 @@ class NetServer:
             server._nursery.start_soon(server.serve_stream, far, f"bot {effect.player}")
             return near
 
-        handed = effect.handed
         session = Session(
             connect,
             f"bot {effect.player}",
             token=effect.token,
             behaviour=Behaviour(Bot(effect.strategy, rng=random.Random())),
-            make_secrets=None if handed is None else partial(_handed, handed=handed),
+            make_secrets=partial(self._bot_secrets, handed=effect.handed),
+            store=self.bot_secrets,  # what it commits to is on disk before it is sent
             backoff=Backoff(first=0.5, attempts=None),
         )
         with scope:
             try:
                 await session.run()
             except Exception as exc:  # a bot's failure must not take the server down
-                log.error("bot %d stopped: %s", effect.player, exc)
+                log.exception("bot %d stopped: %s", effect.player, exc)
+
+    def _bot_secrets(
+        self, rules: Rules, game_id: bytes, seat: int, *, handed: HandedSeat | None
+    ) -> SeatSecrets:
+        """A bot's secrets for a seat: kept on disk (a bot started again after
+        a restart finds its own), or new, or a handed-over seat's."""
+        store = self.bot_secrets
+        kept = None if store is None else store.load(game_id, seat)
+        if kept is not None:
+            return kept
+        secrets = (
+            SeatSecrets(rules, game_id, seat)
+            if handed is None
+            else _handed(rules, game_id, seat, handed=handed)
+        )
+        if store is not None:
+            store.save(secrets)
+        return secrets
 
     # ------------------------------------------------------------ shutting down
 
@@ -296,11 +428,14 @@ class NetServer:
         """Stop accepting, tell every client, let the writers finish (within
         `grace` seconds), then stop."""
         self._shutting_down = True
-        self.gateway.shut_down()
-        self._flush()
         with trio.move_on_after(grace):
+            await self._inbox_send.send(("shut_down", None, None))
             while self._connections:
                 await trio.sleep(0.05)
+        saved = trio.Event()  # the core task saves the lobby: a start replays nothing
+        with trio.move_on_after(grace):
+            await self._inbox_send.send(("snapshot", None, saved))
+            await saved.wait()
         if self._nursery is not None:
             self._nursery.cancel_scope.cancel()
 

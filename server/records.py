@@ -31,6 +31,7 @@ class RecordWriter:
         self._send, self._receive = trio.open_memory_channel[GameFinished](PENDING)
         # Records on their way to the disk, by id: `load` finds them already.
         self._writing: dict[str, bytes] = {}
+        self._queued = 0  # records submitted and not yet tried
 
     def path(self, record_id: str) -> Path:
         return self.directory / f"{record_id}{RECORD_SUFFIX}"
@@ -40,6 +41,7 @@ class RecordWriter:
         try:
             self._send.send_nowait(finished)
             self._writing[finished.record_id] = encode_record(finished.record)
+            self._queued += 1
         except trio.WouldBlock:
             log.error("record %s not written: %d records wait already", finished.record_id, PENDING)
 
@@ -53,6 +55,8 @@ class RecordWriter:
                 del self._writing[finished.record_id]
             except OSError as exc:
                 log.error("record %s not written (kept in memory): %s", path.name, exc)
+            finally:
+                self._queued -= 1
 
     async def load(self, record_id: str) -> bytes | None:
         """The bytes of record `record_id`, or None if there is none."""
@@ -65,6 +69,11 @@ class RecordWriter:
             return await trio.to_thread.run_sync(path.read_bytes)
         except FileNotFoundError:
             return None
+
+    async def settled(self) -> None:
+        """Return when every record submitted so far is on disk (or failed to be)."""
+        while self._queued:
+            await trio.sleep(0.01)
 
     async def drain(self) -> None:
         """Close the queue and return when what it held is written."""

@@ -6,6 +6,14 @@ from one `Entropy`. A real server uses `SystemEntropy`, the operating
 system's CSPRNG through `secrets`: a token or a seed must not be guessable,
 and a time-out choice must not be predictable from earlier ones.
 
+A server that keeps its state across restarts uses `KeyedEntropy`: bytes
+from HMAC-SHA256 under a secret key (32 bytes from the operating system,
+kept in a file of the server's own), in counter mode. They are as
+unpredictable as `secrets`' to anyone without the key, and the same again
+when the server replays its journal after a restart, so no token or seed
+ever needs to be written down. The key is not pickled with the state: it is
+given back (`rekey`) when the state is loaded.
+
 `FixedEntropy` gives the same bytes on every run, for the documentation's
 worked example and for tests that need a game to come out the same way.
 It is SHA-256 in counter mode over a label: never use it in a server that
@@ -20,6 +28,7 @@ True
 from __future__ import annotations
 
 import hashlib
+import hmac
 import secrets
 from collections.abc import Sequence
 from typing import Protocol, TypeVar
@@ -45,6 +54,65 @@ class SystemEntropy:
 
     def choice(self, options: Sequence[T]) -> T:
         return secrets.choice(options)
+
+
+class _CounterMode:
+    """Blocks of 32 bytes in counter mode, and uniform choices from them."""
+
+    def __init__(self) -> None:
+        self._counter = 0
+        self._buffer = b""
+
+    def _block(self, counter: int) -> bytes:
+        raise NotImplementedError
+
+    def token_bytes(self, size: int) -> bytes:
+        while len(self._buffer) < size:
+            self._buffer += self._block(self._counter)
+            self._counter += 1
+        out, self._buffer = self._buffer[:size], self._buffer[size:]
+        return out
+
+    def choice(self, options: Sequence[T]) -> T:
+        if not options:
+            raise IndexError("no option to choose from")
+        n = len(options)
+        limit = (1 << 32) - (1 << 32) % n  # rejection sampling: no modulo bias
+        while True:
+            value = int.from_bytes(self.token_bytes(4), "big")
+            if value < limit:
+                return options[value % n]
+
+
+class KeyedEntropy(_CounterMode):
+    """HMAC-SHA256 under a secret `key`, in counter mode (see the module docstring).
+
+    >>> a, b = KeyedEntropy(bytes(32)), KeyedEntropy(bytes(32))
+    >>> a.token_bytes(8) == b.token_bytes(8), len(KeyedEntropy.new_key())
+    (True, 32)
+    """
+
+    def __init__(self, key: bytes) -> None:
+        super().__init__()
+        if len(key) != 32:
+            raise ValueError("the key is 32 bytes")
+        self._key: bytes | None = key
+
+    @staticmethod
+    def new_key() -> bytes:
+        return secrets.token_bytes(32)
+
+    def rekey(self, key: bytes) -> None:
+        """Give the key back to an instance loaded from a pickle."""
+        self._key = key
+
+    def _block(self, counter: int) -> bytes:
+        if self._key is None:
+            raise RuntimeError("this entropy was loaded without its key: rekey it")
+        return hmac.new(self._key, counter.to_bytes(8, "big"), hashlib.sha256).digest()
+
+    def __getstate__(self) -> dict[str, object]:
+        return {"_counter": self._counter, "_buffer": self._buffer, "_key": None}
 
 
 class FixedEntropy:

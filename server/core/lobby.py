@@ -115,21 +115,25 @@ class Lobby:
                     ),
                 )
             ]
+        current_one = self.sessions.presented_current(found, hello.token)
+        return self.resume(conn, found.player, current_one, hello, now)
+
+    def resume(
+        self, conn: Hashable, player: int, current_one: bool, hello: m.Hello, now: float
+    ) -> list[Effect]:
+        """Resume the session of `player` on `conn` (its token was checked, and
+        was its current one or the previous): the connection it had is closed,
+        a new token is made, and it gets what it missed."""
+        found = self.sessions.by_player[player]
         effects: list[Effect] = []
         if found.conn is not None:
             old = found.conn
-            effects.append(
-                Close(
-                    old,
-                    m.error_message(
-                        RemoteProtocolError(
-                            SESSION_REPLACED, "another connection resumed this session"
-                        )
-                    ),
-                )
+            replaced = RemoteProtocolError(
+                SESSION_REPLACED, "another connection resumed this session"
             )
+            effects.append(Close(old, m.error_message(replaced)))
             self._conns[old] = None
-        token = self.sessions.rotate(found, hello.token)
+        token = self.sessions.rotate_from(found, current_one)
         return effects + self._attach(conn, found, token, hello, resumed=True, now=now)
 
     def _attach(
@@ -187,6 +191,17 @@ class Lobby:
         session.disconnected_at = now
         room = self._room_of(session)
         return [] if room is None else self._noted(room.connection_changed(session, now))
+
+    def restarted(self, now: float) -> list[Effect]:
+        """The server started again with this lobby (rebuilt from its
+        journal): every connection it knew is gone, and its bots are started
+        anew, each with a new token."""
+        effects: list[Effect] = []
+        for conn in list(self._conns):
+            effects += self.closed(conn, now)
+        for room in self.rooms.values():
+            effects += room.restart_bots(self.sessions.renew)
+        return effects
 
     # ------------------------------------------------------------ requests
 

@@ -56,12 +56,15 @@ STAND_IN_BOT = "stand_in"  # `seat.bot` while the stand-in plays a player's seat
 class Seat:
     """One seat. `session` sits here (a player, or a server bot's session);
     `bot` is the server bot's strategy. `ghost` keeps the name of a player
-    who left during a game, until the game ends."""
+    who left during a game, until the game ends. `handed`: what a player
+    handed over with their seat to the bot now playing it (kept, so that the
+    bot can be started again after a restart)."""
 
     session: Session | None = None
     bot: str | None = None
     ready: bool = False
     ghost: str | None = None
+    handed: HandedSeat | None = None
 
     @property
     def free(self) -> bool:
@@ -307,8 +310,18 @@ class Room:
     ) -> list[Effect]:
         bot, token = self._bot_sessions(strategy, name)
         bot.room, bot.seat = self.id, index
-        self.seats[index] = Seat(session=bot, bot=strategy, ready=True)
+        self.seats[index] = Seat(session=bot, bot=strategy, ready=True, handed=handed)
         return [StartBot(bot.player, self.id, index, strategy, token, handed), *self._room_state()]
+
+    def restart_bots(self, new_token: Callable[[Session], bytes]) -> list[Effect]:
+        """The server started again: its bots, run anew, each with a new token."""
+        return [
+            StartBot(
+                seat.session.player, self.id, index, seat.bot, new_token(seat.session), seat.handed
+            )
+            for index, seat in enumerate(self.seats)
+            if seat.session is not None and seat.bot is not None
+        ]
 
     def _remove_bot(self, session: Session, message: m.RemoveBot, now: float) -> list[Effect]:
         self._host_only(session, "remove a bot")

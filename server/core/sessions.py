@@ -117,11 +117,20 @@ class Sessions:
     def find(self, token: bytes) -> Session | None:
         return self._by_digest.get(_digest(token))
 
+    def presented_current(self, session: Session, token: bytes) -> bool:
+        """Whether `token` is `session`'s current token (else its previous)."""
+        return _digest(token) == session._digests[0]
+
     def rotate(self, session: Session, presented: bytes) -> bytes:
         """A new token for `session`, which was resumed with `presented`. The
         presented token stays valid until the new one is used."""
+        return self.rotate_from(session, _digest(presented) == session._digests[0])
+
+    def rotate_from(self, session: Session, current_one: bool) -> bytes:
+        """`rotate`, told whether the token presented was the current one (or
+        the previous): a replay of the journal knows no token, only that."""
         current, previous = session._digests
-        if _digest(presented) == current and previous is not None:
+        if current_one and previous is not None:
             self._by_digest.pop(previous, None)
             previous = None
         if previous is None:
@@ -133,6 +142,14 @@ class Sessions:
         session._digests = (digest, previous)
         self._by_digest[digest] = session
         return token
+
+    def renew(self, session: Session) -> bytes:
+        """A new token for `session`, in place of every token it had (a
+        server bot's, when the server starts again)."""
+        for digest in session._digests:
+            if digest is not None:
+                self._by_digest.pop(digest, None)
+        return self._new_token(session)
 
     def close(self, session: Session) -> None:
         """Forget `session` and its tokens."""

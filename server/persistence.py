@@ -1,0 +1,109 @@
+"""The server's state at start: rebuilt from its data directory, or new.
+
+How this works
+--------------
+The data directory holds `secret.key` (32 random bytes, mode 0600: every
+token, seed and invite code the server makes comes from it, through
+`KeyedEntropy`) and `server.sqlite3` (the `Store`: a snapshot of the lobby
+and the journal of the inputs since). At start the snapshot is loaded, given
+its key back, and the journal is replayed on it: the lobby is as it was at
+the last input stored. A new data directory gets a new key and a snapshot of
+a new lobby at once, so that there is always a snapshot, and with it the
+settings the journal was written under (a replay under other settings would
+not come out the same).
+
+The settings are part of the state: a server started again keeps those of
+its data directory, and says so when it is given others.
+
+The snapshot is a pickle: the data directory must be as trusted as the
+server's code (it is the server's own, mode 0700).
+"""
+
+from __future__ import annotations
+
+import logging
+import pickle
+from dataclasses import dataclass
+from pathlib import Path
+
+from oriflamme.client.secret_store import write_private
+from oriflamme.server.core import Effect, ServerConfig
+from oriflamme.server.core.entropy import KeyedEntropy
+from oriflamme.server.core.journal import JournaledLobby, replay
+
+from .store import SqliteStore, StoreError
+
+log = logging.getLogger("oriflamme.server")
+
+KEY_FILE = "secret.key"
+DATABASE_FILE = "server.sqlite3"
+
+
+@dataclass
+class Restored:
+    """The lobby as it was, its store, and what replaying the journal did."""
+
+    lobby: JournaledLobby
+    store: SqliteStore
+    replayed: list[Effect]
+    entries: int
+    new: bool
+
+
+def server_key(path: Path) -> bytes:
+    """The server's key, made at the first start."""
+    try:
+        key = path.read_bytes()
+    except FileNotFoundError:
+        key = KeyedEntropy.new_key()
+        write_private(path, key)
+        return key
+    except OSError as exc:
+        raise StoreError(f"cannot read the server's key {path}: {exc.strerror}") from None
+    if len(key) != 32:
+        raise StoreError(
+            f"the server's key {path} is not 32 bytes: it was damaged. Without it the"
+            " games in this data directory cannot be resumed; start with another data"
+            " directory."
+        )
+    return key
+
+
+def restore(data_dir: Path, config: ServerConfig) -> Restored:
+    """The lobby of `data_dir` (see the module docstring); StoreError with a
+    message for a person if it cannot be had."""
+    data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    key = server_key(data_dir / KEY_FILE)
+    store = SqliteStore(data_dir / DATABASE_FILE)
+    try:
+        snapshot, entries = store.load()
+        if snapshot is None:
+            lobby = JournaledLobby(KeyedEntropy(key), config)
+            store.save_snapshot(pickle.dumps(lobby, protocol=pickle.HIGHEST_PROTOCOL), 0)
+            return Restored(lobby, store, [], 0, new=True)
+        lobby = _unpickle(snapshot)
+        lobby._entropy.rekey(key)  # type: ignore[attr-defined]
+        if lobby.config != config:
+            log.warning(
+                "this data directory's settings are kept (they are part of its games): %s",
+                lobby.config,
+            )
+        replayed = replay(lobby, entries)
+        lobby.take()  # the replay noted the journal again: it is stored already
+        return Restored(lobby, store, replayed, len(entries), new=False)
+    except BaseException:
+        store.close()
+        raise
+
+
+def _unpickle(snapshot: bytes) -> JournaledLobby:
+    try:
+        lobby = pickle.loads(snapshot)
+    except Exception as exc:
+        raise StoreError(
+            f"the saved state cannot be read ({type(exc).__name__}: {exc}); it was"
+            " written by another version of the server. Start with another data directory."
+        ) from None
+    if not isinstance(lobby, JournaledLobby):
+        raise StoreError("the saved state is not a lobby: start with another data directory")
+    return lobby

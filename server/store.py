@@ -1,0 +1,192 @@
+"""Where the server keeps its state across restarts: the lobby's journal, in SQLite.
+
+How this works
+--------------
+The core's state is a function of its inputs (`server.core.journal`), so the
+store keeps the inputs: each batch of journal entries is appended in one
+transaction, and the shell sends nothing a batch caused before the
+transaction is committed. At start, the entries are read back and replayed.
+Now and then (and at a clean shutdown) the whole lobby is saved as a
+snapshot, and the entries it covers are dropped, so a start replays only
+what came after.
+
+SQLite in WAL mode with ``synchronous=NORMAL``: a commit is durable once
+``commit`` returns as far as a crash of the server process goes (SIGKILL
+included); a power cut may lose the last transactions, never corrupt the
+file. The database holds no secret: no token, no seed (they come from the
+server's key, kept in a file of its own, `secret.key`).
+
+`Store` is the narrow interface the shell uses, so that another database
+(PostgreSQL, for many server processes) can take its place.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import sqlite3
+from pathlib import Path
+from typing import IO, Protocol
+
+from oriflamme.server.core.journal import Entry
+
+SCHEMA_VERSION = 1
+
+
+class StoreError(Exception):
+    """The store cannot be used (a clear message for a person)."""
+
+
+class Store(Protocol):
+    def load(self) -> tuple[bytes | None, list[Entry]]:
+        """The last snapshot (or None), and the entries after it, in order."""
+        ...
+
+    def append(self, entries: list[Entry]) -> None:
+        """Add entries, durably, in one transaction."""
+        ...
+
+    def save_snapshot(self, snapshot: bytes, entries_covered: int) -> None:
+        """Keep `snapshot`, which covers the first `entries_covered` of the
+        entries `load` gave and `append` added since; drop those."""
+        ...
+
+    def next_generation(self) -> int:
+        """A number one more than at the last start (to name connections)."""
+        ...
+
+    def close(self) -> None: ...
+
+
+class SqliteStore:
+    """The store in one SQLite file; see the module docstring."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._lock = _lock(path.with_name(path.name + ".lock"))
+        try:
+            self._db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.executescript(
+                """
+                CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
+                CREATE TABLE IF NOT EXISTS journal (
+                    seq INTEGER PRIMARY KEY, kind TEXT NOT NULL, conn TEXT,
+                    at REAL NOT NULL, data BLOB);
+                CREATE TABLE IF NOT EXISTS snapshot (
+                    id INTEGER PRIMARY KEY CHECK (id = 1), data BLOB NOT NULL);
+                """
+            )
+        except sqlite3.Error as exc:
+            self._lock.close()
+            raise StoreError(f"cannot open the database {path}: {exc}") from None
+        version = self._meta("schema_version")
+        if version is None:
+            self._set_meta("schema_version", SCHEMA_VERSION)
+        elif version > SCHEMA_VERSION:
+            self.close()
+            raise StoreError(
+                f"the database {path} was written by a newer version of the server"
+                f" (schema {version}); this one reads schema {SCHEMA_VERSION}. Upgrade the"
+                " server, or start it with another data directory."
+            )
+        self._seen = 0  # entries in the journal table (loaded or appended)
+
+    def _meta(self, key: str) -> int | None:
+        row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else int(row[0])
+
+    def _set_meta(self, key: str, value: int) -> None:
+        self._db.execute(
+            "INSERT INTO meta (key, value) VALUES (?, ?)"
+            " ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            (key, value),
+        )
+
+    def load(self) -> tuple[bytes | None, list[Entry]]:
+        try:
+            row = self._db.execute("SELECT data FROM snapshot WHERE id = 1").fetchone()
+            entries = [
+                Entry(kind, conn, at, data)
+                for kind, conn, at, data in self._db.execute(
+                    "SELECT kind, conn, at, data FROM journal ORDER BY seq"
+                )
+            ]
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot read the database {self.path}: {exc}") from None
+        self._seen = len(entries)
+        return (None if row is None else bytes(row[0])), entries
+
+    def append(self, entries: list[Entry]) -> None:
+        with self._transaction():
+            self._db.executemany(
+                "INSERT INTO journal (kind, conn, at, data) VALUES (?, ?, ?, ?)",
+                [(e.kind, e.conn, e.now, e.data) for e in entries],
+            )
+        self._seen += len(entries)
+
+    def save_snapshot(self, snapshot: bytes, entries_covered: int) -> None:
+        with self._transaction():
+            self._db.execute(
+                "INSERT INTO snapshot (id, data) VALUES (1, ?)"
+                " ON CONFLICT (id) DO UPDATE SET data = excluded.data",
+                (snapshot,),
+            )
+            # The journal's oldest `entries_covered` rows are in the snapshot now.
+            self._db.execute(
+                "DELETE FROM journal WHERE seq IN (SELECT seq FROM journal ORDER BY seq LIMIT ?)",
+                (entries_covered,),
+            )
+        self._seen -= entries_covered
+
+    def next_generation(self) -> int:
+        with self._transaction():
+            generation = (self._meta("generation") or 0) + 1
+            self._set_meta("generation", generation)
+        return generation
+
+    def _transaction(self) -> _Transaction:
+        return _Transaction(self._db)
+
+    def close(self) -> None:
+        self._db.close()
+        self._lock.close()  # and with it the lock
+
+
+def _lock(path: Path) -> IO[bytes]:
+    """Hold `path` locked while the store is open: two servers writing one
+    journal would each replay the other's inputs wrongly."""
+    try:
+        handle = open(path, "ab")  # noqa: SIM115  (held open: it is the lock)
+    except OSError as exc:
+        raise StoreError(f"cannot open {path}: {exc.strerror}") from None
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        handle.close()
+        raise StoreError(
+            f"another server is using the data directory {path.parent}: stop it, or"
+            " start this one with --data-dir set to another directory"
+        ) from None
+    return handle
+
+
+class _Transaction:
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self._db = db
+
+    def __enter__(self) -> None:
+        try:
+            self._db.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error as exc:
+            raise StoreError(f"the database could not be written: {exc}") from None
+
+    def __exit__(self, kind: object, value: object, tb: object) -> None:
+        try:
+            self._db.execute("COMMIT" if kind is None else "ROLLBACK")
+        except sqlite3.Error as exc:
+            if self._db.in_transaction:
+                self._db.execute("ROLLBACK")
+            raise StoreError(f"the database could not be written: {exc}") from None
+        if isinstance(value, sqlite3.Error):
+            raise StoreError(f"the database could not be written: {value}") from None

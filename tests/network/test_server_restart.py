@@ -1,0 +1,171 @@
+"""A server killed with SIGKILL, mid-game, and started again over the same
+data directory: its clients come back by themselves and the game ends as it
+would have without the kills.
+
+The server is a real process (`oriflamme serve`); the players are client
+sessions in this process, over TCP on 127.0.0.1. Two servers are given the
+same key (`secret.key`), so their randomness is the same; the players' seat
+secrets and bots are reproducible (`fixed_secrets`, `Bot(seed=...)`). One
+server runs the game calmly, the other is killed at several points of it:
+the records must agree.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+import trio
+
+from oriflamme.client.bots import Behaviour, Bot
+from oriflamme.client.commands import download_record
+from oriflamme.client.secret_store import SecretStore
+from oriflamme.client.session import Session, tcp
+from oriflamme.protocol import messages as m
+from oriflamme.protocol.record import Record, decode_record
+from oriflamme.protocol.verify import verify_record
+from oriflamme.server.persistence import KEY_FILE
+from tests.network.server_process import ServerProcess
+from tools.docgen.worked_example import fixed_secrets
+
+KEY = bytes(range(32))
+PLAYERS = 3
+
+
+def new_server(tmp_path: Path, name: str) -> ServerProcess:
+    data = tmp_path / name
+    data.mkdir()
+    (data / KEY_FILE).write_bytes(KEY)
+    (data / KEY_FILE).chmod(0o600)
+    return ServerProcess(data)
+
+
+def round_of(session: Session) -> int:
+    game = session.state.game
+    return 0 if game is None or game.state is None else int(game.state.view["round"])
+
+
+def game_over(session: Session) -> bool:
+    game = session.state.game
+    return game is not None and game.end is not None
+
+
+async def play(
+    server: ServerProcess, kill_when: list[Callable[[Session], bool]]
+) -> tuple[Record, list[Session]]:
+    """One game of reproducible players on `server`; the server is killed and
+    started again each time the host's view passes a point of `kill_when`."""
+    port = server.start()
+    sessions = [
+        Session(
+            # the port stays the same across restarts
+            tcp("127.0.0.1", port),
+            f"p{i}",
+            behaviour=Behaviour(Bot(["random", "heuristic"][i % 2], seed=f"player {i}")),
+            make_secrets=fixed_secrets(f"restart player {i}"),
+        )
+        for i in range(PLAYERS)
+    ]
+    async with trio.open_nursery() as nursery:
+        for s in sessions:  # one after another: the same players in the same order
+            await nursery.start(s.run)
+        host = sessions[0]
+        settings = m.RoomSettings(
+            players=PLAYERS, variant="standard", edition="revised", first_player="host"
+        )
+        await host.request(m.CreateRoom(settings=settings))
+        for s in sessions[1:]:
+            await s.request(m.JoinRoom(room=host.state.room.room))
+        for s in sessions:
+            await s.request(m.Ready(ready=True))
+        await host.request(m.StartGame())
+        for point in kill_when:
+            await host.wait_until(lambda point=point: point(host) or game_over(host))
+            assert not game_over(host), "the game ended before the server could be killed"
+            server.kill()
+            server.start()
+        for s in sessions:
+            await s.wait_until(lambda s=s: game_over(s))
+            assert [v.status for v in s.state.game.check_end()] == ["ok"] * PLAYERS
+            assert s.state.problems == []
+            s.close()
+    record_id = host.state.game.end.record_id
+    data = await download_record("127.0.0.1", port, record_id)
+    return decode_record(data), sessions
+
+
+@pytest.mark.trio
+async def test_a_server_killed_at_several_points_of_a_game_finishes_it_as_if_not(
+    tmp_path: Path,
+) -> None:
+    calm = new_server(tmp_path, "calm")
+    killed = new_server(tmp_path, "killed")
+    try:
+        with trio.fail_after(120):
+            calm_record, calm_players = await play(calm, [])
+            killed_record, killed_players = await play(
+                killed,
+                [
+                    lambda host: host.state.game is not None and host.state.game.state is not None,
+                    lambda host: round_of(host) >= 2,
+                    lambda host: round_of(host) >= 4,
+                ],
+            )
+    finally:
+        calm.stop()
+        killed.stop()
+    assert killed.starts == 4
+    assert verify_record(killed_record).ok
+    assert killed_record.game_id == calm_record.game_id
+    assert [e.action for e in killed_record.log] == [e.action for e in calm_record.log]
+    assert killed_record.results == calm_record.results
+    assert killed_record.seat_changes == ()  # everyone was back within the grace period
+    assert [p.state.game.end.scores for p in killed_players] == [
+        p.state.game.end.scores for p in calm_players
+    ]
+    assert killed.log().count("state restored") == 3
+
+
+@pytest.mark.trio
+async def test_server_bots_come_back_after_a_clean_stop_and_after_a_kill(tmp_path: Path) -> None:
+    server = new_server(tmp_path, "bots")
+    try:
+        with trio.fail_after(120):
+            port = server.start()
+            ann = Session(
+                tcp("127.0.0.1", port),
+                "Ann",
+                behaviour=Behaviour(Bot("heuristic")),
+                store=SecretStore(tmp_path / "ann"),
+            )
+            async with trio.open_nursery() as nursery:
+                await nursery.start(ann.run)
+                settings = m.RoomSettings(
+                    players=3, variant="standard", edition="revised", first_player="host"
+                )
+                await ann.request(m.CreateRoom(settings=settings))
+                await ann.request(m.AddBot(strategy="heuristic"))
+                await ann.request(m.AddBot(strategy="random"))
+                await ann.request(m.Ready(ready=True))
+                await ann.request(m.StartGame())
+                await ann.wait_until(lambda: round_of(ann) >= 2)
+                assert server.terminate() == 0  # SIGTERM: a clean stop, with a snapshot
+                server.start()
+                await ann.wait_until(lambda: round_of(ann) >= 3 or game_over(ann))
+                server.kill()
+                server.start()
+                await ann.wait_until(lambda: game_over(ann))
+                assert [v.status for v in ann.state.game.check_end()] == ["ok"] * 3
+                ann.close()
+            record = decode_record(
+                await download_record("127.0.0.1", port, ann.state.game.end.record_id)
+            )
+    finally:
+        server.stop()
+    assert verify_record(record).ok
+    assert [s.bot for s in record.seats] == [False, True, True]
+    assert record.seat_changes == ()  # the bots were back within the grace period
+    log = server.log()
+    assert "(0 inputs replayed)" in log  # the clean stop saved everything in its snapshot
+    assert log.count("bot 2 (heuristic) for room 1 seat 1") == 3  # started, and again twice

@@ -1,0 +1,157 @@
+"""The lobby's journal: replaying it rebuilds the lobby, and a server that
+crashes and is rebuilt from it lets its games finish as if nothing happened."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from oriflamme.client.bots import Behaviour, Bot
+from oriflamme.client.inprocess import Client, InProcess
+from oriflamme.protocol import messages as m
+from oriflamme.protocol.record import encode_record
+from oriflamme.protocol.verify import verify_record
+from oriflamme.server.core import ServerConfig
+from oriflamme.server.core.entropy import KeyedEntropy
+from oriflamme.server.core.journal import Entry, JournaledLobby, replay
+from oriflamme.server.core.lobby import Lobby
+from tests.server.test_room_stateful import fingerprint
+from tools.docgen.worked_example import fixed_secrets
+
+KEY = bytes(range(32))
+CONFIG = ServerConfig(idle_timeout=86400, reply_timer=30, grace=60)
+
+
+class Journaled(InProcess):
+    """An in-process world whose lobby keeps a journal, kept whole here."""
+
+    def __init__(self, seed: int) -> None:
+        lobby = JournaledLobby(KeyedEntropy(KEY), CONFIG)
+        super().__init__(
+            config=CONFIG, seed=seed, make_secrets=fixed_secrets(f"journal {seed}"), lobby=lobby
+        )
+        self.journal: list[Entry] = []
+
+    def step(self) -> bool:
+        moved = super().step()
+        lobby = self.gateway.lobby
+        assert isinstance(lobby, JournaledLobby)
+        self.journal += lobby.take()
+        return moved
+
+    def _tick(self, now: float) -> None:
+        super()._tick(now)
+        lobby = self.gateway.lobby
+        assert isinstance(lobby, JournaledLobby)
+        self.journal += lobby.take()
+
+    def crash_and_restore(self) -> None:
+        """The server dies: a new lobby is rebuilt from the journal, told it
+        restarted (noted too: every connection it had is closed, its bots get
+        new tokens), and the clients come back."""
+        lobby = JournaledLobby(KeyedEntropy(KEY), CONFIG)
+        replayed = replay(lobby, self.journal)
+        lobby.take()  # the replay noted the journal again
+        restarted = lobby.restarted(self.now)
+        self.journal += lobby.take()
+        self.restart(lobby, replayed, restarted)
+
+
+def players(world: InProcess, count: int, seed: int) -> list[Client]:
+    rng = random.Random(seed)
+    clients = [
+        world.connect(f"p{i}", behaviour=Behaviour(Bot("random", rng=random.Random(rng.random()))))
+        for i in range(count)
+    ]
+    world.settle()
+    settings = m.RoomSettings(
+        players=count, variant="standard", edition="revised", first_player="host"
+    )
+    clients[0].send(m.CreateRoom(settings=settings, private=True))
+    world.settle()
+    invite = clients[0].state.room.invite
+    for c in clients[1:]:
+        c.send(m.JoinRoom(invite=invite))
+    for c in clients:
+        c.send(m.Chat(text=f"hello from {c.endpoint.name}"))
+        c.send(m.Ready(ready=True))
+    world.settle()
+    clients[0].send(m.StartGame())
+    return clients
+
+
+def round_of(client: Client) -> int:
+    game = client.state.game
+    return 0 if game is None or game.state is None else int(game.state.view["round"])
+
+
+def test_a_replayed_journal_rebuilds_the_lobby_exactly() -> None:
+    world = Journaled(seed=1)
+    clients = players(world, 3, seed=1)
+    world.run(lambda: round_of(clients[0]) >= 3)
+    clients[1] = world.reconnect(clients[1])  # a resume, with its seq
+    clients[2].send(m.Sync())
+    world.run(lambda: bool(world.records))
+    world.settle()
+    clients[0].send(m.AddBot(strategy="heuristic"))  # after the game: a bot for the next one
+    world.settle()
+    rebuilt = Lobby(CONFIG, KeyedEntropy(KEY))
+    effects = replay(rebuilt, world.journal)
+    assert fingerprint(rebuilt) == fingerprint(world.gateway.lobby)
+    finished = [e for e in effects if type(e).__name__ == "GameFinished"]
+    assert [encode_record(f.record) for f in finished] == [encode_record(world.records[0].record)]
+    # Nothing secret is in the journal: no session token, no server seed.
+    tokens = [c.endpoint.token for c in clients]
+    seed = world.records[0].record.server_seed
+    for entry in world.journal:
+        for secret in (*tokens, seed):
+            assert secret is not None and secret not in (entry.data or b"")
+
+
+@pytest.mark.parametrize("crash_in_round", [1, 3, 6])
+def test_a_server_rebuilt_from_its_journal_finishes_the_game_as_if_nothing_happened(
+    crash_in_round: int,
+) -> None:
+    # The same game, from the same seeds, without and with a crash.
+    calm = Journaled(seed=2)
+    calm_players = players(calm, 3, seed=2)
+    calm.run(lambda: bool(calm.records))
+    calm.settle()
+    crashed = Journaled(seed=2)
+    crashed_players = players(crashed, 3, seed=2)
+    crashed.run(lambda: round_of(crashed_players[0]) >= crash_in_round)
+    crashed.crash_and_restore()
+    crashed.run(lambda: bool(crashed.records))
+    crashed.settle()
+    calm_record, crashed_record = calm.records[0].record, crashed.records[0].record
+    assert verify_record(crashed_record).ok
+    assert crashed_record.results == calm_record.results
+    assert [e.action for e in crashed_record.log] == [e.action for e in calm_record.log]
+    assert crashed_record.game_id == calm_record.game_id  # the same randomness, again
+    assert crashed_record.seat_changes == ()  # everyone was back within the grace period
+    assert all(c.state.problems == [] for c in crashed_players)
+    assert calm_players[0].state.game.end.scores == crashed_players[0].state.game.end.scores
+
+
+def test_the_server_s_bots_are_started_again_after_a_crash() -> None:
+    world = Journaled(seed=3)
+    host = world.connect("host", behaviour=Behaviour(Bot("random", rng=random.Random(3))))
+    world.settle()
+    host.send(
+        m.CreateRoom(
+            settings=m.RoomSettings(
+                players=3, variant="standard", edition="revised", first_player="host"
+            )
+        )
+    )
+    host.send(m.AddBot(strategy="heuristic"))
+    host.send(m.AddBot(strategy="random"))
+    host.send(m.Ready(ready=True))
+    world.settle()
+    host.send(m.StartGame())
+    world.run(lambda: round_of(host) >= 2)
+    world.crash_and_restore()
+    assert len(world.bots) == 2
+    world.run(lambda: bool(world.records))
+    assert verify_record(world.records[0].record).ok

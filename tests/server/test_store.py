@@ -1,0 +1,124 @@
+"""The SQLite store and the start of a server over its data directory."""
+
+from __future__ import annotations
+
+import sqlite3
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from oriflamme.protocol import messages as m
+from oriflamme.server.core import ServerConfig
+from oriflamme.server.core.journal import CLOSED, TICK, Entry
+from oriflamme.server.persistence import DATABASE_FILE, KEY_FILE, restore
+from oriflamme.server.store import SCHEMA_VERSION, SqliteStore, StoreError
+
+
+def entries(n: int, start: int = 0) -> list[Entry]:
+    return [Entry(TICK if i % 2 else CLOSED, f"1.{i}", float(i), None) for i in range(start, n)]
+
+
+def test_entries_come_back_in_order_and_a_snapshot_drops_those_it_covers(tmp_path: Path) -> None:
+    path = tmp_path / "s.sqlite3"
+    store = SqliteStore(path)
+    store.append(entries(3))
+    store.append(entries(5, start=3))
+    store.close()
+    store = SqliteStore(path)
+    assert store.load() == (None, entries(5))
+    store.save_snapshot(b"lobby", 4)
+    store.append(entries(7, start=5))
+    store.close()
+    store = SqliteStore(path)
+    assert store.load() == (b"lobby", entries(7, start=4))
+    assert [store.next_generation(), store.next_generation()] == [1, 2]
+    store.close()
+
+
+def test_a_database_from_a_newer_server_is_refused_with_a_clear_message(tmp_path: Path) -> None:
+    path = tmp_path / "s.sqlite3"
+    SqliteStore(path).close()
+    with sqlite3.connect(path) as db:
+        db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (SCHEMA_VERSION + 1,))
+    with pytest.raises(StoreError, match="newer version of the server"):
+        SqliteStore(path)
+
+
+def test_two_servers_cannot_share_a_data_directory(tmp_path: Path) -> None:
+    first = SqliteStore(tmp_path / "s.sqlite3")
+    with pytest.raises(StoreError, match="another server is using"):
+        SqliteStore(tmp_path / "s.sqlite3")
+    first.close()
+    SqliteStore(tmp_path / "s.sqlite3").close()  # free again
+
+
+def test_a_file_that_is_not_a_database_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "s.sqlite3"
+    path.write_bytes(b"this is not a database, but it is long enough to look like one" * 100)
+    with pytest.raises(StoreError, match="cannot open the database"):
+        SqliteStore(path)
+
+
+def test_a_new_data_directory_gets_a_private_key_and_a_lobby_that_comes_back(
+    tmp_path: Path,
+) -> None:
+    data = tmp_path / "data"
+    config = ServerConfig(grace=30)
+    first = restore(data, config)
+    assert first.new and first.entries == 0
+    assert stat.S_IMODE((data / KEY_FILE).stat().st_mode) == 0o600
+    lobby = first.lobby
+    hello = m.Hello(versions=(1,), client="test", name="Ann")
+    lobby.hello("1.1", hello, 5.0)
+    create = m.CreateRoom(
+        id=1,
+        settings=m.RoomSettings(
+            players=3, variant="standard", edition="revised", first_player="random"
+        ),
+    )
+    lobby.request("1.1", create, 6.0)
+    first.store.append(lobby.take())
+    first.store.close()
+
+    second = restore(data, ServerConfig())  # other settings: those of the directory are kept
+    assert not second.new and second.entries == 2
+    assert second.lobby.config == config
+    assert [r.name for r in second.lobby.rooms.values()] == [r.name for r in lobby.rooms.values()]
+    assert second.lobby.last_time == 6.0
+    second.store.close()
+
+
+def test_a_damaged_key_is_refused(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    restore(data, ServerConfig()).store.close()
+    (data / KEY_FILE).write_bytes(b"short")
+    with pytest.raises(StoreError, match="not 32 bytes"):
+        restore(data, ServerConfig())
+
+
+def test_serve_says_why_it_cannot_use_a_data_directory(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    restore(data, ServerConfig()).store.close()
+    with sqlite3.connect(data / DATABASE_FILE) as db:
+        db.execute("UPDATE meta SET value = 99 WHERE key = 'schema_version'")
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "oriflamme.client.cli",
+            "serve",
+            "--port",
+            "0",
+            "--data-dir",
+            str(data),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert done.returncode == 2
+    assert "written by a newer version of the server (schema 99)" in done.stderr
+    assert "Traceback" not in done.stderr
