@@ -545,7 +545,7 @@ class RemoveBot(Message):
 
 @message("chat", "client", "request", reply="ok")
 class Chat(Message):
-    """Say something to everyone in your room (players and spectators)."""
+    """Say something to everyone in your room (players and spectators); from the lobby (in no room), to every player connected in the lobby (at most 5 lines in 10 seconds, else `rate_limited`)."""
 
     text: str = wire(CHAT_TEXT, "The message: one line, no control characters.")
     id: int | None = wire(ID, ID_DOC, default=None)
@@ -625,10 +625,12 @@ class RoomState(Message):
 
 @message("chat_message", "server", "push")
 class ChatMessage(Message):
-    """A chat line said in your room (your own included), or a server notice."""
+    """A chat line said in your room or in the lobby (your own included), or a server notice."""
 
     seq: int = wire(SEQ, SEQ_DOC)
-    room: int = wire(ROOM, "Room id.")
+    room: int | None = wire(
+        ROOM, "The room it was said in; absent: said in the lobby.", default=None
+    )
     name: str = wire(NAME, "The speaker's display name.")
     text: str = wire(CHAT_TEXT, "What was said.")
     player: int | None = wire(

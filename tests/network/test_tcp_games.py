@@ -7,18 +7,23 @@ system (port 0).
 from __future__ import annotations
 
 import random
+import tempfile
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 
 import pytest
 import trio
 
+from oriflamme.client import cli
 from oriflamme.client.bots import Behaviour, Bot
 from oriflamme.client.session import RequestRefused, Session, open_session, tcp
 from oriflamme.protocol import messages as m
+from oriflamme.protocol.record import encode_record
 from oriflamme.protocol.verify import verify_record
 from oriflamme.server.core import GameFinished, Gateway, Lobby, ServerConfig
 from oriflamme.server.net import NetServer
+from oriflamme.server.records import RecordWriter
 
 TABLES = [(2, "two-player"), (3, "standard"), (4, "standard"), (5, "standard")]
 
@@ -28,13 +33,23 @@ async def running_server(
     config: ServerConfig | None = None,
 ) -> AsyncIterator[tuple[int, list[GameFinished], NetServer]]:
     records: list[GameFinished] = []
-    server = NetServer(Gateway(Lobby(config or ServerConfig())), on_record=records.append)
-    listeners = await trio.open_tcp_listeners(0, host="127.0.0.1")
-    port = listeners[0].socket.getsockname()[1]
-    async with trio.open_nursery() as nursery:
-        await nursery.start(server.run, listeners)
-        yield port, records, server
-        nursery.cancel_scope.cancel()
+    with tempfile.TemporaryDirectory() as directory:
+        writer = RecordWriter(Path(directory))  # real files, served by get_record
+
+        def on_record(finished: GameFinished) -> None:
+            records.append(finished)
+            writer.submit(finished)
+
+        server = NetServer(
+            Gateway(Lobby(config or ServerConfig())), on_record=on_record, load_record=writer.load
+        )
+        listeners = await trio.open_tcp_listeners(0, host="127.0.0.1")
+        port = listeners[0].socket.getsockname()[1]
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(writer.run)
+            await nursery.start(server.run, listeners)
+            yield port, records, server
+            nursery.cancel_scope.cancel()
 
 
 def settings(players: int, variant: str, turn_timer: int | None = None) -> m.RoomSettings:
@@ -55,7 +70,7 @@ def game_over(session: Session) -> bool:
 @pytest.mark.trio
 @pytest.mark.parametrize(("players", "variant"), TABLES)
 async def test_a_complete_game_between_sessions_every_seat_verified(
-    players: int, variant: str
+    players: int, variant: str, tmp_path: Path
 ) -> None:
     with trio.fail_after(60):
         async with running_server() as (port, records, _):
@@ -86,8 +101,20 @@ async def test_a_complete_game_between_sessions_every_seat_verified(
                 for s in sessions:
                     assert [v.status for v in s.state.game.check_end()] == ["ok"] * players
                     assert s.state.problems == []
+                # Any seat downloads the record, and `oriflamme verify` passes it.
+                record_id = host.state.game.end.record_id
+                mine = await host.request(m.ListRecords())
+                assert isinstance(mine, m.RecordList)
+                assert [r.record_id for r in mine.records] == [record_id]
+                download = await sessions[-1].request(m.GetRecord(record_id=record_id))
+                assert isinstance(download, m.RecordData)
+                for s in sessions:
                     s.close()
             assert len(records) == 1 and verify_record(records[0].record).ok
+            path = tmp_path / f"{record_id}.oriflamme"
+            path.write_bytes(download.data)
+            assert download.data == encode_record(records[0].record)
+            assert cli.main(["verify", str(path)]) == 0
 
 
 @pytest.mark.trio

@@ -401,7 +401,6 @@ def test_leave_room_frees_the_seat_and_is_refused_in_no_room() -> None:
     assert seats[1].name is None and seats[1].player is None
     assert room_list(world, observer)[0].seated == 1
     refused(world, bob, m.LeaveRoom(), "wrong_state", observer=observer)
-    refused(world, bob, m.Chat(text="hello?"), "wrong_state", observer=observer)
     refused(world, bob, m.Sync(), "wrong_state", observer=observer)
     # Back in the lobby: free to join again.
     ok(world, bob, m.JoinRoom(room=1))
@@ -431,3 +430,33 @@ def test_a_lobby_request_answered_directly_carries_its_id() -> None:
         assert isinstance(effects[0], Send) and effects[0].conn == "c"
         assert isinstance(effects[0].message, reply)
         assert effects[0].message.id == request.id
+
+
+def test_lobby_chat_reaches_the_players_connected_in_the_lobby_and_no_room() -> None:
+    world = new_world("lobby chat")
+    ann, bob, cy, away = (player(world, n) for n in ("Ann", "Bob", "Cy", "Away"))
+    ok(world, cy, m.CreateRoom(settings=settings(3)))
+    world.disconnect(away)
+    ok(world, ann, m.Chat(text="anyone for a game?"))
+    said = m.ChatMessage
+    for listener in (ann, bob):
+        lines = received(listener, said)
+        assert [(x.room, x.name, x.text, x.player) for x in lines] == [
+            (None, "Ann", "anyone for a game?", ann.endpoint.welcome.player)
+        ]
+    assert received(cy, said) == [] and received(away, said) == []
+    # In a room, chat stays in the room.
+    ok(world, cy, m.Chat(text="in here"))
+    assert [x.text for x in received(ann, said)] == ["anyone for a game?"]
+    assert [x.room for x in received(cy, said)] == [last_room(cy).room]
+
+
+def test_lobby_chat_is_limited_to_5_lines_in_10_seconds() -> None:
+    world = new_world("lobby chat flood")
+    ann, bob = player(world, "Ann"), player(world, "Bob")
+    for i in range(5):
+        ok(world, ann, m.Chat(text=f"line {i}"))
+    refused(world, ann, m.Chat(text="one too many"), "rate_limited")
+    world.advance(10)
+    ok(world, ann, m.Chat(text="later"))
+    assert [x.text for x in received(bob, m.ChatMessage)][-2:] == ["line 4", "later"]
