@@ -305,6 +305,13 @@ class ServerConnection(_Connection):
                 RATE_LIMITED, f"more than {self.max_pending} requests await their answer"
             )
 
+    def dropped(self, request_id: int | None) -> None:
+        """Request `request_id` was refused without its id (``rate_limited``
+        by the server's own limits): it gets no other answer, so it no longer
+        awaits one, and its id is free again."""
+        if request_id is not None:
+            self._pending.pop(request_id, None)
+
     def send(self, message: Message) -> bytes:
         """The bytes to write for `message`. Raises `LocalProtocolError` if it
         may not be sent now (nothing is sent then)."""

@@ -545,7 +545,7 @@ class RemoveBot(Message):
 
 @message("chat", "client", "request", reply="ok")
 class Chat(Message):
-    """Say something to everyone in your room (players and spectators); from the lobby (in no room), to every player connected in the lobby (at most 5 lines in 10 seconds, else `rate_limited`)."""
+    """Say something to everyone in your room (players and spectators); from the lobby (in no room), to every player connected in the lobby. At most 10 lines in any 10 seconds (else `rate_limited`)."""
 
     text: str = wire(CHAT_TEXT, "The message: one line, no control characters.")
     id: int | None = wire(ID, ID_DOC, default=None)

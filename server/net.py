@@ -18,9 +18,12 @@ journal entries they made to the store in one transaction (in a worker
 thread), and only then gives anyone the bytes they caused. Every accepted
 decision is stored before anything about it is sent.
 
-A client that does not read is never waited for: when its outbox is full,
-or its socket takes longer than `send_timeout` to take a write, its
-connection is closed (it can reconnect and resume). The core task wakes up
+A client that does not read is never waited for: when more than
+`MAX_QUEUED` bytes (1 MiB) wait in its outbox, or its socket takes longer
+than `send_timeout` to take a write, its connection is closed (it can
+reconnect and resume). While more than `READ_PAUSE` bytes (64 KiB) wait for
+it, its own socket is not read: a client that sends requests without
+reading the answers is slowed down by TCP itself. The core task wakes up
 for the core's next deadline (`Gateway.next_deadline`), with trio's clock as
 the core's time, so tests run it on `autojump_clock`.
 
@@ -38,7 +41,7 @@ import math
 import pickle
 import random
 from collections.abc import Awaitable, Callable, Hashable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 
 import trio
@@ -70,6 +73,8 @@ INBOX = 4096  # inputs waiting for the core task
 BATCH = 256  # inputs handled together, and stored in one transaction
 SNAPSHOT_EVERY = 50_000  # journal entries between two snapshots
 OUTBOX = 256  # chunks of bytes waiting for one connection's socket
+MAX_QUEUED = 1 << 20  # bytes waiting for one connection's socket: more, and it is dropped
+READ_PAUSE = 1 << 16  # bytes waiting for one connection's socket: more, and it is not read
 READ_SIZE = 65536
 
 
@@ -85,6 +90,8 @@ class _Connection:
     outbox: trio.MemorySendChannel[bytes | None]
     cancel: trio.CancelScope
     peer: str
+    queued: int = 0  # bytes in the outbox, not yet taken by the socket
+    drained: trio.Event = field(default_factory=trio.Event)
 
 
 class NetServer:
@@ -163,11 +170,12 @@ class NetServer:
         outbox_send, outbox = trio.open_memory_channel[bytes | None](OUTBOX)
         try:
             async with trio.open_nursery() as nursery:
-                self._connections[conn] = _Connection(outbox_send, nursery.cancel_scope, peer)
+                connection = _Connection(outbox_send, nursery.cancel_scope, peer)
+                self._connections[conn] = connection
                 log.info("connection %s from %s", conn, peer)
                 await self._inbox_send.send(("open", conn, b""))
-                nursery.start_soon(self._writer, conn, stream, outbox, nursery.cancel_scope)
-                await self._reader(conn, stream)
+                nursery.start_soon(self._writer, conn, stream, outbox, connection)
+                await self._reader(conn, stream, connection)
         finally:
             self._connections.pop(conn, None)
             with trio.CancelScope(shield=True):
@@ -176,9 +184,16 @@ class NetServer:
                     await stream.aclose()
             log.info("connection %s closed", conn)
 
-    async def _reader(self, conn: Hashable, stream: trio.abc.Stream) -> None:
+    async def _reader(
+        self, conn: Hashable, stream: trio.abc.Stream, connection: _Connection
+    ) -> None:
         try:
             while True:
+                # A client that does not read its answers is not read either:
+                # TCP makes it wait, and it costs the server READ_PAUSE at most.
+                while connection.queued > READ_PAUSE:
+                    connection.drained = trio.Event()
+                    await connection.drained.wait()
                 data = await stream.receive_some(READ_SIZE)
                 await self._inbox_send.send(("data", conn, bytes(data)))
                 if not data:
@@ -191,7 +206,7 @@ class NetServer:
         conn: Hashable,
         stream: trio.abc.Stream,
         outbox: trio.MemoryReceiveChannel[bytes | None],
-        cancel: trio.CancelScope,
+        connection: _Connection,
     ) -> None:
         try:
             async for data in outbox:
@@ -199,11 +214,14 @@ class NetServer:
                     break
                 with trio.fail_after(self.send_timeout):
                     await stream.send_all(data)
+                connection.queued -= len(data)
+                if connection.queued <= READ_PAUSE:
+                    connection.drained.set()
         except trio.TooSlowError:
             log.info("connection %s dropped: it does not read", conn)
         except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
             pass
-        cancel.cancel()
+        connection.cancel.cancel()
 
     # ------------------------------------------------------------ the core task
 
@@ -311,11 +329,14 @@ class NetServer:
                 continue
             try:
                 if data:
+                    if connection.queued + len(data) > MAX_QUEUED:
+                        raise trio.WouldBlock
                     connection.outbox.send_nowait(data)
+                    connection.queued += len(data)
                 if gateway.must_close(conn):
                     connection.outbox.send_nowait(None)
             except trio.WouldBlock:
-                log.info("connection %s dropped: its outbox is full", conn)
+                log.info("connection %s dropped: it does not read what it is sent", conn)
                 connection.cancel.cancel()
 
     def _effects(self, effects: list[Effect] | None = None) -> None:

@@ -211,6 +211,7 @@ class Gateway:
             error = RemoteProtocolError(
                 RATE_LIMITED, f"more than {self.max_unread} answers wait for you to read them"
             )
+            link.connection.dropped(request_id)
             return [Send(conn, m.error_message(error))]
         try:
             if isinstance(message, m.Hello):

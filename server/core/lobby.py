@@ -58,7 +58,7 @@ INVITE_ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 _READ_AS = str.maketrans({"O": "0", "I": "1", "L": "1"})
 ROOM_LIST_MAX = 200
 RECORDS_LISTED = 200  # the finished games a player's `list_records` shows, at most
-LOBBY_CHAT_LINES, LOBBY_CHAT_WINDOW = 5, 10.0  # a player's lobby chat: lines, in seconds
+CHAT_LINES, CHAT_WINDOW = 10, 10.0  # a player's chat: lines, in seconds
 # This server's record ids: the game id in lowercase hex (and nothing that
 # could be a path).
 RECORD_ID = re.compile(r"[0-9a-f]{32}")
@@ -254,30 +254,33 @@ class Lobby:
                 return Outcome(effects=target.watch(session, now))
             except RemoteProtocolError as refusal:
                 return Outcome(refusal)
-        if room is None and isinstance(message, m.Chat):
-            return self._lobby_chat(session, message.text, now)
+        if isinstance(message, m.Chat):
+            too_much = self._chat_refused(session, now)
+            if too_much is not None:
+                return Outcome(too_much)
+            if room is None:
+                return self._lobby_chat(session, message.text)
         if room is None:
             return Outcome(RemoteProtocolError(WRONG_STATE, f"{message.TYPE}: you are in no room"))
         outcome = room.handle(session, message, now)
         self._forget_closed(room)
         return outcome
 
-    def _lobby_chat(self, session: Session, text: str, now: float) -> Outcome:
-        """A line said in the lobby: to every player connected and in no room.
-        Each line reaches many: a player may say `LOBBY_CHAT_LINES` lines in
-        any `LOBBY_CHAT_WINDOW` seconds."""
-        said = session.lobby_chat_times
-        while said and said[0] <= now - LOBBY_CHAT_WINDOW:
+    def _chat_refused(self, session: Session, now: float) -> RemoteProtocolError | None:
+        """Each chat line reaches many: a player may say `CHAT_LINES` lines in
+        any `CHAT_WINDOW` seconds, in a room or in the lobby."""
+        said = session.chat_times
+        while said and said[0] <= now - CHAT_WINDOW:
             said.popleft()
-        if len(said) >= LOBBY_CHAT_LINES:
-            return Outcome(
-                RemoteProtocolError(
-                    RATE_LIMITED,
-                    f"chat: at most {LOBBY_CHAT_LINES} lines in {LOBBY_CHAT_WINDOW:g} seconds"
-                    " in the lobby",
-                )
+        if len(said) >= CHAT_LINES:
+            return RemoteProtocolError(
+                RATE_LIMITED, f"chat: at most {CHAT_LINES} lines in {CHAT_WINDOW:g} seconds"
             )
         said.append(now)
+        return None
+
+    def _lobby_chat(self, session: Session, text: str) -> Outcome:
+        """A line said in the lobby: to every player connected and in no room."""
         effects: list[Effect] = []
         for listener in self.sessions:
             if listener.room is None and listener.connected:

@@ -64,7 +64,7 @@ class Session:
         self.last_seq = 0
         self.history: deque[m.Message] = deque(maxlen=history)
         self._digests: tuple[bytes, bytes | None] = (b"", None)
-        self.lobby_chat_times: deque[float] = deque()
+        self.chat_times: deque[float] = deque()
 
     def __repr__(self) -> str:
         where = "lobby" if self.room is None else f"room {self.room} seat {self.seat}"

@@ -392,7 +392,7 @@ def test_a_client_that_does_not_read_is_dropped_past_max_outbox_and_may_resume()
 
     dropped_after = None
     for line in range(200):
-        talker.ask(m.Chat(text=f"line {line}: " + "blah " * 8))
+        talker.ask(m.Chat(text=f"line {line}: " + "blah " * 8), float(line))  # (chat's limit)
         talker.read()
         assert gw.must_close("slow") == (waiting() > 4096), (line, waiting())
         if gw.must_close("slow"):
