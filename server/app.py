@@ -29,6 +29,7 @@ from oriflamme.server.core import GameFinished, Gateway, ServerConfig
 from .net import NetServer
 from .persistence import restore
 from .records import RecordWriter
+from .store import StoreError
 
 log = logging.getLogger("oriflamme.server")
 
@@ -107,16 +108,23 @@ async def serve(
         port = listeners[0].socket.getsockname()[1]
         tune_gc()
         with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
-            async with trio.open_nursery() as nursery:
-                nursery.start_soon(records.run)
-                await nursery.start(server.run, listeners)
-                log.info("serving on %s port %d; data in %s", options.host, port, options.data_dir)
-                task_status.started(port)
-                async for signum in signals:
-                    log.info("%s: shutting down", signal.Signals(signum).name)
-                    break
-                await server.shut_down(options.shutdown_grace)
-                await records.drain()
+            try:
+                async with trio.open_nursery() as nursery:
+                    nursery.start_soon(records.run)
+                    await nursery.start(server.run, listeners)
+                    log.info(
+                        "serving on %s port %d; data in %s", options.host, port, options.data_dir
+                    )
+                    task_status.started(port)
+                    async for signum in signals:
+                        log.info("%s: shutting down", signal.Signals(signum).name)
+                        break
+                    await server.shut_down(options.shutdown_grace)
+                    await records.drain()
+            except* StoreError as failed:
+                # The state can no longer be stored: stop, rather than send
+                # what a restart could not give back. What was stored is safe.
+                raise failed.exceptions[0] from None
     finally:
         store.close()
     log.info("stopped")

@@ -63,15 +63,16 @@ from oriflamme.server.core import (
     StartBot,
     StopBot,
 )
-from oriflamme.server.core.journal import JournaledLobby
+from oriflamme.server.core.journal import Entry, JournaledLobby
 
-from .store import Store, StoreError
+from .store import Store
 
 log = logging.getLogger("oriflamme.server")
 
 INBOX = 4096  # inputs waiting for the core task
 BATCH = 256  # inputs handled together, and stored in one transaction
 SNAPSHOT_EVERY = 50_000  # journal entries between two snapshots
+COMMIT_QUEUE = 16  # batches handled by the core task, waiting for their commit
 OUTBOX = 256  # chunks of bytes waiting for one connection's socket
 MAX_QUEUED = 1 << 20  # bytes waiting for one connection's socket: more, and it is dropped
 READ_PAUSE = 1 << 16  # bytes waiting for one connection's socket: more, and it is not read
@@ -86,12 +87,24 @@ class FetchedRecord:
 
 
 @dataclass(slots=True)
+class _Batch:
+    """What one batch of inputs did, on its way to the committer."""
+
+    entries: list[Entry]
+    outputs: list[tuple[Hashable, bytes, bool]]  # (connection, bytes, close after)
+    effects: list[Effect]
+    snapshot: bytes | None = None  # the whole lobby, after these inputs
+    done: list[trio.Event] = field(default_factory=list)  # set once it is all stored
+
+
+@dataclass(slots=True)
 class _Connection:
     outbox: trio.MemorySendChannel[bytes | None]
     cancel: trio.CancelScope
     peer: str
     queued: int = 0  # bytes in the outbox, not yet taken by the socket
     drained: trio.Event = field(default_factory=trio.Event)
+    writing_since: float | None = None  # when the write under way began
 
 
 class NetServer:
@@ -124,6 +137,7 @@ class NetServer:
         self.before_snapshot = before_snapshot
         self._since_snapshot = entries_since_snapshot
         self._snapshots_wanted: list[trio.Event] = []
+        self._batches_send, self._batches = trio.open_memory_channel[_Batch](COMMIT_QUEUE)
         self._inbox_send, self._inbox = trio.open_memory_channel[tuple[str, Hashable, object]](
             INBOX
         )
@@ -146,6 +160,8 @@ class NetServer:
         async with trio.open_nursery() as nursery:
             self._nursery = nursery
             nursery.start_soon(self._core)
+            nursery.start_soon(self._committer)
+            nursery.start_soon(self._watchdog)
             for listener in listeners or []:
                 nursery.start_soon(self._accept, listener)
             task_status.started()
@@ -212,16 +228,30 @@ class NetServer:
             async for data in outbox:
                 if data is None:
                     break
-                with trio.fail_after(self.send_timeout):
-                    await stream.send_all(data)
+                # (`_watchdog` drops a write that takes too long: a cancel
+                # scope per write would cost more than the write itself)
+                connection.writing_since = trio.current_time()
+                await stream.send_all(data)
+                connection.writing_since = None
                 connection.queued -= len(data)
                 if connection.queued <= READ_PAUSE:
                     connection.drained.set()
-        except trio.TooSlowError:
-            log.info("connection %s dropped: it does not read", conn)
         except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
             pass
         connection.cancel.cancel()
+
+    async def _watchdog(self) -> None:
+        """Drop the connections whose socket has not taken a write for
+        `send_timeout` seconds: their client does not read."""
+        every = min(1.0, self.send_timeout / 4)
+        while True:
+            await trio.sleep(every)
+            late = trio.current_time() - self.send_timeout
+            for conn, connection in list(self._connections.items()):
+                since = connection.writing_since
+                if since is not None and since < late:
+                    log.info("connection %s dropped: it does not read", conn)
+                    connection.cancel.cancel()
 
     # ------------------------------------------------------------ the core task
 
@@ -232,9 +262,7 @@ class NetServer:
     async def _core(self) -> None:
         gateway = self.gateway
         if self.restarted:  # every connection it knew is gone; its bots start anew
-            effects = gateway.lobby.restarted(self.now())
-            await self._commit()
-            self._effects(effects)
+            await self._hand_over(gateway.lobby.restarted(self.now()))
         while True:
             deadline = gateway.next_deadline()
             at = math.inf if deadline is None else deadline - self.time_offset
@@ -245,19 +273,12 @@ class NetServer:
                 gateway.tick(now)
             else:
                 self._apply(item, now)
-                for _ in range(BATCH - 1):  # what else waits already: one commit for all
+                for _ in range(BATCH - 1):  # what else waits already: one batch for all
                     try:
                         self._apply(self._inbox.receive_nowait(), now)
                     except trio.WouldBlock:
                         break
-            await self._commit()
-            self._flush()
-            self._effects()
-            if self._snapshots_wanted:
-                await self.snapshot()
-                for done in self._snapshots_wanted:
-                    done.set()
-                self._snapshots_wanted.clear()
+            await self._hand_over(gateway.take_effects())
 
     def _apply(self, item: tuple[str, Hashable, object], now: float) -> None:
         gateway = self.gateway
@@ -281,29 +302,61 @@ class NetServer:
         else:
             gateway.closed(conn, now)
 
-    async def _commit(self) -> None:
-        """Store what the inputs just handled made of the journal, before any
-        of their effects leaves the core task."""
-        lobby = self.gateway.lobby
-        if self.store is None or not isinstance(lobby, JournaledLobby):
-            return
-        entries = lobby.take()
-        if not entries:
-            return
-        try:
-            await trio.to_thread.run_sync(self.store.append, entries)
-        except StoreError as exc:
-            log.error("the journal could not be stored: %s", exc)
-            return
+    async def _hand_over(self, effects: list[Effect]) -> None:
+        """Hand what the inputs just handled did to the committer: the
+        journal's new entries, the bytes for each connection, the effects; and
+        now and then a snapshot of the whole lobby. The core task goes on
+        with the next inputs while they are stored (if the committer falls
+        behind by `COMMIT_QUEUE` batches, it waits)."""
+        gateway = self.gateway
+        lobby = gateway.lobby
+        journaled = self.store is not None and isinstance(lobby, JournaledLobby)
+        entries = lobby.take() if journaled else []  # type: ignore[attr-defined]
+        outputs = [
+            (conn, gateway.data_to_send(conn), gateway.must_close(conn))
+            for conn in gateway.take_dirty()
+        ]
+        batch = _Batch(entries, outputs, effects)
         self._since_snapshot += len(entries)
-        if self._since_snapshot >= SNAPSHOT_EVERY:
-            await self.snapshot()
+        if journaled and (self._snapshots_wanted or self._since_snapshot >= SNAPSHOT_EVERY):
+            # A snapshot covers every entry taken so far, which the committer
+            # stores before it (and none after).
+            batch.snapshot = pickle.dumps(lobby, protocol=pickle.HIGHEST_PROTOCOL)
+            self._since_snapshot = 0
+        batch.done, self._snapshots_wanted = self._snapshots_wanted, []
+        if entries or outputs or effects or batch.snapshot is not None or batch.done:
+            await self._batches_send.send(batch)
 
-    async def snapshot(self) -> None:
-        """Save the whole lobby, so that a start replays only what follows."""
-        lobby = self.gateway.lobby
-        if self.store is None or not isinstance(lobby, JournaledLobby):
-            return
+    # ------------------------------------------------------------ the committer
+
+    async def _committer(self) -> None:
+        """Store each batch's journal entries (the batches waiting are stored
+        together, in one transaction, in a worker thread), then send what the
+        batch caused: every accepted decision is stored before anything
+        about it is sent. A store that fails stops the server (`StoreError`):
+        going on would send what a restart could not give back."""
+        while True:
+            group = [await self._batches.receive()]
+            while group[-1].snapshot is None:  # a snapshot covers no later entry
+                try:
+                    group.append(self._batches.receive_nowait())
+                except trio.WouldBlock:
+                    break
+            entries = [entry for batch in group for entry in batch.entries]
+            if entries:
+                assert self.store is not None
+                await trio.to_thread.run_sync(self.store.append, entries)
+            for batch in group:
+                self._flush(batch.outputs)
+                self._effects(batch.effects)
+            last = group[-1]
+            if last.snapshot is not None:
+                await self._save_snapshot(last.snapshot)
+            for done in last.done:
+                done.set()
+
+    async def _save_snapshot(self, snapshot: bytes) -> None:
+        assert self.store is not None
         if self.before_snapshot is not None:
             # The records of the games it covers must be on disk first (a
             # start replays only what follows it: it would not make them again).
@@ -312,19 +365,11 @@ class NetServer:
             if waited.cancelled_caught:
                 log.warning("snapshot put off: records are still being written")
                 return
-        covered, self._since_snapshot = self._since_snapshot, 0
-        blob = pickle.dumps(lobby, protocol=pickle.HIGHEST_PROTOCOL)
-        try:
-            await trio.to_thread.run_sync(self.store.save_snapshot, blob, covered)
-        except StoreError as exc:
-            log.error("the snapshot could not be stored: %s", exc)
-            self._since_snapshot += covered
+        await trio.to_thread.run_sync(self.store.save_snapshot, snapshot)
 
-    def _flush(self) -> None:
-        gateway = self.gateway
-        for conn in gateway.take_dirty():
+    def _flush(self, outputs: list[tuple[Hashable, bytes, bool]]) -> None:
+        for conn, data, must_close in outputs:
             connection = self._connections.get(conn)
-            data = gateway.data_to_send(conn)
             if connection is None:
                 continue
             try:
@@ -333,15 +378,13 @@ class NetServer:
                         raise trio.WouldBlock
                     connection.outbox.send_nowait(data)
                     connection.queued += len(data)
-                if gateway.must_close(conn):
+                if must_close:
                     connection.outbox.send_nowait(None)
             except trio.WouldBlock:
                 log.info("connection %s dropped: it does not read what it is sent", conn)
                 connection.cancel.cancel()
 
-    def _effects(self, effects: list[Effect] | None = None) -> None:
-        if effects is None:
-            effects = self.gateway.take_effects()
+    def _effects(self, effects: list[Effect]) -> None:
         for effect in effects:
             if isinstance(effect, StartBot):
                 self._start_bot(effect)

@@ -79,7 +79,7 @@ def restore(data_dir: Path, config: ServerConfig) -> Restored:
         snapshot, entries = store.load()
         if snapshot is None:
             lobby = JournaledLobby(KeyedEntropy(key), config)
-            store.save_snapshot(pickle.dumps(lobby, protocol=pickle.HIGHEST_PROTOCOL), 0)
+            store.save_snapshot(pickle.dumps(lobby, protocol=pickle.HIGHEST_PROTOCOL))
             return Restored(lobby, store, [], 0, new=True)
         lobby = _unpickle(snapshot)
         lobby._entropy.rekey(key)  # type: ignore[attr-defined]

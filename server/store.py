@@ -45,9 +45,8 @@ class Store(Protocol):
         """Add entries, durably, in one transaction."""
         ...
 
-    def save_snapshot(self, snapshot: bytes, entries_covered: int) -> None:
-        """Keep `snapshot`, which covers the first `entries_covered` of the
-        entries `load` gave and `append` added since; drop those."""
+    def save_snapshot(self, snapshot: bytes) -> None:
+        """Keep `snapshot`, which covers every entry stored so far; drop them."""
         ...
 
     def next_generation(self) -> int:
@@ -90,7 +89,6 @@ class SqliteStore:
                 f" (schema {version}); this one reads schema {SCHEMA_VERSION}. Upgrade the"
                 " server, or start it with another data directory."
             )
-        self._seen = 0  # entries in the journal table (loaded or appended)
 
     def _meta(self, key: str) -> int | None:
         row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
@@ -114,7 +112,6 @@ class SqliteStore:
             ]
         except sqlite3.Error as exc:
             raise StoreError(f"cannot read the database {self.path}: {exc}") from None
-        self._seen = len(entries)
         return (None if row is None else bytes(row[0])), entries
 
     def append(self, entries: list[Entry]) -> None:
@@ -123,21 +120,15 @@ class SqliteStore:
                 "INSERT INTO journal (kind, conn, at, data) VALUES (?, ?, ?, ?)",
                 [(e.kind, e.conn, e.now, e.data) for e in entries],
             )
-        self._seen += len(entries)
 
-    def save_snapshot(self, snapshot: bytes, entries_covered: int) -> None:
+    def save_snapshot(self, snapshot: bytes) -> None:
         with self._transaction():
             self._db.execute(
                 "INSERT INTO snapshot (id, data) VALUES (1, ?)"
                 " ON CONFLICT (id) DO UPDATE SET data = excluded.data",
                 (snapshot,),
             )
-            # The journal's oldest `entries_covered` rows are in the snapshot now.
-            self._db.execute(
-                "DELETE FROM journal WHERE seq IN (SELECT seq FROM journal ORDER BY seq LIMIT ?)",
-                (entries_covered,),
-            )
-        self._seen -= entries_covered
+            self._db.execute("DELETE FROM journal")  # all of it is in the snapshot now
 
     def next_generation(self) -> int:
         with self._transaction():

@@ -55,6 +55,12 @@ class TablePush:
     fields: dict[str, Any]
 
 
+def _for_seat(fields: dict[str, Any], seat: int | None) -> TablePush:
+    """The `game_state` of `seat` (None: spectators), from `fields`: its view
+    names its viewer; all else is shared."""
+    return TablePush(seat, m.GameState, {**fields, "view": {**fields["view"], "viewer": seat}})
+
+
 @dataclass(slots=True)
 class TableUpdate:
     """What one input to a table did. `error`: for the sender (a refusal, or
@@ -320,9 +326,9 @@ class Table:
         # Royal Decree's choice of a card changes only the decision).
         if started or merged.events or merged.settled or self.referee.turn != self._pushed_turn:
             self._pushed_turn = self.referee.turn
-            public = self.referee.view(None)
+            shared = self._game_state_fields(merged, now)  # the same for every seat
             for seat in (*range(self.rules.players), None):
-                update.pushes.append(self._game_state(seat, merged, now, public))
+                update.pushes.append(_for_seat(shared, seat))
         decision = self.referee.decision
         if decision is not None and decision.kind == Step.OPEN and decision.pid != self._asked_open:
             self._asked_open = decision.pid
@@ -396,7 +402,7 @@ class Table:
         if referee.server_seed is None:
             return pushes
         pushes.append(self._server_seed(seat))
-        pushes.append(self._game_state(seat, None, now, referee.view(None)))
+        pushes.append(_for_seat(self._game_state_fields(None, now), seat))
         decision = referee.decision
         if (
             seat is not None
@@ -442,12 +448,11 @@ class Table:
             ),
         )
 
-    def _game_state(
-        self, seat: int | None, ruling: Ruling | None, now: float, public: dict[str, Any]
-    ) -> TablePush:
-        """`seat`'s `game_state`: what `ruling` changed, or a snapshot (None).
-        The referee knows no hidden card, so what a seat may see of the
-        position is the public view (`public`, made once for every seat)."""
+    def _game_state_fields(self, ruling: Ruling | None, now: float) -> dict[str, Any]:
+        """A `game_state`'s fields (`_for_seat` makes it a seat's): what
+        `ruling` changed, or a snapshot (None). The referee knows no hidden
+        card, so what any seat may see of the position is the public view:
+        all of it is made once for every seat."""
         referee = self.referee
         if ruling is None:
             events: list[dict[str, Any]] = []
@@ -460,31 +465,27 @@ class Table:
             openings = list(ruling.openings)
             settled = list(ruling.settled)
         decision = referee.decision
-        return TablePush(
-            seat,
-            m.GameState,
-            dict(
-                game=referee.game_id,
-                view={**public, "viewer": seat},
-                events=events,
-                commitments=tuple(
-                    m.PlacementCommitment(pid=c.pid, seat=c.seat, commitment=c.commitment)
-                    for c in placements
-                ),
-                openings=tuple(openings),
-                snapshot=ruling is None,
-                decision=None
-                if decision is None
-                else m.PendingDecision(
-                    seat=decision.seat,
-                    kind=decision.kind,
-                    pid=decision.pid,
-                    turn=referee.turn,
-                    options=[action_to_data(a) for a in decision.options],
-                    time_left=_millis(self._deadline, now),
-                ),
-                settled=tuple(settled) or None,
+        return dict(
+            game=referee.game_id,
+            view=referee.view(None),
+            events=events,
+            commitments=tuple(
+                m.PlacementCommitment(pid=c.pid, seat=c.seat, commitment=c.commitment)
+                for c in placements
             ),
+            openings=tuple(openings),
+            snapshot=ruling is None,
+            decision=None
+            if decision is None
+            else m.PendingDecision(
+                seat=decision.seat,
+                kind=decision.kind,
+                pid=decision.pid,
+                turn=referee.turn,
+                options=[action_to_data(a) for a in decision.options],
+                time_left=_millis(self._deadline, now),
+            ),
+            settled=tuple(settled) or None,
         )
 
     def _open_request(self, seat: int, now: float) -> TablePush:

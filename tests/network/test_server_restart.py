@@ -17,15 +17,22 @@ from pathlib import Path
 
 import pytest
 import trio
+import trio.testing
 
 from oriflamme.client.bots import Behaviour, Bot
 from oriflamme.client.commands import download_record
+from oriflamme.client.endpoint import ClientEndpoint
 from oriflamme.client.secret_store import SecretStore
 from oriflamme.client.session import Session, tcp
 from oriflamme.protocol import messages as m
 from oriflamme.protocol.record import Record, decode_record
 from oriflamme.protocol.verify import verify_record
+from oriflamme.server.core import Gateway, ServerConfig
+from oriflamme.server.core.entropy import KeyedEntropy
+from oriflamme.server.core.journal import JournaledLobby
+from oriflamme.server.net import NetServer
 from oriflamme.server.persistence import KEY_FILE
+from oriflamme.server.store import StoreError
 from tests.network.server_process import ServerProcess
 from tools.docgen.worked_example import fixed_secrets
 
@@ -169,3 +176,42 @@ async def test_server_bots_come_back_after_a_clean_stop_and_after_a_kill(tmp_pat
     log = server.log()
     assert "(0 inputs replayed)" in log  # the clean stop saved everything in its snapshot
     assert log.count("bot 2 (heuristic) for room 1 seat 1") == 3  # started, and again twice
+
+
+class FailingStore:
+    """A store whose disk is full."""
+
+    def __init__(self) -> None:
+        self.appended: list[object] = []
+
+    def load(self) -> tuple[bytes | None, list[object]]:
+        return None, []
+
+    def append(self, entries: list[object]) -> None:
+        raise StoreError("the database could not be written: database or disk is full")
+
+    def save_snapshot(self, snapshot: bytes) -> None:
+        raise StoreError("the database could not be written: database or disk is full")
+
+    def next_generation(self) -> int:
+        return 1
+
+    def close(self) -> None:
+        pass
+
+
+@pytest.mark.trio
+async def test_a_store_that_fails_stops_the_server_before_anything_unstored_is_sent() -> None:
+    lobby = JournaledLobby(KeyedEntropy(KEY), ServerConfig())
+    server = NetServer(Gateway(lobby), store=FailingStore())  # type: ignore[arg-type]
+    near, far = trio.testing.memory_stream_pair()
+    with trio.fail_after(10), pytest.raises(BaseExceptionGroup) as stopped:
+        async with trio.open_nursery() as nursery:
+            await nursery.start(server.run)
+            nursery.start_soon(server.serve_stream, far, "test")
+            endpoint = ClientEndpoint("Ann")
+            await near.send_all(endpoint.hello())
+            while True:  # the welcome is never sent: the session was not stored
+                data = await near.receive_some(65536)
+                assert not endpoint.receive_data(data), "something unstored was sent"
+    assert stopped.group_contains(StoreError)

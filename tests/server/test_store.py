@@ -21,7 +21,7 @@ def entries(n: int, start: int = 0) -> list[Entry]:
     return [Entry(TICK if i % 2 else CLOSED, f"1.{i}", float(i), None) for i in range(start, n)]
 
 
-def test_entries_come_back_in_order_and_a_snapshot_drops_those_it_covers(tmp_path: Path) -> None:
+def test_entries_come_back_in_order_and_a_snapshot_drops_those_before_it(tmp_path: Path) -> None:
     path = tmp_path / "s.sqlite3"
     store = SqliteStore(path)
     store.append(entries(3))
@@ -29,11 +29,11 @@ def test_entries_come_back_in_order_and_a_snapshot_drops_those_it_covers(tmp_pat
     store.close()
     store = SqliteStore(path)
     assert store.load() == (None, entries(5))
-    store.save_snapshot(b"lobby", 4)
+    store.save_snapshot(b"lobby")
     store.append(entries(7, start=5))
     store.close()
     store = SqliteStore(path)
-    assert store.load() == (b"lobby", entries(7, start=4))
+    assert store.load() == (b"lobby", entries(7, start=5))
     assert [store.next_generation(), store.next_generation()] == [1, 2]
     store.close()
 
