@@ -73,10 +73,16 @@ def test_three_bot_processes_play_a_game_whose_record_verifies(
         )
         for i in range(3)
     ]
-    for bot in bots:
-        out, err = bot.communicate(timeout=120)
-        assert bot.returncode == 0, err
-        assert "2 game(s) played" in out
+    try:
+        for bot in bots:
+            out, err = bot.communicate(timeout=120)
+            assert bot.returncode == 0, err
+            assert "2 game(s) played" in out
+    finally:  # a failure leaves no bot behind, reconnecting for ever
+        for bot in bots:
+            if bot.poll() is None:
+                bot.kill()
+                bot.wait(timeout=10)
     records = sorted((data / "records").glob("*.oriflamme"))
     assert len(records) == 2
     for record in records:
