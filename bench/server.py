@@ -177,11 +177,7 @@ def typical_frames(players: int, seed: int = 7) -> tuple[bytes, bytes, dict[str,
     world = InProcess(seed=seed)
     behaviour = _Recording(Bot("random", rng=random.Random(seed)))
     host = world.connect("host", behaviour=behaviour)
-    variant = "two-player" if players == 2 else "standard"
-    settings = m.RoomSettings(
-        players=players, variant=variant, edition="revised", first_player="host"
-    )
-    host.send(m.CreateRoom(settings=settings))
+    host.send(m.CreateRoom(settings=m.RoomSettings.for_players(players)))
     for _ in range(players - 1):
         host.send(m.AddBot(strategy="random"))
     host.send(m.Ready(ready=True))
@@ -443,10 +439,7 @@ async def _setup_table(
             sessions.append(session)
             behaviours.append(behaviour)
         host = sessions[0]
-        variant = "two-player" if players == 2 else "standard"
-        settings = m.RoomSettings(
-            players=players, variant=variant, edition="revised", first_player="host"
-        )
+        settings = m.RoomSettings.for_players(players)
         await host.request(m.CreateRoom(settings=settings, name=f"bench {index}"))
         await host.wait_until(lambda: host.state.room is not None, timeout=30)
         room = host.state.room

@@ -136,14 +136,7 @@ async def _sit(session: Session, room: str, players: int, turn_timer: int | None
                 return
             except RequestRefused as exc:
                 log.info("cannot join room %d: %s", summary.room, exc)
-    variant = "two-player" if players == 2 else "standard"
-    settings = m.RoomSettings(
-        players=players,
-        variant=variant,
-        edition="revised",
-        turn_timer=turn_timer,
-        first_player="host",
-    )
+    settings = m.RoomSettings.for_players(players, turn_timer=turn_timer)
     await session.request(m.CreateRoom(settings=settings, name=room))
     # Bots started together may each have made a room of that name: the
     # oldest one (the lowest id) is the table, and the others move to it.

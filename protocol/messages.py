@@ -154,6 +154,30 @@ class RoomSettings(WireValue):
         "Who picks the first player: `host` (the host names a seat in `start_game`; the host's own seat if not) or `random` (the server draws one).",
     )
 
+    @classmethod
+    def for_players(
+        cls,
+        players: int,
+        *,
+        turn_timer: int | None = None,
+        edition: str = "revised",
+        first_player: str = "host",
+    ) -> RoomSettings:
+        """The settings of a table of `players` seats, in the one variant
+        that seats them.
+
+        >>> RoomSettings.for_players(2).variant, RoomSettings.for_players(4).variant
+        ('two-player', 'standard')
+        """
+        variant = "two-player" if players == 2 else "standard"
+        return cls(
+            players=players,
+            variant=variant,
+            edition=edition,
+            turn_timer=turn_timer,
+            first_player=first_player,
+        )
+
     def validate(self) -> None:
         if self.variant == "two-player" and self.players != 2:
             raise Invalid("the two-player variant seats exactly 2 players", "players")

@@ -7,16 +7,18 @@ the rooms and the games): nothing else touches it. Each connection has two
 tasks: a **reader**, which sends what the socket gives to the core task over
 one bounded channel (the inbox), and a **writer**, which sends to the socket
 what the core task puts in the connection's own bounded channel (its
-outbox). The core task handles one input at a time, then hands each
-connection it touched its bytes:
+outbox). The core task handles the inputs waiting (a batch), then hands
+what they did to the **committer**, which gives each connection it touched
+its bytes:
 
-    reader ──(conn, bytes)──▶ inbox ──▶ core task ──bytes──▶ outbox ──▶ writer
+    reader ──(conn, bytes)──▶ inbox ──▶ core task ──batch──▶ committer ──bytes──▶ outbox ──▶ writer
 
-With a `Store`, the core task keeps the lobby's journal (`JournaledLobby`):
-it takes every input already waiting, hands them to the core, appends the
-journal entries they made to the store in one transaction (in a worker
-thread), and only then gives anyone the bytes they caused. Every accepted
-decision is stored before anything about it is sent.
+With a `Store`, the lobby keeps a journal (`JournaledLobby`): a batch
+carries the journal entries its inputs made, and the committer appends the
+entries of every batch waiting to the store in one transaction (in a worker
+thread) before it sends anything they caused, while the core task goes on
+with the next inputs. Every accepted decision is stored before anything
+about it is sent.
 
 A client that does not read is never waited for: when more than
 `MAX_QUEUED` bytes (1 MiB) wait in its outbox, or its socket takes longer
@@ -310,18 +312,20 @@ class NetServer:
         behind by `COMMIT_QUEUE` batches, it waits)."""
         gateway = self.gateway
         lobby = gateway.lobby
-        journaled = self.store is not None and isinstance(lobby, JournaledLobby)
-        entries = lobby.take() if journaled else []  # type: ignore[attr-defined]
+        journal = lobby if self.store is not None and isinstance(lobby, JournaledLobby) else None
+        entries = journal.take() if journal is not None else []
         outputs = [
             (conn, gateway.data_to_send(conn), gateway.must_close(conn))
             for conn in gateway.take_dirty()
         ]
         batch = _Batch(entries, outputs, effects)
         self._since_snapshot += len(entries)
-        if journaled and (self._snapshots_wanted or self._since_snapshot >= SNAPSHOT_EVERY):
+        if journal is not None and (
+            self._snapshots_wanted or self._since_snapshot >= SNAPSHOT_EVERY
+        ):
             # A snapshot covers every entry taken so far, which the committer
             # stores before it (and none after).
-            batch.snapshot = pickle.dumps(lobby, protocol=pickle.HIGHEST_PROTOCOL)
+            batch.snapshot = pickle.dumps(journal, protocol=pickle.HIGHEST_PROTOCOL)
             self._since_snapshot = 0
         batch.done, self._snapshots_wanted = self._snapshots_wanted, []
         if entries or outputs or effects or batch.snapshot is not None or batch.done:

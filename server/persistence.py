@@ -82,7 +82,7 @@ def restore(data_dir: Path, config: ServerConfig) -> Restored:
             store.save_snapshot(pickle.dumps(lobby, protocol=pickle.HIGHEST_PROTOCOL))
             return Restored(lobby, store, [], 0, new=True)
         lobby = _unpickle(snapshot)
-        lobby._entropy.rekey(key)  # type: ignore[attr-defined]
+        lobby.rekey(key)
         if lobby.config != config:
             log.warning(
                 "this data directory's settings are kept (they are part of its games): %s",

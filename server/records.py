@@ -32,6 +32,8 @@ class RecordWriter:
         # Records on their way to the disk, by id: `load` finds them already.
         self._writing: dict[str, bytes] = {}
         self._queued = 0  # records submitted and not yet tried
+        self._idle = trio.Event()  # set whenever nothing is queued
+        self._idle.set()
 
     def path(self, record_id: str) -> Path:
         return self.directory / f"{record_id}{RECORD_SUFFIX}"
@@ -41,6 +43,8 @@ class RecordWriter:
         try:
             self._send.send_nowait(finished)
             self._writing[finished.record_id] = encode_record(finished.record)
+            if not self._queued:
+                self._idle = trio.Event()
             self._queued += 1
         except trio.WouldBlock:
             log.error("record %s not written: %d records wait already", finished.record_id, PENDING)
@@ -57,6 +61,8 @@ class RecordWriter:
                 log.error("record %s not written (kept in memory): %s", path.name, exc)
             finally:
                 self._queued -= 1
+                if not self._queued:
+                    self._idle.set()
 
     async def load(self, record_id: str) -> bytes | None:
         """The bytes of record `record_id`, or None if there is none."""
@@ -72,8 +78,7 @@ class RecordWriter:
 
     async def settled(self) -> None:
         """Return when every record submitted so far is on disk (or failed to be)."""
-        while self._queued:
-            await trio.sleep(0.01)
+        await self._idle.wait()
 
     async def drain(self) -> None:
         """Close the queue and return when what it held is written."""

@@ -115,28 +115,12 @@ class KeyedEntropy(_CounterMode):
         return {"_counter": self._counter, "_buffer": self._buffer, "_key": None}
 
 
-class FixedEntropy:
+class FixedEntropy(_CounterMode):
     """The same bytes on every run, from `label` (docs and tests only)."""
 
     def __init__(self, label: str) -> None:
+        super().__init__()
         self._label = label.encode()
-        self._counter = 0
-        self._buffer = b""
 
-    def token_bytes(self, size: int) -> bytes:
-        while len(self._buffer) < size:
-            block = hashlib.sha256(self._label + self._counter.to_bytes(8, "big")).digest()
-            self._buffer += block
-            self._counter += 1
-        out, self._buffer = self._buffer[:size], self._buffer[size:]
-        return out
-
-    def choice(self, options: Sequence[T]) -> T:
-        if not options:
-            raise IndexError("no option to choose from")
-        n = len(options)
-        limit = (1 << 32) - (1 << 32) % n  # rejection sampling: no modulo bias
-        while True:
-            value = int.from_bytes(self.token_bytes(4), "big")
-            if value < limit:
-                return options[value % n]
+    def _block(self, counter: int) -> bytes:
+        return hashlib.sha256(self._label + counter.to_bytes(8, "big")).digest()

@@ -42,7 +42,7 @@ from oriflamme.protocol.codec import unpack_untrusted
 
 from .config import ServerConfig
 from .effects import Effect
-from .entropy import Entropy
+from .entropy import Entropy, KeyedEntropy
 from .lobby import Lobby
 
 HELLO, RESUME, REQUEST, CLOSED, TICK, RESTARTED = (
@@ -99,6 +99,14 @@ class JournaledLobby(Lobby):
     def _note(self, entry: Entry) -> None:
         self._notes.append(entry)
         self.last_time = max(self.last_time, entry.now)
+
+    def rekey(self, key: bytes) -> None:
+        """Give the key of its `KeyedEntropy` back, after loading it from a
+        snapshot (the key is never pickled)."""
+        entropy = self._entropy
+        if not isinstance(entropy, KeyedEntropy):
+            raise TypeError(f"a lobby with {type(entropy).__name__} has no key")
+        entropy.rekey(key)
 
     def take(self) -> list[Entry]:
         """The notes made since the last call, in order."""

@@ -38,14 +38,7 @@ def game_of(
             world.connect(f"p{i}", behaviour=Manual(bot) if i == manual else Behaviour(bot))
         )
     world.settle()
-    variant = "two-player" if players == 2 else "standard"
-    clients[0].send(
-        m.CreateRoom(
-            settings=m.RoomSettings(
-                players=players, variant=variant, edition="revised", first_player="host"
-            )
-        )
-    )
+    clients[0].send(m.CreateRoom(settings=m.RoomSettings.for_players(players)))
     world.settle()
     for c in clients[1:]:
         c.send(m.JoinRoom(room=1))

@@ -4,42 +4,25 @@ processes, real sockets on 127.0.0.1, every wait with a deadline."""
 from __future__ import annotations
 
 import os
-import re
 import signal
 import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-COMMAND = [sys.executable, "-m", "oriflamme.client.cli"]
+from tests.network.server_process import COMMAND, ServerProcess
 
 
 @pytest.fixture
-def server(tmp_path: Path) -> Iterator[tuple[int, Path, subprocess.Popen[str]]]:
-    data = tmp_path / "data"
-    process = subprocess.Popen(
-        [*COMMAND, "serve", "--port", "0", "--data-dir", str(data), "--log-level", "info"],
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    assert process.stderr is not None
-    port = None
-    deadline = time.monotonic() + 20
-    while port is None and time.monotonic() < deadline:
-        line = process.stderr.readline()
-        found = re.search(r"serving on \S+ port (\d+)", line)
-        if found:
-            port = int(found.group(1))
-    assert port is not None, "the server did not say where it listens"
+def server(tmp_path: Path) -> Iterator[tuple[int, Path, subprocess.Popen[bytes]]]:
+    process = ServerProcess(tmp_path / "data")
+    port = process.start()
+    assert process.process is not None
     try:
-        yield port, data, process
+        yield port, process.data_dir, process.process
     finally:
-        if process.poll() is None:
-            process.kill()
-        process.wait(timeout=10)
+        process.stop()
 
 
 def run(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
@@ -47,7 +30,7 @@ def run(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
 
 
 def test_three_bot_processes_play_a_game_whose_record_verifies(
-    server: tuple[int, Path, subprocess.Popen[str]], tmp_path: Path
+    server: tuple[int, Path, subprocess.Popen[bytes]], tmp_path: Path
 ) -> None:
     port, data, _ = server
     bots = [
@@ -98,7 +81,7 @@ def test_three_bot_processes_play_a_game_whose_record_verifies(
     assert missing.returncode == 1 and "no record" in missing.stderr
 
 
-def test_rooms_lists_the_rooms(server: tuple[int, Path, subprocess.Popen[str]]) -> None:
+def test_rooms_lists_the_rooms(server: tuple[int, Path, subprocess.Popen[bytes]]) -> None:
     port, _, _ = server
     listed = run("rooms", f"127.0.0.1:{port}")
     assert listed.returncode == 0 and listed.stdout.strip() == "no rooms"
@@ -107,7 +90,7 @@ def test_rooms_lists_the_rooms(server: tuple[int, Path, subprocess.Popen[str]]) 
 
 
 def test_sigterm_tells_the_clients_and_exits(
-    server: tuple[int, Path, subprocess.Popen[str]],
+    server: tuple[int, Path, subprocess.Popen[bytes]],
 ) -> None:
     import socket
 

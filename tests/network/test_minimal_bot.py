@@ -12,9 +12,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.network.server_process import COMMAND, ServerProcess
+
 ROOT = Path(__file__).resolve().parents[2]
 BOT = ROOT / "examples" / "minimal_bot.py"
-COMMAND = [sys.executable, "-m", "oriflamme.client.cli"]
 
 
 def test_the_vectors_check_out() -> None:
@@ -26,21 +27,10 @@ def test_the_vectors_check_out() -> None:
 
 
 def test_minimal_bot_plays_games_whose_records_verify(tmp_path: Path) -> None:
-    data = tmp_path / "data"
-    server = subprocess.Popen(
-        [*COMMAND, "serve", "--port", "0", "--data-dir", str(data), "--log-level", "info"],
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    server = ServerProcess(tmp_path / "data")
+    data = server.data_dir
     try:
-        assert server.stderr is not None
-        port = None
-        deadline = time.monotonic() + 20
-        while port is None and time.monotonic() < deadline:
-            found = re.search(r"serving on \S+ port (\d+)", server.stderr.readline())
-            if found:
-                port = int(found.group(1))
-        assert port is not None, "the server did not say where it listens"
+        port = server.start()
 
         for players, bots in [(3, 2), (2, 1)]:
             args = [f"127.0.0.1:{port}", "--create", str(players), "--bots", str(bots)]
@@ -60,9 +50,7 @@ def test_minimal_bot_plays_games_whose_records_verify(tmp_path: Path) -> None:
             assert verified.returncode == 0, verified.stdout + verified.stderr
             assert "verdict: VALID" in verified.stdout
     finally:
-        if server.poll() is None:
-            server.kill()
-        server.wait(timeout=10)
+        server.stop()
 
 
 if os.name != "posix":

@@ -32,13 +32,7 @@ def settings(
     first_player: str = "host",
     turn_timer: int | None = None,
 ) -> m.RoomSettings:
-    return m.RoomSettings(
-        players=players,
-        variant="two-player" if players == 2 else "standard",
-        edition="revised",
-        turn_timer=turn_timer,
-        first_player=first_player,
-    )
+    return m.RoomSettings.for_players(players, turn_timer=turn_timer, first_player=first_player)
 
 
 def new_world(label: str = "scenario", *, seed: int = 0, **config: Any) -> InProcess:

@@ -132,14 +132,7 @@ class RoomTraffic(RuleBasedStateMachine):
         private=st.booleans(),
     )
     def create_room(self, name: str, players: int, timer: int | None, private: bool) -> None:
-        variant = "two-player" if players == 2 else "standard"
-        settings_ = m.RoomSettings(
-            players=players,
-            variant=variant,
-            edition="revised",
-            turn_timer=timer,
-            first_player="host",
-        )
+        settings_ = m.RoomSettings.for_players(players, turn_timer=timer)
         self.send(name, m.CreateRoom(settings=settings_, private=private))
 
     @rule(
@@ -170,14 +163,7 @@ class RoomTraffic(RuleBasedStateMachine):
             behaviour = self.clients[name].behaviour
             assert isinstance(behaviour, Manual)
             behaviour.auto = auto
-        variant = "two-player" if players == 2 else "standard"
-        settings_ = m.RoomSettings(
-            players=players,
-            variant=variant,
-            edition="revised",
-            turn_timer=timer,
-            first_player="host",
-        )
+        settings_ = m.RoomSettings.for_players(players, turn_timer=timer)
         self.send("host", m.CreateRoom(settings=settings_))
         room = self.clients["host"].state.room
         if room is None:

@@ -54,17 +54,8 @@ def table(
         for i in range(players)
     ]
     world.settle()
-    variant = "two-player" if players == 2 else "standard"
     clients[0].send(
-        m.CreateRoom(
-            settings=m.RoomSettings(
-                players=players,
-                variant=variant,
-                edition="revised",
-                turn_timer=turn_timer,
-                first_player="host",
-            )
-        )
+        m.CreateRoom(settings=m.RoomSettings.for_players(players, turn_timer=turn_timer))
     )
     world.settle()
     for c in clients[1:]:

@@ -172,13 +172,7 @@ def play(sample: Sample) -> Record:
         behaviour = sample.behaviours.get(seat, Behaviour)(bot)
         clients.append(world.connect(f"player {seat}", behaviour=behaviour))
     world.settle()
-    settings = m.RoomSettings(
-        players=sample.players,
-        variant="two-player" if sample.players == 2 else "standard",
-        edition="revised",
-        turn_timer=sample.turn_timer,
-        first_player="host",
-    )
+    settings = m.RoomSettings.for_players(sample.players, turn_timer=sample.turn_timer)
     clients[0].send(m.CreateRoom(settings=settings, name=sample.name[:40]))
     world.settle()
     room = clients[0].state.room
