@@ -205,6 +205,52 @@ def _bot(args: argparse.Namespace) -> int:
     return 0
 
 
+def _play(args: argparse.Namespace) -> int:
+    import logging
+    from functools import partial
+
+    from oriflamme.client.secret_store import default_state_dir
+    from oriflamme.client.state import ClientState
+    from oriflamme.client.tui.app import ProgramFailed, run
+    from oriflamme.client.tui.controller import GameController
+    from oriflamme.client.tui.play import PlayOptions, play_program
+
+    if not 1 <= args.bots <= 4:
+        print("oriflamme play: --bots must be 1-4 (tables seat 2-5)", file=sys.stderr)
+        return 2
+    if not sys.stdin.isatty() or not sys.stdout.isatty():
+        print("oriflamme play: needs a terminal (stdin and stdout)", file=sys.stderr)
+        return 2
+    state_dir = Path(args.state_dir) if args.state_dir else default_state_dir()
+    # The screen is the terminal's: the log goes to a file.
+    try:
+        state_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        handler: logging.Handler = logging.FileHandler(state_dir / "play.log")
+    except OSError as exc:
+        print(f"oriflamme play: cannot use {state_dir}: {exc.strerror}", file=sys.stderr)
+        return 2
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    logging.basicConfig(level=logging.INFO, handlers=[handler], force=True)
+    options = PlayOptions(
+        bots=args.bots,
+        name=args.name,
+        level=args.level,
+        turn_timer=args.turn_timer,
+        state_dir=state_dir,
+    )
+    controller = GameController(ClientState(), lambda command: None)
+    try:
+        code = run(partial(play_program, options=options), controller, bell=not args.no_bell)
+    except ProgramFailed as exc:
+        print(f"oriflamme play: stopped: {exc}", file=sys.stderr)
+        print(f"(the log is in {state_dir / 'play.log'})", file=sys.stderr)
+        return 1
+    game = controller.state.game
+    if game is not None and game.end is None:
+        print("Your seat is kept: run `oriflamme play` again to finish the game.")
+    return code
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="oriflamme", description="Oriflamme played across machines."
@@ -277,6 +323,24 @@ def build_parser() -> argparse.ArgumentParser:
     bp.add_argument("--state-dir", help="where the bot keeps its secrets (default: in memory)")
     bp.add_argument("--log-level", choices=levels, default="warning")
     bp.set_defaults(func=_bot)
+
+    pp = sub.add_parser(
+        "play", help="play a game against bots in this terminal (a server runs inside)"
+    )
+    pp.add_argument("--bots", type=int, default=2, help="bot opponents, 1-4 (default 2)")
+    pp.add_argument("--name", default="You", help="your name at the table")
+    pp.add_argument(
+        "--level",
+        choices=["easy", "normal"],
+        default="normal",
+        help="the bots: easy (random moves) or normal (heuristic)",
+    )
+    pp.add_argument("--turn-timer", type=int, help="seconds a decision (default: no timer)")
+    pp.add_argument("--no-bell", action="store_true", help="no bell when it is your turn")
+    pp.add_argument(
+        "--state-dir", help="where your secrets, records and the game are kept (XDG state)"
+    )
+    pp.set_defaults(func=_play)
     return parser
 
 

@@ -178,6 +178,9 @@ class Session:
         self._connected = trio.Event()
         self._changed = trio.Event()
         self._cancel: trio.CancelScope | None = None
+        # Called (in the session's task) after every change of the mirror or
+        # of the connection: a UI redraws from it.
+        self.on_change: Callable[[], None] | None = None
 
     # ------------------------------------------------------------ queries
 
@@ -290,6 +293,8 @@ class Session:
     def _notify(self) -> None:
         self._changed.set()
         self._changed = trio.Event()
+        if self.on_change is not None:
+            self.on_change()
 
     async def _send(self, link: _Link, message: m.Message) -> int:
         """Send `message` on `link` with a fresh id (its id). The seat's secrets

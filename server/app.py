@@ -68,6 +68,9 @@ class ServeOptions:
     data_dir: Path = field(default_factory=default_data_dir)
     config: ServerConfig = field(default_factory=ServerConfig)
     shutdown_grace: float = 5.0
+    # Embedded in another program (`oriflamme play`): it stops when this is
+    # set rather than on a signal, and leaves that program's GC alone.
+    stop: trio.Event | None = None
 
 
 async def serve(
@@ -106,25 +109,34 @@ async def serve(
         )
         listeners = await trio.open_tcp_listeners(options.port, host=options.host)
         port = listeners[0].socket.getsockname()[1]
-        tune_gc()
-        with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
-            try:
-                async with trio.open_nursery() as nursery:
-                    nursery.start_soon(records.run)
-                    await nursery.start(server.run, listeners)
-                    log.info(
-                        "serving on %s port %d; data in %s", options.host, port, options.data_dir
-                    )
-                    task_status.started(port)
-                    async for signum in signals:
-                        log.info("%s: shutting down", signal.Signals(signum).name)
-                        break
-                    await server.shut_down(options.shutdown_grace)
-                    await records.drain()
-            except* StoreError as failed:
-                # The state can no longer be stored: stop, rather than send
-                # what a restart could not give back. What was stored is safe.
-                raise failed.exceptions[0] from None
+        if options.stop is None:
+            tune_gc()
+        try:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(records.run)
+                await nursery.start(server.run, listeners)
+                log.info("serving on %s port %d; data in %s", options.host, port, options.data_dir)
+                task_status.started(port)
+                await _until_stopped(options)
+                await server.shut_down(options.shutdown_grace)
+                await records.drain()
+        except* StoreError as failed:
+            # The state can no longer be stored: stop, rather than send
+            # what a restart could not give back. What was stored is safe.
+            raise failed.exceptions[0] from None
     finally:
         store.close()
     log.info("stopped")
+
+
+async def _until_stopped(options: ServeOptions) -> None:
+    """Until SIGTERM or SIGINT, or, embedded in another program, until it
+    sets `options.stop` (a signal is then that program's business)."""
+    if options.stop is not None:
+        await options.stop.wait()
+        log.info("stopped by its program: shutting down")
+        return
+    with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+        async for signum in signals:
+            log.info("%s: shutting down", signal.Signals(signum).name)
+            return

@@ -58,6 +58,20 @@ SANS_IO_CLIENT = (
     "oriflamme.client.state",
     "oriflamme.client.bots",
     "oriflamme.client.endpoint",
+    "oriflamme.client.replay",
+    # the terminal client's logic: what is drawn and what keys do
+    "oriflamme.client.tui.text",
+    "oriflamme.client.tui.words",
+    "oriflamme.client.tui.choices",
+    "oriflamme.client.tui.screen",
+    "oriflamme.client.tui.controller",
+)
+# The client's modules that may import the server: the launcher, the
+# in-process runner and `oriflamme play` (which embeds a server).
+CLIENT_MEETS_SERVER = (
+    "oriflamme.client.cli",
+    "oriflamme.client.inprocess",
+    "oriflamme.client.tui.play",
 )
 
 # What each layer may import of the project.
@@ -125,6 +139,17 @@ def test_a_layer_imports_only_what_is_below_it(name: str) -> None:
     assert not wrong, f"{name} imports {wrong}: the {layer} layer may import only {allowed}"
     io = sorted(i for i in IMPORTS[name] if i.split(".")[0] in FORBIDDEN)
     assert not io, f"{name} imports {io}: no I/O, threads or clock in the {layer} layer"
+
+
+def test_the_client_reaches_the_server_only_through_the_protocol() -> None:
+    wrong = sorted(
+        (name, i)
+        for name, imports in IMPORTS.items()
+        if name.startswith("oriflamme.client") and name not in CLIENT_MEETS_SERVER
+        for i in imports
+        if i.startswith("oriflamme.server")
+    )
+    assert not wrong, f"client modules import the server: {wrong}"
 
 
 def test_no_runtime_module_imports_the_tools() -> None:

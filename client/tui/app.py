@@ -1,0 +1,300 @@
+"""The terminal shell: prompt_toolkit on asyncio, with trio as its guest.
+
+How this works
+--------------
+`run(program, controller)` runs a full-screen prompt_toolkit application
+on asyncio, and starts `program` (a trio function: the session, and for
+`oriflamme play` an embedded server) with `trio.lowlevel.start_guest_run`,
+so both run on one thread: trio's tasks run between asyncio's callbacks,
+and read the same objects the screen draws from. Between the two sides:
+
+* trio to the screen: the session calls `Bridge.changed` after every
+  change of its mirror; the controller takes it in and the screen redraws;
+* the screen to trio: a key that completes a choice gives a `Command`,
+  which `Bridge.send` puts on a memory channel through the trio token
+  (`run_sync_soon`: thread-safe, never blocks); the program's task that
+  reads the channel sends it with the session.
+
+Quitting (q, Ctrl-C, SIGTERM, SIGHUP) exits the application, cancels the
+trio program, and waits for it to finish (the embedded server shuts down
+cleanly). A failure of the program ends the application with its message
+on the terminal, never a traceback.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import trio
+from prompt_toolkit.application import Application
+from prompt_toolkit.formatted_text import StyleAndTextTuples
+from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+from prompt_toolkit.keys import Keys
+from prompt_toolkit.layout import Layout, Window
+from prompt_toolkit.layout.controls import FormattedTextControl
+from prompt_toolkit.output import ColorDepth
+from prompt_toolkit.styles import Style
+
+from .choices import BACKSPACE, ENTER, ESCAPE, LEFT, RIGHT
+from .controller import Command, GameController
+from .screen import render
+
+KEY_NAMES: dict[Keys | str, str] = {
+    Keys.ControlM: ENTER,
+    Keys.ControlJ: ENTER,
+    Keys.Escape: ESCAPE,
+    Keys.ControlH: BACKSPACE,
+    Keys.Backspace: BACKSPACE,
+    Keys.Left: LEFT,
+    Keys.Right: RIGHT,
+}
+
+COLOURS = {
+    "owner.red": "ansired bold",
+    "owner.blue": "ansibrightblue bold",
+    "owner.green": "ansigreen bold",
+    "owner.yellow": "ansiyellow bold",
+    "owner.black": "ansibrightblack bold",
+    "card.back": "ansibrightblack",
+    "card.up": "bold",
+    "card.mine": "italic",
+    "tokens": "ansiyellow",
+    "key": "ansicyan bold",
+    "chat": "ansimagenta",
+    "banner": "ansiwhite bg:ansired bold",
+    "status": "ansiyellow",
+    "rule.turn": "ansigreen bold",
+    "winner": "bold underline",
+    "verified": "ansigreen",
+    "dim": "ansibrightblack",
+}
+# What stays in monochrome: emphasis that needs no colour.
+MONO = {
+    "title": "reverse",
+    "highlight": "reverse",
+    "resolving": "bold",
+    "turn": "bold",
+    "initial": "bold",
+    "rule.title": "bold",
+    "banner": "reverse bold",
+    "winner": "bold underline",
+    "key": "bold",
+    "card.mine": "italic",
+}
+
+
+def colour_wanted(environ: dict[str, str] | None = None) -> bool:
+    """Colour unless NO_COLOR is set (https://no-color.org) or the terminal is dumb."""
+    env = os.environ if environ is None else environ
+    return not env.get("NO_COLOR") and env.get("TERM") != "dumb"
+
+
+def style(colour: bool) -> Style:
+    rules = dict(MONO)
+    if colour:
+        for name, value in COLOURS.items():
+            rules[name] = (rules[name] + " " + value) if name in rules else value
+    return Style.from_dict(rules)
+
+
+def key_name(event: KeyPressEvent) -> str | None:
+    """The controller's name for a key press, or None for a key it ignores."""
+    key = event.key_sequence[0].key
+    if key in KEY_NAMES:
+        return KEY_NAMES[key]
+    if isinstance(key, str) and len(key) == 1 and key.isprintable():
+        return key
+    return None
+
+
+class Bridge:
+    """Between the screen (asyncio) and the program (trio); see the module docstring."""
+
+    def __init__(self, controller: GameController, *, bell: bool = True) -> None:
+        self.controller = controller
+        self.bell = bell
+        self.app: Application[int] | None = None
+        self.token: trio.lowlevel.TrioToken | None = None
+        self.cancel_scope: trio.CancelScope | None = None
+        self.commands: trio.MemoryReceiveChannel[Command] | None = None
+        self._to_trio: trio.MemorySendChannel[Command] | None = None
+        controller.send = self.send
+
+    def enter_trio(self) -> trio.MemoryReceiveChannel[Command]:
+        """Called first thing in the trio program: the channel of commands."""
+        self.token = trio.lowlevel.current_trio_token()
+        send, receive = trio.open_memory_channel[Command](64)
+        self._to_trio, self.commands = send, receive
+        return receive
+
+    def send(self, command: Command) -> None:
+        if self.token is None or self._to_trio is None:
+            return
+        channel = self._to_trio
+
+        def put() -> None:
+            # 64 commands waiting: the program is gone or stuck; this one is dropped
+            with contextlib.suppress(
+                trio.WouldBlock, trio.ClosedResourceError, trio.BrokenResourceError
+            ):
+                channel.send_nowait(command)
+
+        with contextlib.suppress(trio.RunFinishedError):
+            self.token.run_sync_soon(put)
+
+    def changed(self, *, banner: str | None = None) -> None:
+        """The session's mirror (or connection) changed: take it in and redraw."""
+        controller = self.controller
+        if banner is not None:
+            controller.banner = banner
+        ours = controller.changed(time.monotonic())
+        app = self.app
+        if app is None:
+            return
+        if ours and self.bell:
+            app.output.bell()
+        if ours:
+            app.output.set_title("Oriflamme · your turn")
+        elif controller.chooser is None:
+            app.output.set_title("Oriflamme")
+        app.invalidate()
+
+    def exit(self, code: int = 0) -> None:
+        app = self.app
+        if app is not None and app.is_running and app.future is not None and not app.future.done():
+            app.exit(result=code)
+
+    def cancel(self) -> None:
+        if self.token is not None and self.cancel_scope is not None:
+            scope = self.cancel_scope
+            with contextlib.suppress(trio.RunFinishedError):
+                self.token.run_sync_soon(scope.cancel)
+
+
+def build_application(
+    controller: GameController,
+    *,
+    colour: bool = True,
+    on_quit: Callable[[], None] | None = None,
+    **app_options: Any,
+) -> Application[int]:
+    """The full-screen application drawing `controller`'s scene."""
+
+    def fragments() -> StyleAndTextTuples:
+        controller.tick(time.monotonic())
+        size = app.output.get_size()
+        out: StyleAndTextTuples = []
+        for i, line in enumerate(render(controller.scene(), size.columns, size.rows)):
+            if i:
+                out.append(("", "\n"))
+            out.extend(line)
+        return out
+
+    bindings = KeyBindings()
+
+    @bindings.add(Keys.Any)
+    @bindings.add(Keys.ControlM)
+    @bindings.add(Keys.ControlJ)
+    @bindings.add(Keys.Escape)
+    @bindings.add(Keys.ControlH)
+    @bindings.add(Keys.Left)
+    @bindings.add(Keys.Right)
+    def _key(event: KeyPressEvent) -> None:
+        name = key_name(event)
+        if name is not None:
+            controller.key(name)
+
+    @bindings.add(Keys.ControlC)
+    def _interrupt(event: KeyPressEvent) -> None:
+        if on_quit is not None:
+            on_quit()
+        else:
+            event.app.exit(result=130)
+
+    app: Application[int] = Application(
+        layout=Layout(Window(FormattedTextControl(fragments, show_cursor=False))),
+        key_bindings=bindings,
+        full_screen=True,
+        style=style(colour),
+        color_depth=ColorDepth.DEPTH_4_BIT if colour else ColorDepth.DEPTH_1_BIT,
+        refresh_interval=0.5,
+        **app_options,
+    )
+    app.ttimeoutlen = 0.05  # Esc alone answers at once, not after half a second
+    return app
+
+
+class ProgramFailed(Exception):
+    """The trio program stopped with an error (its message is for a person)."""
+
+
+def run(
+    program: Callable[[Bridge], Awaitable[None]],
+    controller: GameController,
+    *,
+    bell: bool = True,
+    colour: bool | None = None,
+    **app_options: Any,
+) -> int:
+    """Run the screen and `program` until the player quits or the program
+    ends; the exit status. `ProgramFailed` if the program failed."""
+    return asyncio.run(_host(program, controller, bell, colour, app_options))
+
+
+async def _host(
+    program: Callable[[Bridge], Awaitable[None]],
+    controller: GameController,
+    bell: bool,
+    colour: bool | None,
+    app_options: dict[str, Any],
+) -> int:
+    loop = asyncio.get_running_loop()
+    bridge = Bridge(controller, bell=bell)
+    app = build_application(
+        controller,
+        colour=colour_wanted() if colour is None else colour,
+        on_quit=lambda: controller.key("q"),
+        **app_options,
+    )
+    bridge.app = app
+    finished: asyncio.Future[Any] = loop.create_future()
+
+    async def guest() -> None:
+        with trio.CancelScope() as bridge.cancel_scope:
+            await program(bridge)
+
+    def done(outcome: Any) -> None:
+        if not finished.done():
+            finished.set_result(outcome)
+        bridge.exit()
+
+    trio.lowlevel.start_guest_run(
+        guest,
+        run_sync_soon_threadsafe=loop.call_soon_threadsafe,
+        done_callback=done,
+        host_uses_signal_set_wakeup_fd=True,
+    )
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        loop.add_signal_handler(signum, lambda: bridge.exit(143))
+    try:
+        code = await app.run_async()
+    finally:
+        bridge.cancel()
+        outcome = await finished
+        for signum in (signal.SIGTERM, signal.SIGHUP):
+            loop.remove_signal_handler(signum)
+    try:
+        outcome.unwrap()
+    except (trio.Cancelled, KeyboardInterrupt):
+        pass
+    except BaseExceptionGroup as group:
+        raise ProgramFailed("; ".join(str(e) for e in group.exceptions)) from None
+    except Exception as exc:  # noqa: BLE001 -- said plainly by the command
+        raise ProgramFailed(str(exc) or type(exc).__name__) from None
+    return code if code is not None else 0

@@ -1,0 +1,301 @@
+"""Keys to decisions: the legal options of a pending decision, offered with
+their keys, and the key presses that pick one.
+
+How this works
+--------------
+A `Chooser` is made for one pending decision from the options the mirror
+gives (`GameMirror.options()`: legal answers only) and the position. It
+lists what can be pressed now (`offers`), takes keys (`press`), and gives
+the chosen action once a choice is complete. A key that picks nothing
+leaves the choice as it was and says why in `status`, in plain words
+("Card 3 is not yours"). Placing a card takes two steps (the card, then
+where); Esc goes back one step.
+
+Numbers name queue positions (1 resolves first) and stay the same while
+you choose; a position above 9 takes two digits (``1`` then ``2``; Enter
+after ``1`` picks 1 when there is also a 12...). The arrows name the ends of
+the queue as it is drawn: the direction chosen at the start says which
+physical end resolves first.
+
+>>> from oriflamme.engine import Keep, Reveal
+>>> view = {"queue": [[{"pid": 0, "owner": 0, "card": ["red", "spy"],
+...                     "face_up": False, "tokens": 1}]],
+...         "hands": [[], []], "direction": "left-to-right"}
+>>> c = Chooser("reveal", [Keep(), Reveal()], view, seat=0, who=str, pid=0)
+>>> [o.key for o in c.offers()]
+['r', 'k']
+>>> c.press("x"), c.status
+(None, 'x does nothing now: press one of the keys listed below')
+>>> c.press("k")
+Keep()
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from oriflamme.engine import (
+    FAMILY_NAMES,
+    Action,
+    ChooseDirection,
+    Keep,
+    MoveTo,
+    Place,
+    Reveal,
+    Target,
+    card_to_data,
+)
+
+from .words import ABILITIES, card_name
+
+LEFT, RIGHT, ENTER, ESCAPE, BACKSPACE = "left", "right", "enter", "escape", "backspace"
+KEY_SYMBOLS = {LEFT: "←", RIGHT: "→", ENTER: "Enter"}
+
+TITLES = {
+    "direction": "you play first: choose the direction of resolution",
+    "place": "place a card",
+    "reveal": "your face-down card comes up: reveal it or keep it hidden",
+    "eliminate": "choose the card to eliminate",
+    "steal": "choose whose card to steal from",
+    "copy": "choose the card to copy",
+    "move_card": "choose the card to move",
+    "move_to": "choose where to move it",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Offer:
+    """One thing that can be pressed now."""
+
+    key: str  # a character, or LEFT, RIGHT, ENTER
+    label: str
+
+    @property
+    def shown(self) -> str:
+        return f"[{KEY_SYMBOLS.get(self.key, self.key)}] {self.label}"
+
+
+class Chooser:
+    """One pending decision of ours; see the module docstring."""
+
+    def __init__(
+        self,
+        kind: str,
+        options: list[Action],
+        view: dict[str, Any],
+        *,
+        seat: int,
+        who: Callable[[int], str],
+        pid: int | None = None,
+    ) -> None:
+        self.kind = kind
+        self.options = options
+        self.view = view
+        self.seat = seat
+        self.who = who
+        self.pid = pid
+        self.status = ""
+        self.digits = ""
+        self.card: Any = None  # the hand card picked (place, step 2)
+        queue = view.get("queue", [])
+        self.tops = [slot[-1] for slot in queue if slot]
+        self.position_of = {top["pid"]: i + 1 for i, top in enumerate(self.tops)}
+        self.reversed = view.get("direction") == "right-to-left"
+
+    # ------------------------------------------------------------ what is offered
+
+    @property
+    def title(self) -> str:
+        if self.kind == "place" and self.card is not None:
+            return f"place your {card_name(card_to_data(self.card))}: where?"
+        return TITLES.get(self.kind, self.kind)
+
+    def hand(self) -> list[Any]:
+        """The hand cards that can be placed, in hand order."""
+        cards: list[Any] = []
+        for a in self.options:
+            if isinstance(a, Place) and a.card not in cards:
+                cards.append(a.card)
+        return cards
+
+    def offers(self) -> list[Offer]:
+        """What can be pressed now, in the order shown."""
+        if self.kind == "direction":
+            by = {a.direction: a for a in self.options if isinstance(a, ChooseDirection)}
+            out = []
+            if "left-to-right" in by:
+                out.append(Offer("l", "left to right"))
+            if "right-to-left" in by:
+                out.append(Offer("r", "right to left"))
+            return out
+        if self.kind == "place":
+            if self.card is None:
+                return [
+                    Offer(str(i + 1), card_name(card_to_data(c)) or "?")
+                    for i, c in enumerate(self.hand())
+                ]
+            return self._places()
+        if self.kind == "reveal":
+            card = self._card(self.pid)
+            gain = ABILITIES.get(card[1], "") if card and card[1] else ""
+            gain = gain.removeprefix("revealed: ").split(". ")[0]
+            return [
+                Offer("r", f"reveal it: {gain}" if gain else "reveal it"),
+                Offer("k", "keep it face down (+1 ◆)"),
+            ]
+        if self.kind == "move_to":
+            return [
+                Offer(str(a.index + 1), f"position {a.index + 1}")
+                for a in self.options
+                if isinstance(a, MoveTo)
+            ]
+        return [
+            Offer(str(self.position_of.get(a.pid, "?")), self.describe(a.pid))
+            for a in self.options
+            if isinstance(a, Target)
+        ]
+
+    def _places(self) -> list[Offer]:
+        ats = [a.at for a in self.options if isinstance(a, Place) and a.card == self.card]
+        out = []
+        first_key, last_key = (RIGHT, LEFT) if self.reversed else (LEFT, RIGHT)
+        if not self.tops and "first" in ats:
+            return [Offer(ENTER, "the middle (the queue is empty)")]
+        ends = [("first", first_key, "resolves first"), ("last", last_key, "resolves last")]
+        if self.reversed:
+            ends.reverse()
+        for end, key, what in ends:
+            if end in ats:
+                side = "left" if key == LEFT else "right"
+                out.append(Offer(key, f"{side} end ({what})"))
+        for at in ats:
+            if isinstance(at, int):
+                out.append(Offer(str(self.position_of.get(at, "?")), f"on {self.describe(at)}"))
+        return out
+
+    @property
+    def highlighted(self) -> set[int]:
+        """Queue positions (1-based) that the current step can choose."""
+        return (
+            {int(o.key) for o in self.offers() if o.key.isdigit()} if self._by_number() else set()
+        )
+
+    def _by_number(self) -> bool:
+        return not (self.kind == "place" and self.card is None) and self.kind != "move_to"
+
+    def describe(self, pid: int) -> str:
+        """The card at `pid` as the choice line names it."""
+        top = next((t for t in self.tops if t["pid"] == pid), None)
+        if top is None:
+            return f"card {pid}"
+        owner = "your" if top["owner"] == self.seat else f"{self.who(top['owner'])}'s"
+        name = card_name(top["card"])
+        if top["face_up"]:
+            return f"{owner} {name}"
+        if top["owner"] == self.seat and name:
+            return f"{owner} ({name})"
+        return f"{owner} face-down card"
+
+    def _card(self, pid: int | None) -> Any:
+        top = next((t for t in self.tops if t["pid"] == pid), None)
+        return None if top is None else top["card"]
+
+    # ------------------------------------------------------------ keys
+
+    def press(self, key: str) -> Action | None:
+        """Take one key: the chosen action once the choice is complete, else
+        None (with `status` saying why when the key did nothing)."""
+        self.status = ""
+        if key == ESCAPE:
+            if self.digits:
+                self.digits = ""
+            elif self.card is not None:
+                self.card = None
+            else:
+                self.status = "nothing to undo"
+            return None
+        if key == BACKSPACE:
+            self.digits = self.digits[:-1]
+            return None
+        offers = self.offers()
+        if key.isdigit() and any(o.key.isdigit() for o in offers):
+            return self._digit(key, offers)
+        if key == ENTER:
+            if self.digits:
+                return self._pick(self.digits, offers)
+            if len(offers) == 1:
+                return self._pick(offers[0].key, offers)
+        for o in offers:
+            if o.key == key:
+                return self._pick(key, offers)
+        self.digits = ""
+        self.status = self._refusal(key)
+        return None
+
+    def _digit(self, key: str, offers: list[Offer]) -> Action | None:
+        typed = self.digits + key
+        numbers = [o.key for o in offers if o.key.isdigit()]
+        longer = [n for n in numbers if n.startswith(typed) and n != typed]
+        if typed in numbers and not longer:
+            self.digits = ""
+            return self._pick(typed, offers)
+        if longer:
+            self.digits = typed
+            if typed in numbers:
+                self.status = f"{typed}: press Enter to choose {typed}, or type the next digit"
+            return None
+        self.digits = ""
+        self.status = self._refusal(typed)
+        return None
+
+    def _pick(self, key: str, offers: list[Offer]) -> Action | None:
+        i = [o.key for o in offers].index(key)
+        if self.kind == "place" and self.card is None:
+            self.card = self.hand()[i]
+            return None
+        if self.kind == "place":
+            places = [a for a in self.options if isinstance(a, Place) and a.card == self.card]
+            wanted = self._at(key)
+            chosen = next(a for a in places if a.at == wanted)
+            return chosen
+        if self.kind == "direction":
+            return ChooseDirection("left-to-right" if key == "l" else "right-to-left")
+        if self.kind == "reveal":
+            return Reveal() if key == "r" else Keep()
+        if self.kind == "move_to":
+            return MoveTo(int(key) - 1)
+        pid = self.tops[int(key) - 1]["pid"]
+        return Target(pid)
+
+    def _at(self, key: str) -> Any:
+        if key == ENTER:
+            return "first"
+        if key in (LEFT, RIGHT):
+            first_key = RIGHT if self.reversed else LEFT
+            return "first" if key == first_key else "last"
+        return self.tops[int(key) - 1]["pid"]
+
+    def _refusal(self, key: str) -> str:
+        """Why `key` picks nothing, in plain words."""
+        shown = KEY_SYMBOLS.get(key, key)
+        if not key.isdigit():
+            return f"{shown} does nothing now: press one of the keys listed below"
+        n = int(key)
+        if self.kind == "place" and self.card is None:
+            return f"You have no card {n} in hand: press 1-{len(self.hand())}"
+        if self.kind == "move_to":
+            return f"The card cannot go to position {n}"
+        if not 1 <= n <= len(self.tops):
+            return f"There is no card {n} in the queue"
+        top = self.tops[n - 1]
+        if self.kind == "place":
+            if top["owner"] != self.seat:
+                return f"Card {n} is not yours: you can cover only your own cards"
+            if self.view.get("round", 1) == 1:
+                return "In round 1 cards go at either end, not on top of others"
+            family = FAMILY_NAMES[self.card.family]
+            return f"Card {n} cannot be covered with your {family} card"
+        ability = {"eliminate": "eliminated", "steal": "stolen from", "copy": "copied"}
+        return f"Card {n} cannot be {ability.get(self.kind, 'chosen')} now"

@@ -1,0 +1,302 @@
+"""What the terminal shows and what its keys do, between the session and the screen.
+
+How this works
+--------------
+A `GameController` reads the session's mirror (`ClientState`) whenever it
+changes (`changed`), keeps the log in plain words and the `Chooser` of our
+pending decision, and answers keys (`key`). It never talks to the network
+itself: a complete choice becomes a `Command` handed to `send`, which the
+app carries to the trio side (`client.tui.app`), where the session sends
+it. It does no I/O and reads no clock: the time is given to it, so that the
+tests drive it with keys and positions alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from oriflamme.engine import Action, card_to_data
+from oriflamme.protocol import messages as m
+
+from ..state import ClientState, GameMirror
+from .choices import BACKSPACE, ENTER, ESCAPE, Chooser
+from .screen import EndSummary, Scene
+from .text import safe
+from .words import EventLog
+
+CHAT_LIMIT = 200
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """Send `action` as our answer to decision `turn`."""
+
+    turn: int
+    action: Action
+
+
+@dataclass(frozen=True, slots=True)
+class Say:
+    """Say `text` in the room's chat."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class PlayAgain:
+    """Ready for another game at the same table (the host starts it)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Quit:
+    """Leave the program (the seat is kept: the session can come back)."""
+
+
+Command = Answer | Say | PlayAgain | Quit
+
+
+class GameController:
+    """The game screen's state and keys; see the module docstring."""
+
+    def __init__(
+        self, state: ClientState, send: Callable[[Command], None], *, title: str = ""
+    ) -> None:
+        self.state = state
+        self.send = send
+        self.title = title
+        self.status = ""
+        self.banner = ""
+        self.chat_input: str | None = None
+        self.help = False
+        self.chooser: Chooser | None = None
+        self.log = EventLog(self.who, known=self._known)
+        self.end: EndSummary | None = None
+        self.verified = ""
+        self.saved = ""
+        self._game: bytes | None = None
+        self._seen_events = 0
+        self._last_chat: m.ChatMessage | None = None
+        self._chooser_turn: int | None = None
+        self._answered: int | None = None
+        self._deadline: tuple[int, float] | None = None  # (turn, time it runs out)
+        self._now = 0.0
+        self.turns_rung: set[int] = set()
+
+    # ------------------------------------------------------------ names
+
+    def names(self) -> list[str]:
+        room = self.state.room
+        game = self.state.game
+        n = game.rules.players if game is not None else (len(room.seats) if room else 0)
+        names = [f"seat {s + 1}" for s in range(n)]
+        if room is not None:
+            for seat in room.seats:
+                if seat.seat < n and seat.name:
+                    names[seat.seat] = safe(seat.name, 16)
+        return names
+
+    def who(self, seat: int) -> str:
+        game = self.state.game
+        if game is not None and seat == game.seat:
+            return "You"
+        names = self.names()
+        return names[seat] if seat < len(names) else f"seat {seat + 1}"
+
+    def _known(self, pid: int) -> list[str | None] | None:
+        """Our own placed card `pid`, from our secrets (the server never knew it)."""
+        game = self.state.game
+        if game is None or game.secrets is None:
+            return None
+        card = game.secrets.card(pid)
+        return None if card is None else card_to_data(card)
+
+    # ------------------------------------------------------------ input from the session
+
+    def changed(self, now: float) -> bool:
+        """The mirror changed. True when a decision of ours is newly pending
+        (the app rings the bell then)."""
+        self._now = now
+        game = self.state.game
+        if game is None:
+            self.chooser = None
+            self._take_chat()
+            return False
+        if game.game_id != self._game:
+            self._game = game.game_id
+            self._seen_events = 0
+            self.end = None
+            self.log.note(f"── A new game: {len(self.names())} players")
+            self._answered = None
+        view = game.view()
+        if view is not None and self._seen_events == 0:
+            self.log.learn_view(view)
+        new = game.events[self._seen_events :]
+        self._seen_events = len(game.events)
+        self.log.add(new)
+        self._take_chat()
+        d = game.decision
+        if d is not None and d.time_left is not None:
+            if self._deadline is None or self._deadline[0] != d.turn:
+                self._deadline = (d.turn, now + d.time_left / 1000)
+        elif d is None:
+            self._deadline = None
+        if game.end is not None and self.end is None:
+            self.end = self._summary(game)
+            self.status = ""
+        mine = game.my_turn and d is not None and d.turn != self._answered
+        if not mine:
+            self.chooser = None
+            self._chooser_turn = None
+            return False
+        assert d is not None and view is not None and game.seat is not None
+        if self._chooser_turn != d.turn:
+            self.chooser = Chooser(
+                str(d.kind), game.options(), view, seat=game.seat, who=self.who, pid=d.pid
+            )
+            self._chooser_turn = d.turn
+            self.status = ""
+            if d.turn not in self.turns_rung:
+                self.turns_rung.add(d.turn)
+                return True
+        return False
+
+    def _take_chat(self) -> None:
+        chat = self.state.chat
+        new = []
+        for line in reversed(chat):  # the newest lines, back to the last one shown
+            if line is self._last_chat:
+                break
+            new.append(line)
+        self._last_chat = chat[-1] if chat else None
+        for line in reversed(new):
+            name = safe(line.name, 16)
+            self.log.note(f"» {name}: {safe(line.text, CHAT_LIMIT)}")
+
+    def _summary(self, game: GameMirror) -> EndSummary:
+        end = game.end
+        assert end is not None
+        ours = game.check_end()
+        failed = [v for v in end.verification if not v.ok]
+        if failed or game.problems:
+            reasons = [f"{self.who(v.seat)}: {v.reason or v.status}" for v in failed]
+            reasons += game.problems
+            verified = "Verification FAILED: " + "; ".join(safe(r) for r in reasons)
+        else:
+            checked = len([v for v in ours if v.ok])
+            verified = (
+                f"Verified: fair deal for all {len(end.scores)} seats, every face-down card "
+                "opened and checked" + (", by this client too." if checked else ".")
+            )
+        return EndSummary(scores=end.scores, winners=end.winners, verified=verified)
+
+    def tick(self, now: float) -> None:
+        self._now = now
+
+    # ------------------------------------------------------------ what is drawn
+
+    def scene(self) -> Scene:
+        game = self.state.game
+        view = game.view() if game is not None else None
+        d = game.decision if game is not None else None
+        seconds = None
+        if self._deadline is not None and d is not None and self._deadline[0] == d.turn:
+            seconds = max(0, int(self._deadline[1] - self._now + 0.999))
+        end = self.end
+        if end is not None:
+            end = EndSummary(end.scores, end.winners, self.verified or end.verified, self.saved)
+        room = self.state.room
+        stand_ins = frozenset(
+            s.seat for s in (room.seats if room is not None else ()) if s.bot == "stand_in"
+        )
+        return Scene(
+            view=view,
+            names=self.names(),
+            seat=game.seat if game is not None else None,
+            title=self.title
+            or (f'Oriflamme · room "{safe(room.name, 24)}"' if room else "Oriflamme"),
+            log=self.log.lines,
+            decision_seat=d.seat if d is not None else None,
+            decision_kind=str(d.kind) if d is not None else None,
+            decision_pid=d.pid if d is not None else None,
+            seconds_left=seconds,
+            chooser=self.chooser,
+            status=self.chooser.status
+            if self.chooser is not None and self.chooser.status
+            else self.status,
+            banner=self.banner,
+            end=end,
+            chat_input=self.chat_input,
+            help=self.help,
+            stand_ins=stand_ins,
+        )
+
+    # ------------------------------------------------------------ keys
+
+    def key(self, key: str) -> None:
+        """One key press (a character, or ``left``, ``right``, ``enter``,
+        ``escape``, ``backspace``)."""
+        self.status = ""
+        if self.help:
+            self.help = False
+            return
+        if self.chat_input is not None:
+            self._chat_key(key)
+            return
+        if key == "?":
+            self.help = True
+            return
+        if key == "/":
+            self.chat_input = ""
+            return
+        if key == "q":
+            self.send(Quit())
+            return
+        if self.end is not None:
+            if key == "a":
+                self.end = None
+                self.status = "Ready for another game: waiting for the others…"
+                self.send(PlayAgain())
+            else:
+                self.status = "The game is over: [a] play again, [q] quit"
+            return
+        chooser = self.chooser
+        if chooser is None:
+            game = self.state.game
+            if game is not None and game.decision is not None:
+                self.status = (
+                    f"It is {self.who(game.decision.seat)}'s turn, not yours: wait a moment"
+                )
+            else:
+                self.status = "Nothing to choose now"
+            return
+        action = chooser.press(key)
+        if action is not None:
+            game = self.state.game
+            assert game is not None and game.decision is not None
+            self._answered = game.decision.turn
+            self.send(Answer(game.decision.turn, action))
+            self.chooser = None
+            self.status = "Sent…"
+
+    def refused(self, turn: int, message: str) -> None:
+        """The server refused our answer to `turn`: offer the choice again."""
+        if self._answered == turn:
+            self._answered = None
+            self._chooser_turn = None
+            self.changed(self._now)
+        self.status = f"Refused: {safe(message)}"
+
+    def _chat_key(self, key: str) -> None:
+        assert self.chat_input is not None
+        if key == ESCAPE:
+            self.chat_input = None
+        elif key == ENTER:
+            text = self.chat_input.strip()
+            self.chat_input = None
+            if text:
+                self.send(Say(text))
+        elif key == BACKSPACE:
+            self.chat_input = self.chat_input[:-1]
+        elif len(key) == 1 and key.isprintable() and len(self.chat_input) < CHAT_LIMIT:
+            self.chat_input += key

@@ -1,0 +1,499 @@
+"""The game screen as lines of styled text, from what the session knows.
+
+How this works
+--------------
+`render(scene, width, height)` draws one `Scene` (the position as our seat
+sees it, the names, the log, the pending decision and our `Chooser`) into
+exactly `height` lines of exactly `width` cells, each line a list of
+``(style, text)`` fragments as prompt_toolkit's formatted text takes them.
+It is a pure function: the tests call it with any position and size, and
+the app calls it at every redraw. Styles are class names (``class:owner.red``,
+``class:highlight``...); the app's style sheet gives them colours, or none
+in monochrome, so meaning never rests on colour alone: every player also
+has an initial, your own cards say "You", and the card being resolved has a
+``▶``.
+
+Layout, top to bottom: the title line (room, round, first player, the
+clock, help key); the Influence Queue, drawn in the direction chosen (the
+numbers are the resolution order and the keys for choosing); players and
+log side by side; your hand; the decision (what you can press), or who is
+thinking; the status line.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from oriflamme.engine import card_to_data
+
+from .choices import Chooser
+from .text import fit
+from .words import ABILITIES, KIND_NAMES, card_name
+
+Fragment = tuple[str, str]
+Line = list[Fragment]
+
+MIN_WIDTH, MIN_HEIGHT = 80, 24
+ROUNDS = 6
+SHORT_NAMES = {
+    "shapeshifter": "Shapeshift",
+    "assassination": "Assassin",
+    "royal_decree": "Decree",
+    "conspiracy": "Conspiracy",
+}
+BACK = "▒▒▒▒▒▒▒"
+WAITING = {
+    "direction": "to choose the direction",
+    "place": "to place a card",
+    "reveal": "to reveal or keep a card",
+    "open": "to open an eliminated card",
+    "eliminate": "to choose a card to eliminate",
+    "steal": "to choose whom to steal from",
+    "copy": "to choose a card to copy",
+    "move_card": "to choose a card to move",
+    "move_to": "to choose where the card goes",
+}
+
+
+@dataclass
+class EndSummary:
+    """The end of a game, as the screen shows it."""
+
+    scores: Sequence[int]
+    winners: Sequence[int]
+    verified: str  # one line: the verification result
+    saved: str = ""  # where the record was saved, or why not
+    keys: str = "[a] play again  [q] quit"
+
+
+@dataclass
+class Scene:
+    """Everything the game screen shows; the app fills it from the session."""
+
+    view: dict[str, Any] | None
+    names: Sequence[str]
+    seat: int | None = None
+    title: str = "Oriflamme"
+    log: Sequence[str] = ()
+    decision_seat: int | None = None
+    decision_kind: str | None = None
+    decision_pid: int | None = None
+    seconds_left: int | None = None
+    chooser: Chooser | None = None
+    status: str = ""
+    banner: str = ""  # the connection, when it is not well
+    end: EndSummary | None = None
+    chat_input: str | None = None
+    help: bool = False
+    stand_ins: frozenset[int] = field(default_factory=frozenset)
+
+
+class _Row:
+    """One line being built, cut or padded to `width` cells."""
+
+    def __init__(self, width: int) -> None:
+        self.width = width
+        self.used = 0
+        self.fragments: Line = []
+
+    def add(self, text: str, style: str = "") -> _Row:
+        room = self.width - self.used
+        if room <= 0 or not text:
+            return self
+        text = text[:room]
+        self.fragments.append((style, text))
+        self.used += len(text)
+        return self
+
+    def to(self, column: int) -> _Row:
+        return self.add(" " * max(0, column - self.used))
+
+    def line(self, fill: str = " ", style: str = "") -> Line:
+        self.add(fill * (self.width - self.used), style)
+        return self.fragments
+
+
+def _rule(width: int, title: str = "", style: str = "class:rule") -> Line:
+    row = _Row(width)
+    if title:
+        row.add("─ ", style).add(title, style + " class:rule.title").add(" ", style)
+    return row.line("─", style)
+
+
+def who(names: Sequence[str], seat: int | None, me: int | None) -> str:
+    if seat is None:
+        return "?"
+    if seat == me:
+        return "You"
+    return names[seat] if seat < len(names) else f"seat {seat + 1}"
+
+
+def initials(names: Sequence[str], me: int | None) -> list[str]:
+    """One character per seat, distinct: the name's first letter where it is
+    free, else its last letter or digit ("Bot 2": 2), else a free letter;
+    ``Y`` is kept for you."""
+    taken = {"Y"} if me is not None else set()
+    out = []
+    for seat, name in enumerate(names):
+        if seat == me:
+            out.append("Y")
+            continue
+        chars = [c.upper() for c in name if c.isalnum()]
+        wanted = chars[:1] + chars[-1:] + chars + list("ABCDEFGHIJKLMNOPQRSTUVWXZ")
+        mark = next(c for c in wanted if c not in taken)
+        taken.add(mark)
+        out.append(mark)
+    return out
+
+
+def owner_style(view: dict[str, Any], seat: int) -> str:
+    families = view.get("families") or []
+    family = families[seat][0] if seat < len(families) and families[seat] else "none"
+    return f"class:owner.{family}"
+
+
+def clock(seconds: int | None) -> str:
+    if seconds is None:
+        return ""
+    seconds = max(0, seconds)
+    return f"{seconds // 60}:{seconds % 60:02d}"
+
+
+def render(scene: Scene, width: int, height: int) -> list[Line]:
+    """The screen: `height` lines of `width` cells (see the module docstring)."""
+    if width < MIN_WIDTH or height < MIN_HEIGHT:
+        return _too_small(width, height)
+    if scene.help:
+        return _pad(_help(width), width, height)
+    view = scene.view
+    lines: list[Line] = [_title(scene, width)]
+    if view is None:
+        lines.append(_rule(width))
+        lines.append(_Row(width).add(" Waiting for the game to begin…").line())
+        lines += _bottom(scene, width)
+        return _pad(lines, width, height)
+    queue = _queue(scene, view, width)
+    bottom = _bottom(scene, width)
+    hand = _hand(scene, view, width)
+    middle = height - len(lines) - len(queue) - len(bottom) - len(hand)
+    panels = _panels(scene, view, width, max(middle, 3))
+    lines += queue + panels[: max(middle, 0)] + hand + bottom
+    return _pad(lines, width, height)
+
+
+def _pad(lines: list[Line], width: int, height: int) -> list[Line]:
+    lines = lines[:height]
+    while len(lines) < height:
+        lines.append([("", " " * width)])
+    return lines
+
+
+def _too_small(width: int, height: int) -> list[Line]:
+    text = [
+        f"This terminal is {width}x{height}.",
+        f"Oriflamme needs at least {MIN_WIDTH}x{MIN_HEIGHT}:",
+        "make the window larger.",
+        "(q quits)",
+    ]
+    lines = [[("", t[:width].ljust(width))] for t in text]
+    return _pad(lines, width, height)
+
+
+def _title(scene: Scene, width: int) -> Line:
+    view = scene.view
+    row = _Row(width).add(scene.title, "class:title")
+    if view is not None:
+        first = who(scene.names, view.get("first_player"), scene.seat)
+        row.add(f" · round {view.get('round', 1)} of {ROUNDS} · first: {first}", "class:title")
+    right = ""
+    if scene.seconds_left is not None:
+        right += f"⏱ {clock(scene.seconds_left)}  "
+    right += "? help"
+    row.to(width - len(right))
+    row.add(right, "class:title")
+    return row.line(style="class:title")
+
+
+def _card_text(card: dict[str, Any], seat: int | None) -> tuple[str, str]:
+    """A card in the queue: its label and style."""
+    name = card["card"][1] if card["card"] else None
+    short = SHORT_NAMES.get(name, KIND_NAMES.get(name, "")) if name else ""
+    if card["face_up"]:
+        return short, "class:card.up"
+    if card["owner"] == seat and short:
+        return f"({short})", "class:card.mine"
+    return BACK, "class:card.back"
+
+
+def _tokens(n: int) -> str:
+    return "◆" * n if n <= 3 else f"◆×{n}"
+
+
+def _queue(scene: Scene, view: dict[str, Any], width: int) -> list[Line]:
+    queue = [slot for slot in view.get("queue", []) if slot]
+    reverse = view.get("direction") == "right-to-left"
+    direction = view.get("direction")
+    if direction is None:
+        how = "resolution order not chosen yet"
+    else:
+        how = f"1 resolves first, {'right to left' if reverse else 'left to right'}"
+    lines = [_rule(width, f"Influence Queue · {how}")]
+    if not queue:
+        lines.append(_Row(width).add("   (empty: the first card goes in the middle)").line())
+        return lines
+    resolving = (view.get("resolving") or {}).get("index")
+    highlighted = scene.chooser.highlighted if scene.chooser is not None else set()
+    marks = initials(scene.names, scene.seat)
+    cell = 13 if width // 13 >= min(len(queue), 8) or width < 104 else width // 8
+    per_row = max(1, (width - 1) // cell)
+    order = list(range(len(queue)))
+    if reverse:
+        order.reverse()
+    for start in range(0, len(order), per_row):
+        top_row, bottom_row = _Row(width).add(" "), _Row(width).add(" ")
+        for i in order[start : start + per_row]:
+            slot = queue[i]
+            top = slot[-1]
+            label, style = _card_text(top, scene.seat)
+            number = i + 1
+            chosen = number in highlighted
+            mark = "▶" if resolving == i else " "
+            num_style = "class:highlight" if chosen else "class:number"
+            if resolving == i:
+                num_style += " class:resolving"
+            top_row.add(mark, "class:resolving").add(f"{number:>2}", num_style).add(" ")
+            top_row.add(fit(label, cell - 4), style + (" class:highlight" if chosen else ""))
+            owner = top["owner"]
+            tag = f"{marks[owner]} {'You' if owner == scene.seat else scene.names[owner]}"
+            extra = _tokens(top["tokens"]) if top["tokens"] else ""
+            if len(slot) > 1:
+                extra += f" ×{len(slot)}"
+            room = cell - 4 - len(extra) - (1 if extra else 0)
+            bottom_row.add("    ").add(fit(tag, room), owner_style(view, owner))
+            bottom_row.add((" " + extra) if extra else "", "class:tokens")
+            bottom_row.to(top_row.used)
+        lines.append(top_row.line())
+        lines.append(bottom_row.line())
+    return lines
+
+
+def _panels(scene: Scene, view: dict[str, Any], width: int, height: int) -> list[Line]:
+    """Players (left) and the log (right), `height` lines."""
+    left_width = 46 if width < 100 else width // 2
+    right_width = width - left_width - 1
+    left = _players(scene, view, left_width)
+    log_lines = _log(scene.log, right_width, height - 1)
+    out = [_rule(left_width, "Players") + [("class:rule", " ")] + _rule(right_width, "Log")]
+    for i in range(height - 1):
+        row: Line = left[i] if i < len(left) else [("", " " * left_width)]
+        right = log_lines[i] if i < len(log_lines) else ""
+        out.append(row + [("class:rule", "│")] + [(_log_style(right), fit(right, right_width))])
+    return out
+
+
+def _log_style(line: str) -> str:
+    if line.startswith("» "):
+        return "class:chat"
+    if line.startswith("──"):
+        return "class:log.round"
+    return "class:log"
+
+
+def _log(log: Sequence[str], width: int, height: int) -> list[str]:
+    """The newest lines that fit, wrapped, the newest at the bottom."""
+    out: list[str] = []
+    for entry in reversed(log):
+        indent = "  " if entry.startswith("  ") else ""
+        wrapped = textwrap.wrap(
+            entry, width=max(10, width - 1), subsequent_indent=indent + "  "
+        ) or [""]
+        if entry.startswith("» "):
+            wrapped = [wrapped[0]] + ["» " + w.strip() for w in wrapped[1:]]
+        out[:0] = [" " + w for w in wrapped]
+        if len(out) >= height:
+            break
+    return out[-height:] if height > 0 else []
+
+
+def _players(scene: Scene, view: dict[str, Any], width: int) -> list[Line]:
+    marks = initials(scene.names, scene.seat)
+    scores = view.get("scores", [])
+    hands = view.get("hands", [])
+    fronts = view.get("fronts", [])
+    piles = view.get("draw_piles", [])
+    rows = []
+    for seat, name in enumerate(scene.names):
+        row = _Row(width)
+        turn = scene.decision_seat == seat and scene.end is None
+        row.add(" ▸ " if turn else "   ", "class:turn")
+        style = owner_style(view, seat)
+        shown = "You" if seat == scene.seat else name
+        row.add(f"{marks[seat]} ", style + " class:initial").add(fit(shown, 9), style)
+        families = view.get("families", [])
+        colour = "/".join(families[seat]) if seat < len(families) else ""
+        row.add(fit(colour, 7), style)
+        score = scores[seat] if seat < len(scores) else 0
+        row.add(f"{score:>4}", "class:score")
+        row.add(f"  hand {len(hands[seat]) if seat < len(hands) else 0}")
+        row.add(f"  out {len(fronts[seat]) if seat < len(fronts) else 0}")
+        if view.get("variant") == "two-player" and seat < len(piles):
+            row.add(f"  pile {len(piles[seat])}")
+        if seat in scene.stand_ins:
+            row.add(" away", "class:away")
+        rows.append(row.line())
+    me = scene.seat
+    if me is not None and me < len(fronts) and fronts[me]:
+        names = ", ".join(card_name(c) or "?" for c in fronts[me])
+        rows.append(_Row(width).add(f"   your cards out: {names}", "class:dim").line())
+    for seat, cards in enumerate(fronts):
+        if seat != me and cards and len(rows) < 8:
+            names = ", ".join(card_name(c) or "?" for c in cards)
+            rows.append(_Row(width).add(f"   {marks[seat]} out: {names}", "class:dim").line())
+    return rows
+
+
+def _hand(scene: Scene, view: dict[str, Any], width: int) -> list[Line]:
+    me = scene.seat
+    if me is None:
+        return [_rule(width, "Spectating: every hand is hidden")]
+    hand = view.get("hands", [])[me] if me < len(view.get("hands", [])) else []
+    chooser = scene.chooser
+    row = _Row(width).add(" ")
+    for card in hand:
+        name = card_name(card) or "?"
+        picked = (
+            chooser is not None
+            and chooser.card is not None
+            and chooser.kind == "place"
+            and card_name(card) == card_name(_data(chooser.card))
+            and card[0] == _data(chooser.card)[0]
+        )
+        row.add(name, "class:hand" + (" class:highlight" if picked else "")).add("  ")
+    aside = view.get("set_aside", [])
+    extra = ""
+    if me < len(aside) and aside[me]:
+        extra = "set aside: " + ", ".join(card_name(c) or "?" for c in aside[me])
+    title = "Your hand" + (f" · {extra}" if extra else "")
+    return [_rule(width, title), row.line()]
+
+
+def _data(card: Any) -> Any:
+    return card_to_data(card)
+
+
+def _bottom(scene: Scene, width: int) -> list[Line]:
+    """The decision, the end of the game, or who is thinking; then the status line."""
+    lines: list[Line] = []
+    names, me = scene.names, scene.seat
+    if scene.end is not None:
+        lines += _end(scene, width)
+    elif scene.chooser is not None:
+        chooser = scene.chooser
+        lines.append(_rule(width, f"Your turn: {chooser.title}", "class:rule.turn"))
+        lines += _offers(chooser, width)
+    elif scene.decision_kind is not None:
+        thinker = who(names, scene.decision_seat, me)
+        doing = WAITING.get(scene.decision_kind, "")
+        lines.append(_rule(width, "Waiting"))
+        waiting = f" Waiting for {thinker} {doing}…"
+        if scene.seconds_left is not None:
+            waiting += f"  ({clock(scene.seconds_left)} left)"
+        lines.append(_Row(width).add(waiting).line())
+    else:
+        lines.append(_rule(width))
+        lines.append(_Row(width).line())
+    if scene.chat_input is not None:
+        status = _Row(width).add(" say: ", "class:key").add(scene.chat_input + "▏")
+        lines.append(status.line())
+    else:
+        lines.append(_status(scene, width))
+    return lines
+
+
+def _offers(chooser: Chooser, width: int) -> list[Line]:
+    """The choices with their keys, wrapped over at most 3 lines."""
+    rows: list[Line] = []
+    row = _Row(width).add(" ")
+    for offer in chooser.offers():
+        text = offer.shown
+        if row.used + len(text) + 2 > width and row.used > 1:
+            rows.append(row.line())
+            row = _Row(width).add(" ")
+        key, _, label = text.partition("] ")
+        row.add(key + "]", "class:key").add(" " + label).add("  ")
+    if chooser.kind == "place" and chooser.card is not None:
+        row.add("[Esc] another card", "class:dim")
+    rows.append(row.line())
+    return rows[:3]
+
+
+def _status(scene: Scene, width: int) -> Line:
+    row = _Row(width)
+    if scene.banner:
+        row.add(" " + scene.banner, "class:banner")
+    elif scene.status:
+        row.add(" " + scene.status, "class:status")
+    else:
+        row.add(" [/] chat  [?] help  [q] quit", "class:dim")
+    return row.line()
+
+
+def _end(scene: Scene, width: int) -> list[Line]:
+    end = scene.end
+    assert end is not None
+    view = scene.view or {}
+    lines = [
+        _rule(
+            width, f"Game over · round {view.get('round', ROUNDS)} of {ROUNDS}", "class:rule.turn"
+        )
+    ]
+    order = sorted(range(len(end.scores)), key=lambda s: (-end.scores[s], s))
+    row = _Row(width).add(" ")
+    for place, seat in enumerate(order):
+        name = who(scene.names, seat, scene.seat)
+        won = " (winner)" if seat in end.winners else ""
+        style = owner_style(view, seat) + (" class:winner" if won else "")
+        row.add(f"{place + 1}. {name} {end.scores[seat]}{won}", style).add("   ")
+    lines.append(row.line())
+    lines.append(_Row(width).add(" " + end.verified, "class:verified").line())
+    lines.append(
+        _Row(width)
+        .add(" " + end.saved)
+        .to(max(0, width - len(end.keys) - 1))
+        .add(end.keys, "class:key")
+        .line()
+    )
+    return lines
+
+
+HELP_KEYS = [
+    ("1-9", "choose a card of your hand, a queue position, or a target (two digits: 1 then 2)"),
+    ("← →", "place at the left or right end of the queue"),
+    ("r / k", "reveal your face-down card, or keep it hidden (+1 ◆)"),
+    ("Enter", "take the only choice, or the number typed"),
+    ("Esc", "go back one step (another card to place)"),
+    ("/", "chat: type a line, Enter sends it, Esc cancels"),
+    ("?", "this help; any key closes it"),
+    ("q", "quit (your seat is kept for you: come back with the same command)"),
+]
+
+
+def _help(width: int) -> list[Line]:
+    lines = [_rule(width, "Help · the cards (revised edition) · any key closes this")]
+    for kind, text in ABILITIES.items():
+        row = _Row(width).add(f" {KIND_NAMES[kind]:<14}", "class:key").add(text)
+        lines.append(row.line())
+    lines.append(_rule(width, "Keys"))
+    for key, text in HELP_KEYS:
+        lines.append(_Row(width).add(f" {key:<8}", "class:key").add(text).line())
+    lines.append(_rule(width, "Reading the board"))
+    for text in (
+        "Positions are numbered in resolution order. ▶ marks the card being resolved.",
+        f"{BACK} is a face-down card; (Heir) is your own face-down card: only you see it.",
+        "◆ Influence on a card (◆×5: five); ×2 a stack of two cards. Y is you.",
+    ):
+        lines.append(_Row(width).add(" " + text).line())
+    return lines

@@ -1,0 +1,199 @@
+"""Cards, abilities and events in plain words.
+
+The log speaks of players and cards by name, one event a line, a cause
+before its effects: ``Bo's Soldier eliminated Ann's Lord (2 ◆ lost)``.
+`EventLog` reads the engine's event data as it comes and keeps the lines;
+it learns which card each pid is (and whose) from the events themselves,
+so that a card revealed later is named from then on.
+
+>>> log = EventLog(lambda seat: ["Ann", "Bo"][seat])
+>>> log.add([{"type": "placed", "seat": 1, "pid": 0, "card": ["blue", None],
+...           "at": "first", "slot": 0},
+...          {"type": "revealed", "seat": 1, "pid": 0, "card": ["blue", "spy"],
+...           "tokens": 1}])
+>>> log.lines
+['Bo placed a card face down, the first in the queue', 'Bo revealed a Spy (took 1 ◆)']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+KIND_NAMES = {
+    "archer": "Archer",
+    "soldier": "Soldier",
+    "spy": "Spy",
+    "heir": "Heir",
+    "lord": "Lord",
+    "shapeshifter": "Shapeshifter",
+    "assassination": "Assassination",
+    "royal_decree": "Royal Decree",
+    "ambush": "Ambush",
+    "conspiracy": "Conspiracy",
+}
+
+# What each card does, for the help screen and the choice line (the revised
+# edition's card texts, as ../shared/RULINGS.md rules them).
+ABILITIES = {
+    "archer": "eliminate the first or the last card of the queue",
+    "soldier": "eliminate a card next to this one",
+    "spy": "steal 1 point from the owner of a card next to this one",
+    "heir": "gain 2 points if no other face-up card in the queue has the same name",
+    "lord": "gain 1 point, plus 1 for each neighbouring card of yours",
+    "shapeshifter": "copy the ability of a face-up Archer, Soldier, Spy, Heir or Lord next to it",
+    "assassination": "eliminate any card of the queue, then discard this one",
+    "royal_decree": "move any other card of the queue elsewhere, then discard this one",
+    "ambush": "revealed: gain 1. Eliminated by an opponent: gain 4 and discard the attacker",
+    "conspiracy": "revealed: gain twice the Influence on it, then discard it",
+}
+
+REASONS = {
+    "tokens": "Influence on the card",
+    "conspiracy": "Conspiracy",
+    "eliminate": "elimination",
+    "ambush": "Ambush",
+    "heir": "Heir",
+    "lord": "Lord",
+}
+
+Card = Any  # a card as data: [family, kind] (kind None for a back)
+
+
+def card_name(card: Card) -> str | None:
+    """The card's name, or None for a card back."""
+    if not card or card[1] is None:
+        return None
+    return KIND_NAMES.get(str(card[1]), str(card[1]))
+
+
+class EventLog:
+    """The game's events in plain words; see the module docstring.
+    `who(seat)` names a seat ("You" for our own)."""
+
+    def __init__(
+        self,
+        who: Callable[[int], str],
+        *,
+        known: Callable[[int], Card | None] | None = None,
+        kept: int = 500,
+    ) -> None:
+        """`known(pid)`: the identity of a card of ours that the events show
+        as a back (the server never knows our face-down cards)."""
+        self.who = who
+        self.known = known
+        self.kept = kept
+        self.lines: list[str] = []
+        self.cards: dict[int, tuple[int | None, Card]] = {}  # pid -> (owner, card)
+
+    def learn(self, pid: int, owner: int | None, card: Card) -> None:
+        """What we know of card `pid`: its owner and identity (a back: unknown)."""
+        old_owner, old_card = self.cards.get(pid, (None, None))
+        known = card if card_name(card) else old_card
+        self.cards[pid] = (owner if owner is not None else old_owner, known)
+
+    def learn_view(self, view: dict[str, Any]) -> None:
+        """Everything a position shows (after a snapshot, events do not say it)."""
+        for slot in view.get("queue", []):
+            for c in slot:
+                self.learn(c["pid"], c["owner"], c["card"])
+
+    def card(self, pid: int, *, possessive: bool = True) -> str:
+        """``Ann's Spy``, or ``Ann's face-down card`` while it is not known."""
+        owner, card = self.cards.get(pid, (None, None))
+        name = card_name(card) or "face-down card"
+        if owner is None:
+            return f"card {name}" if card_name(card) else "a face-down card"
+        return f"{self._owner(owner)} {name}" if possessive else name
+
+    def note(self, line: str) -> None:
+        """A line that is not an event (a chat line, a notice)."""
+        self.lines.append(line)
+
+    def _owner(self, seat: int) -> str:
+        who = self.who(seat)
+        return "your" if who == "You" else f"{who}'s"
+
+    def add(self, events: Iterable[dict[str, Any]]) -> None:
+        for event in events:
+            line = self.describe(event)
+            if line:
+                self.lines.append(line[0].upper() + line[1:])
+        if len(self.lines) > self.kept:
+            del self.lines[: len(self.lines) - self.kept]
+
+    def describe(self, e: dict[str, Any]) -> str | None:
+        """One event as a line (and what it teaches about the cards), or
+        None for an event that says nothing a player needs."""
+        kind = e.get("type")
+        who = self.who
+        if kind == "direction_chosen":
+            return f"{who(e['seat'])} chose to resolve {str(e['direction']).replace('-', ' ')}"
+        if kind == "round_started":
+            first = who(e["first_player"])
+            return f"── Round {e['round']} · {first} {'play' if first == 'You' else 'plays'} first"
+        if kind == "placed":
+            card = e["card"]
+            if not card_name(card) and self.known is not None:
+                card = self.known(e["pid"]) or card
+            self.learn(e["pid"], e["seat"], card)
+            name = card_name(card)
+            what = f"{self._owner(e['seat'])} {name} face down" if name else "a card face down"
+            at = e["at"]
+            if at == "first":
+                where = "the first in the queue"
+            elif at == "last":
+                where = "the last in the queue"
+            else:
+                where = f"on top of {self.card(at)}"
+            return f"{who(e['seat'])} placed {what}, {where}"
+        if kind == "placement_skipped":
+            return f"{who(e['seat'])} placed nothing this round"
+        if kind == "kept":
+            name = card_name(self.cards.get(e["pid"], (None, None))[1])
+            what = f"{self._owner(e['seat'])} {name}" if name else "a card"
+            return f"{who(e['seat'])} kept {what} face down ({e['tokens']} ◆ on it)"
+        if kind == "revealed":
+            self.learn(e["pid"], e["seat"], e["card"])
+            return f"{who(e['seat'])} revealed {self._a(e['card'])} (took {e['tokens']} ◆)"
+        if kind == "ability_used":
+            ability = e.get("ability")
+            if ability and ability != "shapeshifter" and self._kind(e["pid"]) == "shapeshifter":
+                return (
+                    f"{self.card(e['pid'])} copied a {KIND_NAMES.get(e['ability'], e['ability'])}"
+                )
+            return None
+        if kind == "no_effect":
+            return f"{self.card(e['pid'])} had no effect"
+        if kind == "eliminated":
+            self.learn(e["pid"], e["owner"], e["card"])
+            lost = f" ({e['tokens']} ◆ lost)" if e.get("tokens") else ""
+            return f"{self.card(e['by'])} eliminated {self.card(e['pid'])}{lost}"
+        if kind == "discarded":
+            self.learn(e["pid"], e["owner"], e["card"])
+            why = " by the Ambush" if e.get("reason") == "ambush" else ""
+            return f"{self.card(e['pid'])} was discarded{why}"
+        if kind == "moved":
+            return f"{self.card(e['pid'])} was moved to position {int(e['to']) + 1}"
+        if kind == "scored":
+            points = int(e["points"])
+            sign = "+" if points >= 0 else ""
+            return f"  {who(e['seat'])} {sign}{points} ({REASONS.get(e['reason'], e['reason'])})"
+        if kind == "stolen":
+            return f"  {who(e['seat'])} stole {e['points']} from {who(e['victim'])}"
+        if kind == "drew":
+            return f"{who(e['seat'])} drew {len(e['cards'])} cards"
+        if kind == "round_ended":
+            return f"── Round {e['round']} is over"
+        if kind == "game_ended":
+            return "── The game is over"
+        return None
+
+    @staticmethod
+    def _a(card: Card) -> str:
+        name = card_name(card) or "a card"
+        return f"an {name}" if name[0] in "AEIOU" else f"a {name}"
+
+    def _kind(self, pid: int) -> str | None:
+        card = self.cards.get(pid, (None, None))[1]
+        return None if not card else card[1]
