@@ -100,7 +100,10 @@ def _serve(args: argparse.Namespace) -> int:
         host=args.host,
         port=args.port,
         data_dir=Path(args.data_dir) if args.data_dir else default_data_dir(),
+        discovery=not args.no_discovery,
     )
+    if args.name:
+        options.name = args.name
     try:
         trio.run(serve, options)
     except StoreError as exc:
@@ -206,31 +209,22 @@ def _bot(args: argparse.Namespace) -> int:
 
 
 def _play(args: argparse.Namespace) -> int:
-    import logging
     from functools import partial
 
     from oriflamme.client.secret_store import default_state_dir
     from oriflamme.client.state import ClientState
     from oriflamme.client.tui.app import ProgramFailed, run
-    from oriflamme.client.tui.controller import GameController
     from oriflamme.client.tui.play import PlayOptions, play_program
+    from oriflamme.client.tui.screens import Screens
 
     if not 1 <= args.bots <= 4:
         print("oriflamme play: --bots must be 1-4 (tables seat 2-5)", file=sys.stderr)
         return 2
-    if not sys.stdin.isatty() or not sys.stdout.isatty():
-        print("oriflamme play: needs a terminal (stdin and stdout)", file=sys.stderr)
+    if not _need_terminal("play"):
         return 2
     state_dir = Path(args.state_dir) if args.state_dir else default_state_dir()
-    # The screen is the terminal's: the log goes to a file.
-    try:
-        state_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-        handler: logging.Handler = logging.FileHandler(state_dir / "play.log")
-    except OSError as exc:
-        print(f"oriflamme play: cannot use {state_dir}: {exc.strerror}", file=sys.stderr)
+    if not _terminal_logging("play", state_dir):
         return 2
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-    logging.basicConfig(level=logging.INFO, handlers=[handler], force=True)
     options = PlayOptions(
         bots=args.bots,
         name=args.name,
@@ -238,7 +232,7 @@ def _play(args: argparse.Namespace) -> int:
         turn_timer=args.turn_timer,
         state_dir=state_dir,
     )
-    controller = GameController(ClientState(), lambda command: None)
+    controller = Screens(ClientState(), lambda command: None, lobby=False)
     try:
         code = run(partial(play_program, options=options), controller, bell=not args.no_bell)
     except ProgramFailed as exc:
@@ -249,6 +243,104 @@ def _play(args: argparse.Namespace) -> int:
     if game is not None and game.end is None:
         print("Your seat is kept: run `oriflamme play` again to finish the game.")
     return code
+
+
+def _terminal_logging(command: str, state_dir: Path) -> bool:
+    """The screen is the terminal's: the log goes to a file in `state_dir`."""
+    import logging
+
+    try:
+        state_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        handler: logging.Handler = logging.FileHandler(state_dir / f"{command}.log")
+    except OSError as exc:
+        print(f"oriflamme {command}: cannot use {state_dir}: {exc.strerror}", file=sys.stderr)
+        return False
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    logging.basicConfig(level=logging.INFO, handlers=[handler], force=True)
+    return True
+
+
+def _need_terminal(command: str) -> bool:
+    if sys.stdin.isatty() and sys.stdout.isatty():
+        return True
+    print(f"oriflamme {command}: needs a terminal (stdin and stdout)", file=sys.stderr)
+    return False
+
+
+def _default_name() -> str:
+    import getpass
+
+    try:
+        name = getpass.getuser()
+    except (KeyError, OSError):
+        name = ""
+    name = "".join(c for c in name if c.isprintable())[:32]
+    return name or "Player"
+
+
+def _choose_server() -> tuple[str, int, bool] | None:
+    """A server heard on the local network: the only one, or the one chosen."""
+    import trio
+
+    from oriflamme.client.discovery import find_servers
+
+    print("Looking for servers on the local network…")
+    found = trio.run(find_servers)
+    if not found:
+        print(
+            "No server answered on the local network. Give its address: oriflamme join HOST[:PORT]",
+            file=sys.stderr,
+        )
+        return None
+    if len(found) == 1:
+        return found[0].host, found[0].port, True
+    for i, server in enumerate(found, start=1):
+        print(f"  {i}. {server.name}  ({server.host}:{server.port})")
+    while True:
+        try:
+            answer = input(f"Which server (1-{len(found)})? ").strip()
+        except (EOFError, KeyboardInterrupt):
+            return None
+        if answer.isdigit() and 1 <= int(answer) <= len(found):
+            chosen = found[int(answer) - 1]
+            return chosen.host, chosen.port, True
+
+
+def _join(args: argparse.Namespace) -> int:
+    from functools import partial
+
+    from oriflamme.client.commands import parse_address
+    from oriflamme.client.secret_store import default_state_dir
+    from oriflamme.client.state import ClientState
+    from oriflamme.client.tui.app import ProgramFailed, run
+    from oriflamme.client.tui.join import JoinOptions, join_program
+    from oriflamme.client.tui.screens import Screens
+
+    if not _need_terminal("join"):
+        return 2
+    if args.server:
+        try:
+            host, port = parse_address(args.server)
+        except ValueError as exc:
+            print(f"oriflamme join: {exc}", file=sys.stderr)
+            return 2
+        found = False
+    else:
+        chosen = _choose_server()
+        if chosen is None:
+            return 1
+        host, port, found = chosen
+    state_dir = Path(args.state_dir) if args.state_dir else default_state_dir()
+    if not _terminal_logging("join", state_dir):
+        return 2
+    name = args.name or _default_name()
+    options = JoinOptions(host=host, port=port, name=name, state_dir=state_dir, found=found)
+    screens = Screens(ClientState(), lambda command: None, name=name)
+    try:
+        return run(partial(join_program, options=options), screens, bell=not args.no_bell)
+    except ProgramFailed as exc:
+        print(f"oriflamme join: {exc}", file=sys.stderr)
+        return 1
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -296,6 +388,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--data-dir", help="where records and data go (default: the XDG state directory)"
     )
     sv.add_argument("--log-level", choices=levels, default="info")
+    sv.add_argument(
+        "--no-discovery",
+        action="store_true",
+        help="do not announce the server on the local network (UDP port 7532)",
+    )
+    sv.add_argument("--name", help="the server's name on the local network (default: host name)")
     sv.set_defaults(func=_serve)
 
     rp = sub.add_parser("rooms", help="list a server's rooms")
@@ -341,6 +439,15 @@ def build_parser() -> argparse.ArgumentParser:
         "--state-dir", help="where your secrets, records and the game are kept (XDG state)"
     )
     pp.set_defaults(func=_play)
+
+    jp = sub.add_parser(
+        "join", help="join a server's lobby in this terminal (no host: find one on the LAN)"
+    )
+    jp.add_argument("server", metavar="HOST[:PORT]", nargs="?", help="default: look on the LAN")
+    jp.add_argument("--name", help="your name (default: your login name)")
+    jp.add_argument("--no-bell", action="store_true", help="no bell when it is your turn")
+    jp.add_argument("--state-dir", help="where your secrets and records are kept (XDG state)")
+    jp.set_defaults(func=_join)
     return parser
 
 

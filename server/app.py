@@ -15,9 +15,11 @@ room, seat, session and game as it was (`persistence`).
 from __future__ import annotations
 
 import gc
+import ipaddress
 import logging
 import os
 import signal
+import socket
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -26,6 +28,7 @@ import trio
 from oriflamme.client.secret_store import SecretStore
 from oriflamme.server.core import GameFinished, Gateway, ServerConfig
 
+from .discovery import run_beacon
 from .net import NetServer
 from .persistence import restore
 from .records import RecordWriter
@@ -71,6 +74,9 @@ class ServeOptions:
     # Embedded in another program (`oriflamme play`): it stops when this is
     # set rather than on a signal, and leaves that program's GC alone.
     stop: trio.Event | None = None
+    # Announce the server on the local network (`discovery`): the name shown.
+    discovery: bool = True
+    name: str = field(default_factory=socket.gethostname)
 
 
 async def serve(
@@ -115,6 +121,8 @@ async def serve(
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(records.run)
                 await nursery.start(server.run, listeners)
+                if announced(options):
+                    nursery.start_soon(run_beacon, port, options.name)
                 log.info("serving on %s port %d; data in %s", options.host, port, options.data_dir)
                 task_status.started(port)
                 await _until_stopped(options)
@@ -127,6 +135,18 @@ async def serve(
     finally:
         store.close()
     log.info("stopped")
+
+
+def announced(options: ServeOptions) -> bool:
+    """Whether the server announces itself on the LAN: not with discovery
+    off, and not when it listens on loopback alone (nobody else could reach
+    the port it would announce)."""
+    if not options.discovery or options.stop is not None:
+        return False
+    try:
+        return not ipaddress.ip_address(options.host).is_loopback
+    except ValueError:  # a host name
+        return options.host != "localhost"
 
 
 async def _until_stopped(options: ServeOptions) -> None:

@@ -29,7 +29,7 @@ import os
 import signal
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, Protocol
 
 import trio
 from prompt_toolkit.application import Application
@@ -42,8 +42,10 @@ from prompt_toolkit.output import ColorDepth
 from prompt_toolkit.styles import Style
 
 from .choices import BACKSPACE, ENTER, ESCAPE, LEFT, RIGHT
-from .controller import Command, GameController
-from .screen import render
+from .controller import Command
+from .lobby import DOWN, UP
+from .screen import Line
+from .screens import Screens
 
 KEY_NAMES: dict[Keys | str, str] = {
     Keys.ControlM: ENTER,
@@ -53,7 +55,19 @@ KEY_NAMES: dict[Keys | str, str] = {
     Keys.Backspace: BACKSPACE,
     Keys.Left: LEFT,
     Keys.Right: RIGHT,
+    Keys.Up: UP,
+    Keys.Down: DOWN,
 }
+
+
+class Screen(Protocol):
+    """What the application draws and gives the keys to (`Screens`, or one
+    controller alone in tests)."""
+
+    def key(self, key: str) -> None: ...
+    def lines(self, width: int, height: int) -> list[Line]: ...
+    def tick(self, now: float) -> None: ...
+
 
 COLOURS = {
     "owner.red": "ansired bold",
@@ -116,7 +130,7 @@ def key_name(event: KeyPressEvent) -> str | None:
 class Bridge:
     """Between the screen (asyncio) and the program (trio); see the module docstring."""
 
-    def __init__(self, controller: GameController, *, bell: bool = True) -> None:
+    def __init__(self, controller: Screens, *, bell: bool = True) -> None:
         self.controller = controller
         self.bell = bell
         self.app: Application[int] | None = None
@@ -161,7 +175,7 @@ class Bridge:
             app.output.bell()
         if ours:
             app.output.set_title("Oriflamme · your turn")
-        elif controller.chooser is None:
+        elif not controller.my_turn:
             app.output.set_title("Oriflamme")
         app.invalidate()
 
@@ -178,7 +192,7 @@ class Bridge:
 
 
 def build_application(
-    controller: GameController,
+    controller: Screen,
     *,
     colour: bool = True,
     on_quit: Callable[[], None] | None = None,
@@ -190,7 +204,7 @@ def build_application(
         controller.tick(time.monotonic())
         size = app.output.get_size()
         out: StyleAndTextTuples = []
-        for i, line in enumerate(render(controller.scene(), size.columns, size.rows)):
+        for i, line in enumerate(controller.lines(size.columns, size.rows)):
             if i:
                 out.append(("", "\n"))
             out.extend(line)
@@ -205,6 +219,8 @@ def build_application(
     @bindings.add(Keys.ControlH)
     @bindings.add(Keys.Left)
     @bindings.add(Keys.Right)
+    @bindings.add(Keys.Up)
+    @bindings.add(Keys.Down)
     def _key(event: KeyPressEvent) -> None:
         name = key_name(event)
         if name is not None:
@@ -236,7 +252,7 @@ class ProgramFailed(Exception):
 
 def run(
     program: Callable[[Bridge], Awaitable[None]],
-    controller: GameController,
+    controller: Screens,
     *,
     bell: bool = True,
     colour: bool | None = None,
@@ -249,7 +265,7 @@ def run(
 
 async def _host(
     program: Callable[[Bridge], Awaitable[None]],
-    controller: GameController,
+    controller: Screens,
     bell: bool,
     colour: bool | None,
     app_options: dict[str, Any],

@@ -21,7 +21,7 @@ from oriflamme.protocol import messages as m
 
 from ..state import ClientState, GameMirror
 from .choices import BACKSPACE, ENTER, ESCAPE, Chooser
-from .screen import EndSummary, Scene
+from .screen import EndSummary, Line, Scene, render
 from .text import safe
 from .words import EventLog
 
@@ -53,15 +53,36 @@ class Quit:
     """Leave the program (the seat is kept: the session can come back)."""
 
 
-Command = Answer | Say | PlayAgain | Quit
+@dataclass(frozen=True, slots=True)
+class Request:
+    """Send `message` to the server; its answer comes back to `answered`."""
+
+    message: m.Message
+
+
+@dataclass(frozen=True, slots=True)
+class Download:
+    """Download, check and keep the record `record_id`."""
+
+    record_id: str
+
+
+Command = Answer | Say | PlayAgain | Quit | Request | Download
 
 
 class GameController:
     """The game screen's state and keys; see the module docstring."""
 
     def __init__(
-        self, state: ClientState, send: Callable[[Command], None], *, title: str = ""
+        self,
+        state: ClientState,
+        send: Callable[[Command], None],
+        *,
+        title: str = "",
+        leave_key: bool = False,
     ) -> None:
+        """`leave_key`: [l] at the end of a game goes back to the lobby."""
+        self.leave_key = leave_key
         self.state = state
         self.send = send
         self.title = title
@@ -82,6 +103,7 @@ class GameController:
         self._deadline: tuple[int, float] | None = None  # (turn, time it runs out)
         self._now = 0.0
         self.turns_rung: set[int] = set()
+        self.again_for: bytes | None = None  # the game after which [a] was pressed
 
     # ------------------------------------------------------------ names
 
@@ -184,14 +206,25 @@ class GameController:
             verified = "Verification FAILED: " + "; ".join(safe(r) for r in reasons)
         else:
             checked = len([v for v in ours if v.ok])
+            here = " (here too)" if checked else ""
             verified = (
-                f"Verified: fair deal for all {len(end.scores)} seats, every face-down card "
-                "opened and checked" + (", by this client too." if checked else ".")
+                f"Verified{here}: fair deal for all {len(end.scores)} seats,"
+                " every hidden card opened and checked."
             )
-        return EndSummary(scores=end.scores, winners=end.winners, verified=verified)
+        keys = (
+            "[a] play again  [l] lobby  [q] quit" if self.leave_key else "[a] play again  [q] quit"
+        )
+        return EndSummary(scores=end.scores, winners=end.winners, verified=verified, keys=keys)
 
     def tick(self, now: float) -> None:
         self._now = now
+
+    @property
+    def my_turn(self) -> bool:
+        return self.chooser is not None
+
+    def lines(self, width: int, height: int) -> list[Line]:
+        return render(self.scene(), width, height)
 
     # ------------------------------------------------------------ what is drawn
 
@@ -204,7 +237,9 @@ class GameController:
             seconds = max(0, int(self._deadline[1] - self._now + 0.999))
         end = self.end
         if end is not None:
-            end = EndSummary(end.scores, end.winners, self.verified or end.verified, self.saved)
+            end = EndSummary(
+                end.scores, end.winners, self.verified or end.verified, self.saved, end.keys
+            )
         room = self.state.room
         stand_ins = frozenset(
             s.seat for s in (room.seats if room is not None else ()) if s.bot == "stand_in"
@@ -254,11 +289,13 @@ class GameController:
             return
         if self.end is not None:
             if key == "a":
-                self.end = None
+                self.again_for = self._game
                 self.status = "Ready for another game: waiting for the others…"
                 self.send(PlayAgain())
+            elif key == "l" and self.leave_key:
+                self.send(Request(m.LeaveRoom()))
             else:
-                self.status = "The game is over: [a] play again, [q] quit"
+                self.status = f"The game is over: {self.end.keys}"
             return
         chooser = self.chooser
         if chooser is None:

@@ -32,7 +32,7 @@ from ..bots import Behaviour
 from ..secret_store import SecretStore, default_state_dir, write_private
 from ..session import Backoff, ConnectionLost, RequestRefused, Session, SessionEnded, tcp
 from .app import Bridge
-from .controller import Answer, Command, PlayAgain, Quit, Say
+from .controller import Answer, Command, Download, PlayAgain, Quit, Request, Say
 
 log = logging.getLogger("oriflamme.client.play")
 
@@ -77,16 +77,16 @@ async def play_program(bridge: Bridge, options: PlayOptions) -> None:
             backoff=Backoff(first=0.1, most=2.0),
         )
         bridge.controller.state = session.state
-        session.on_change = lambda: bridge.changed(banner=_banner(session))
-        bridge.controller.title = "Oriflamme · you against bots"
+        session.on_change = lambda: bridge.changed(banner=banner(session))
+        bridge.controller.game.title = "Oriflamme · you against bots"
         await nursery.start(session.run)
         await seat_at_table(session, options)
-        await drive(session, bridge, commands, records_dir(options.state_dir))
+        await drive(session, bridge, commands, records_dir(options.state_dir), start=True)
         session.close()
         stop.set()
 
 
-def _banner(session: Session) -> str:
+def banner(session: Session) -> str:
     if session.ended is not None:
         return f"The session is over: {session.ended}. Press q to quit."
     if not session.connected:
@@ -141,9 +141,13 @@ async def drive(
     bridge: Bridge,
     commands: trio.MemoryReceiveChannel[Command],
     records: Path,
+    *,
+    start: bool = False,
 ) -> None:
-    """Carry out the keys' commands until Quit; save each game's record at its end."""
-    controller = bridge.controller
+    """Carry out the keys' commands until Quit; save each game's record at its
+    end. `start`: [a] after a game also starts the next one (we are the host
+    of a table of bots)."""
+    screens = bridge.controller
     async with trio.open_nursery() as nursery:
         nursery.start_soon(_keep_records, session, bridge, records)
         async for command in commands:
@@ -151,33 +155,71 @@ async def drive(
                 nursery.cancel_scope.cancel()
                 return
             try:
-                if isinstance(command, Answer):
-                    await _answer(session, bridge, command)
-                elif isinstance(command, Say):
-                    await session.request(m.Chat(text=command.text))
-                elif isinstance(command, PlayAgain):
-                    await _start(session)
+                await _carry_out(session, bridge, command, records, start)
             except RequestRefused as exc:
                 if isinstance(command, Answer):
-                    controller.refused(command.turn, exc.error.message)
+                    screens.game.refused(command.turn, exc.error.message)
+                elif isinstance(command, Request):
+                    screens.answered(command.message, exc.error)
                 else:
-                    controller.status = f"Refused: {exc.error.message}"
-                bridge.changed()
+                    screens.game.status = screens.lobby.status = f"Refused: {exc.error.message}"
             except (ConnectionLost, trio.TooSlowError):
                 if isinstance(command, Answer):
-                    controller.refused(command.turn, "the connection dropped: choose again")
+                    screens.game.refused(command.turn, "the connection dropped: choose again")
                 else:
-                    controller.status = "The connection dropped: try again"
-                bridge.changed()
+                    screens.game.status = screens.lobby.status = "No answer: try again"
             except SessionEnded as exc:
-                controller.status = str(exc)
-                bridge.changed()
+                screens.banner = str(exc)
+            bridge.changed()
+
+
+async def _carry_out(
+    session: Session, bridge: Bridge, command: Command, records: Path, start: bool
+) -> None:
+    if isinstance(command, Answer):
+        await _answer(session, bridge, command)
+    elif isinstance(command, Say):
+        await session.request(m.Chat(text=command.text))
+    elif isinstance(command, PlayAgain):
+        if start:
+            await _start(session)
+        else:
+            await session.request(m.Ready(ready=True))
+    elif isinstance(command, Request):
+        answer = await session.request(command.message)
+        bridge.controller.answered(command.message, answer)
+    elif isinstance(command, Download):
+        lobby = bridge.controller.lobby
+        lobby.status = await _download(session, command.record_id, records)
+
+
+async def _fetch_record(session: Session, record_id: str, records: Path) -> tuple[Path, bool, str]:
+    """Download record `record_id`, check it, keep it: where, whether it
+    verifies, and why not. Raises what the request raises, `RecordError`
+    for an unreadable record, `OSError` when it cannot be written."""
+    answer = await session.request(m.GetRecord(record_id=record_id), timeout=30)
+    assert isinstance(answer, m.RecordData)
+    verdict = verify_record_bytes(answer.data)
+    path = records / f"{record_id}.oriflamme"
+    await trio.to_thread.run_sync(write_private, path, answer.data)
+    return path, verdict.ok, "; ".join(verdict.reasons())
+
+
+async def _download(session: Session, record_id: str, records: Path) -> str:
+    """`_fetch_record`, said in words for the status line."""
+    try:
+        path, ok, why = await _fetch_record(session, record_id, records)
+    except RecordError as exc:
+        return f"The server sent a record that cannot be read: {exc}"
+    except OSError as exc:
+        return f"Cannot save the record: {exc.strerror}"
+    return f"Saved {path}: " + ("it verifies" if ok else f"it does NOT verify: {why}")
 
 
 async def _answer(session: Session, bridge: Bridge, command: Answer) -> None:
     game = session.state.game
     if game is None or game.decision is None or game.decision.turn != command.turn:
-        bridge.controller.refused(command.turn, "too late: the game moved on")
+        bridge.controller.game.refused(command.turn, "too late: the game moved on")
         return
     message = game.answer(command.action)
     await session.request(message)
@@ -198,20 +240,14 @@ async def _keep_records(session: Session, bridge: Bridge, records: Path) -> None
         assert game is not None and game.end is not None
         record_id = game.end.record_id
         saved.add(record_id)
-        controller = bridge.controller
+        controller = bridge.controller.game
         try:
-            answer = await session.request(m.GetRecord(record_id=record_id), timeout=30)
-            assert isinstance(answer, m.RecordData)
-            verdict = verify_record_bytes(answer.data)
-            path = records / f"{record_id}.oriflamme"
-            await trio.to_thread.run_sync(write_private, path, answer.data)
+            path, ok, why = await _fetch_record(session, record_id, records)
         except (RequestRefused, ConnectionLost, trio.TooSlowError, RecordError, OSError) as exc:
             controller.saved = f"The record could not be saved: {exc}"
         else:
             controller.saved = f"Record: {path.name}"
             controller.log.note(f"The game's record is saved in {path}")
-            if not verdict.ok:
-                controller.verified = (
-                    "The record does NOT verify: " + "; ".join(verdict.reasons())[:200]
-                )
+            if not ok:
+                controller.verified = f"The record does NOT verify: {why}"[:200]
         bridge.changed()

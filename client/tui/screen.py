@@ -91,7 +91,7 @@ class Scene:
     stand_ins: frozenset[int] = field(default_factory=frozenset)
 
 
-class _Row:
+class Row:
     """One line being built, cut or padded to `width` cells."""
 
     def __init__(self, width: int) -> None:
@@ -99,7 +99,7 @@ class _Row:
         self.used = 0
         self.fragments: Line = []
 
-    def add(self, text: str, style: str = "") -> _Row:
+    def add(self, text: str, style: str = "") -> Row:
         room = self.width - self.used
         if room <= 0 or not text:
             return self
@@ -108,7 +108,7 @@ class _Row:
         self.used += len(text)
         return self
 
-    def to(self, column: int) -> _Row:
+    def to(self, column: int) -> Row:
         return self.add(" " * max(0, column - self.used))
 
     def line(self, fill: str = " ", style: str = "") -> Line:
@@ -116,8 +116,8 @@ class _Row:
         return self.fragments
 
 
-def _rule(width: int, title: str = "", style: str = "class:rule") -> Line:
-    row = _Row(width)
+def rule(width: int, title: str = "", style: str = "class:rule") -> Line:
+    row = Row(width)
     if title:
         row.add("─ ", style).add(title, style + " class:rule.title").add(" ", style)
     return row.line("─", style)
@@ -165,33 +165,33 @@ def clock(seconds: int | None) -> str:
 def render(scene: Scene, width: int, height: int) -> list[Line]:
     """The screen: `height` lines of `width` cells (see the module docstring)."""
     if width < MIN_WIDTH or height < MIN_HEIGHT:
-        return _too_small(width, height)
+        return too_small(width, height)
     if scene.help:
-        return _pad(_help(width), width, height)
+        return pad(_help(width), width, height)
     view = scene.view
     lines: list[Line] = [_title(scene, width)]
     if view is None:
-        lines.append(_rule(width))
-        lines.append(_Row(width).add(" Waiting for the game to begin…").line())
+        lines.append(rule(width))
+        lines.append(Row(width).add(" Waiting for the game to begin…").line())
         lines += _bottom(scene, width)
-        return _pad(lines, width, height)
+        return pad(lines, width, height)
     queue = _queue(scene, view, width)
     bottom = _bottom(scene, width)
     hand = _hand(scene, view, width)
     middle = height - len(lines) - len(queue) - len(bottom) - len(hand)
     panels = _panels(scene, view, width, max(middle, 3))
     lines += queue + panels[: max(middle, 0)] + hand + bottom
-    return _pad(lines, width, height)
+    return pad(lines, width, height)
 
 
-def _pad(lines: list[Line], width: int, height: int) -> list[Line]:
+def pad(lines: list[Line], width: int, height: int) -> list[Line]:
     lines = lines[:height]
     while len(lines) < height:
         lines.append([("", " " * width)])
     return lines
 
 
-def _too_small(width: int, height: int) -> list[Line]:
+def too_small(width: int, height: int) -> list[Line]:
     text = [
         f"This terminal is {width}x{height}.",
         f"Oriflamme needs at least {MIN_WIDTH}x{MIN_HEIGHT}:",
@@ -199,12 +199,12 @@ def _too_small(width: int, height: int) -> list[Line]:
         "(q quits)",
     ]
     lines = [[("", t[:width].ljust(width))] for t in text]
-    return _pad(lines, width, height)
+    return pad(lines, width, height)
 
 
 def _title(scene: Scene, width: int) -> Line:
     view = scene.view
-    row = _Row(width).add(scene.title, "class:title")
+    row = Row(width).add(scene.title, "class:title")
     if view is not None:
         first = who(scene.names, view.get("first_player"), scene.seat)
         row.add(f" · round {view.get('round', 1)} of {ROUNDS} · first: {first}", "class:title")
@@ -240,9 +240,9 @@ def _queue(scene: Scene, view: dict[str, Any], width: int) -> list[Line]:
         how = "resolution order not chosen yet"
     else:
         how = f"1 resolves first, {'right to left' if reverse else 'left to right'}"
-    lines = [_rule(width, f"Influence Queue · {how}")]
+    lines = [rule(width, f"Influence Queue · {how}")]
     if not queue:
-        lines.append(_Row(width).add("   (empty: the first card goes in the middle)").line())
+        lines.append(Row(width).add("   (empty: the first card goes in the middle)").line())
         return lines
     resolving = (view.get("resolving") or {}).get("index")
     highlighted = scene.chooser.highlighted if scene.chooser is not None else set()
@@ -253,7 +253,7 @@ def _queue(scene: Scene, view: dict[str, Any], width: int) -> list[Line]:
     if reverse:
         order.reverse()
     for start in range(0, len(order), per_row):
-        top_row, bottom_row = _Row(width).add(" "), _Row(width).add(" ")
+        top_row, bottom_row = Row(width).add(" "), Row(width).add(" ")
         for i in order[start : start + per_row]:
             slot = queue[i]
             top = slot[-1]
@@ -286,7 +286,7 @@ def _panels(scene: Scene, view: dict[str, Any], width: int, height: int) -> list
     right_width = width - left_width - 1
     left = _players(scene, view, left_width)
     log_lines = _log(scene.log, right_width, height - 1)
-    out = [_rule(left_width, "Players") + [("class:rule", " ")] + _rule(right_width, "Log")]
+    out = [rule(left_width, "Players") + [("class:rule", " ")] + rule(right_width, "Log")]
     for i in range(height - 1):
         row: Line = left[i] if i < len(left) else [("", " " * left_width)]
         right = log_lines[i] if i < len(log_lines) else ""
@@ -326,7 +326,7 @@ def _players(scene: Scene, view: dict[str, Any], width: int) -> list[Line]:
     piles = view.get("draw_piles", [])
     rows = []
     for seat, name in enumerate(scene.names):
-        row = _Row(width)
+        row = Row(width)
         turn = scene.decision_seat == seat and scene.end is None
         row.add(" ▸ " if turn else "   ", "class:turn")
         style = owner_style(view, seat)
@@ -347,21 +347,21 @@ def _players(scene: Scene, view: dict[str, Any], width: int) -> list[Line]:
     me = scene.seat
     if me is not None and me < len(fronts) and fronts[me]:
         names = ", ".join(card_name(c) or "?" for c in fronts[me])
-        rows.append(_Row(width).add(f"   your cards out: {names}", "class:dim").line())
+        rows.append(Row(width).add(f"   your cards out: {names}", "class:dim").line())
     for seat, cards in enumerate(fronts):
         if seat != me and cards and len(rows) < 8:
             names = ", ".join(card_name(c) or "?" for c in cards)
-            rows.append(_Row(width).add(f"   {marks[seat]} out: {names}", "class:dim").line())
+            rows.append(Row(width).add(f"   {marks[seat]} out: {names}", "class:dim").line())
     return rows
 
 
 def _hand(scene: Scene, view: dict[str, Any], width: int) -> list[Line]:
     me = scene.seat
     if me is None:
-        return [_rule(width, "Spectating: every hand is hidden")]
+        return [rule(width, "Spectating: every hand is hidden")]
     hand = view.get("hands", [])[me] if me < len(view.get("hands", [])) else []
     chooser = scene.chooser
-    row = _Row(width).add(" ")
+    row = Row(width).add(" ")
     for card in hand:
         name = card_name(card) or "?"
         picked = (
@@ -377,7 +377,7 @@ def _hand(scene: Scene, view: dict[str, Any], width: int) -> list[Line]:
     if me < len(aside) and aside[me]:
         extra = "set aside: " + ", ".join(card_name(c) or "?" for c in aside[me])
     title = "Your hand" + (f" · {extra}" if extra else "")
-    return [_rule(width, title), row.line()]
+    return [rule(width, title), row.line()]
 
 
 def _data(card: Any) -> Any:
@@ -392,21 +392,21 @@ def _bottom(scene: Scene, width: int) -> list[Line]:
         lines += _end(scene, width)
     elif scene.chooser is not None:
         chooser = scene.chooser
-        lines.append(_rule(width, f"Your turn: {chooser.title}", "class:rule.turn"))
+        lines.append(rule(width, f"Your turn: {chooser.title}", "class:rule.turn"))
         lines += _offers(chooser, width)
     elif scene.decision_kind is not None:
         thinker = who(names, scene.decision_seat, me)
         doing = WAITING.get(scene.decision_kind, "")
-        lines.append(_rule(width, "Waiting"))
+        lines.append(rule(width, "Waiting"))
         waiting = f" Waiting for {thinker} {doing}…"
         if scene.seconds_left is not None:
             waiting += f"  ({clock(scene.seconds_left)} left)"
-        lines.append(_Row(width).add(waiting).line())
+        lines.append(Row(width).add(waiting).line())
     else:
-        lines.append(_rule(width))
-        lines.append(_Row(width).line())
+        lines.append(rule(width))
+        lines.append(Row(width).line())
     if scene.chat_input is not None:
-        status = _Row(width).add(" say: ", "class:key").add(scene.chat_input + "▏")
+        status = Row(width).add(" say: ", "class:key").add(scene.chat_input + "▏")
         lines.append(status.line())
     else:
         lines.append(_status(scene, width))
@@ -416,12 +416,12 @@ def _bottom(scene: Scene, width: int) -> list[Line]:
 def _offers(chooser: Chooser, width: int) -> list[Line]:
     """The choices with their keys, wrapped over at most 3 lines."""
     rows: list[Line] = []
-    row = _Row(width).add(" ")
+    row = Row(width).add(" ")
     for offer in chooser.offers():
         text = offer.shown
         if row.used + len(text) + 2 > width and row.used > 1:
             rows.append(row.line())
-            row = _Row(width).add(" ")
+            row = Row(width).add(" ")
         key, _, label = text.partition("] ")
         row.add(key + "]", "class:key").add(" " + label).add("  ")
     if chooser.kind == "place" and chooser.card is not None:
@@ -431,11 +431,15 @@ def _offers(chooser: Chooser, width: int) -> list[Line]:
 
 
 def _status(scene: Scene, width: int) -> Line:
-    row = _Row(width)
+    row = Row(width)
     if scene.banner:
         row.add(" " + scene.banner, "class:banner")
     elif scene.status:
         row.add(" " + scene.status, "class:status")
+    elif scene.end is not None:
+        for part in scene.end.keys.split("  "):
+            key, _, label = part.partition("] ")
+            row.add(" " + key + "]", "class:key").add(" " + label + " ")
     else:
         row.add(" [/] chat  [?] help  [q] quit", "class:dim")
     return row.line()
@@ -446,26 +450,18 @@ def _end(scene: Scene, width: int) -> list[Line]:
     assert end is not None
     view = scene.view or {}
     lines = [
-        _rule(
-            width, f"Game over · round {view.get('round', ROUNDS)} of {ROUNDS}", "class:rule.turn"
-        )
+        rule(width, f"Game over · round {view.get('round', ROUNDS)} of {ROUNDS}", "class:rule.turn")
     ]
     order = sorted(range(len(end.scores)), key=lambda s: (-end.scores[s], s))
-    row = _Row(width).add(" ")
+    row = Row(width).add(" ")
     for place, seat in enumerate(order):
         name = who(scene.names, seat, scene.seat)
         won = " (winner)" if seat in end.winners else ""
         style = owner_style(view, seat) + (" class:winner" if won else "")
         row.add(f"{place + 1}. {name} {end.scores[seat]}{won}", style).add("   ")
     lines.append(row.line())
-    lines.append(_Row(width).add(" " + end.verified, "class:verified").line())
-    lines.append(
-        _Row(width)
-        .add(" " + end.saved)
-        .to(max(0, width - len(end.keys) - 1))
-        .add(end.keys, "class:key")
-        .line()
-    )
+    lines.append(Row(width).add(" " + end.verified, "class:verified").line())
+    lines.append(Row(width).add(" " + end.saved).line())
     return lines
 
 
@@ -482,18 +478,18 @@ HELP_KEYS = [
 
 
 def _help(width: int) -> list[Line]:
-    lines = [_rule(width, "Help · the cards (revised edition) · any key closes this")]
+    lines = [rule(width, "Help · the cards (revised edition) · any key closes this")]
     for kind, text in ABILITIES.items():
-        row = _Row(width).add(f" {KIND_NAMES[kind]:<14}", "class:key").add(text)
+        row = Row(width).add(f" {KIND_NAMES[kind]:<14}", "class:key").add(text)
         lines.append(row.line())
-    lines.append(_rule(width, "Keys"))
+    lines.append(rule(width, "Keys"))
     for key, text in HELP_KEYS:
-        lines.append(_Row(width).add(f" {key:<8}", "class:key").add(text).line())
-    lines.append(_rule(width, "Reading the board"))
+        lines.append(Row(width).add(f" {key:<8}", "class:key").add(text).line())
+    lines.append(rule(width, "Reading the board"))
     for text in (
         "Positions are numbered in resolution order. ▶ marks the card being resolved.",
         f"{BACK} is a face-down card; (Heir) is your own face-down card: only you see it.",
         "◆ Influence on a card (◆×5: five); ×2 a stack of two cards. Y is you.",
     ):
-        lines.append(_Row(width).add(" " + text).line())
+        lines.append(Row(width).add(" " + text).line())
     return lines

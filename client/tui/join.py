@@ -1,0 +1,90 @@
+"""`oriflamme join`: the lobby and the game of a server elsewhere.
+
+With a host, the program connects to it; without one, `choose_server`
+lists the servers whose beacon is heard on the local network (see
+`oriflamme.client.discovery`) and asks which. Then the terminal shows the
+lobby (`client.tui.lobby`): the room list is asked for again every few
+seconds while it is shown; a room's state and chat come with the server's
+pushes. The seat's secrets and the session token are kept in the state
+directory, so a client closed mid-game and started again takes its seat
+back.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import trio
+
+from oriflamme.protocol import messages as m
+
+from ..bots import Behaviour
+from ..secret_store import SecretStore
+from ..session import Backoff, ConnectionLost, RequestRefused, Session, tcp
+from .app import Bridge
+from .play import banner, drive, records_dir
+
+CONNECT_TIMEOUT = 15.0
+ROOMS_EVERY = 3.0
+
+
+class CannotReach(Exception):
+    """The server did not answer."""
+
+
+@dataclass
+class JoinOptions:
+    host: str
+    port: int
+    name: str
+    state_dir: Path
+    found: bool = False  # found on the local network (said in the title)
+
+
+async def join_program(bridge: Bridge, options: JoinOptions) -> None:
+    """The trio side of `oriflamme join` (see the module docstring)."""
+    commands = bridge.enter_trio()
+    where = f"{options.host}:{options.port}"
+    session = Session(
+        tcp(options.host, options.port),
+        options.name,
+        server=where,
+        store=SecretStore(options.state_dir),
+        behaviour=Behaviour(None),
+        backoff=Backoff(first=0.25, most=5.0),
+    )
+    screens = bridge.controller
+    screens.state = session.state
+    screens.lobby.server = where + (" (found on your network)" if options.found else "")
+    session.on_change = lambda: bridge.changed(banner=banner(session))
+    async with trio.open_nursery() as nursery:
+        try:
+            with trio.fail_after(CONNECT_TIMEOUT):
+                await nursery.start(session.run)
+        except trio.TooSlowError:
+            raise CannotReach(
+                f"cannot reach {where}: no answer in {CONNECT_TIMEOUT:.0f} s"
+                " (is the server running, and is the address right?)"
+            ) from None
+        nursery.start_soon(_keep_rooms, session, bridge)
+        await drive(session, bridge, commands, records_dir(options.state_dir))
+        session.close()
+        nursery.cancel_scope.cancel()
+
+
+async def _keep_rooms(session: Session, bridge: Bridge) -> None:
+    """The room list, asked for again every few seconds while it is shown."""
+    screens = bridge.controller
+    while True:
+        lobby = screens.lobby
+        if screens.in_lobby and session.connected and lobby.form is None and lobby.records is None:
+            request = m.ListRooms()
+            try:
+                answer = await session.request(request, timeout=10)
+            except (RequestRefused, ConnectionLost, trio.TooSlowError):
+                pass
+            else:
+                screens.answered(request, answer)
+                bridge.changed()
+        await trio.sleep(ROOMS_EVERY)

@@ -1,0 +1,437 @@
+"""The lobby: the server's rooms, the room you sit in, chat, finished games.
+
+How this works
+--------------
+`LobbyController` is the lobby screen's state and keys, as `GameController`
+is the game's: no I/O. Whatever it asks of the server is a `Request` (a
+protocol message) handed to `send`; the app's trio side sends it and gives
+the answer back through `answered` (a `room_list`, a `record_list`, or an
+error, shown on the status line in the server's words). The room you sit in
+and the chat come from the session's mirror (`ClientState`), kept current by
+the server's pushes; the room list is asked for again every few seconds
+while it is shown.
+
+Keys, each listed on the screen: in the lobby ↑↓ pick a room, [j] join,
+[s] spectate, [n] new room (a form: ↑↓ a field, ←→ its value, letters for
+the name, Enter creates), [c] join by invite code, [h] your finished games
+([d] downloads the selected record), [r] refresh, [/] chat. In a room: [r]
+ready or not, [b]/[e] add a normal/easy bot and [x] remove the last bot
+(host), [g] start (host, everyone ready), [l] leave.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from oriflamme.protocol import messages as m
+
+from ..state import ClientState
+from .choices import BACKSPACE, ENTER, ESCAPE, LEFT, RIGHT
+from .controller import Command, Download, Quit, Request
+from .screen import MIN_HEIGHT, MIN_WIDTH, Line, Row, pad, rule, too_small
+from .text import fit, safe
+
+UP, DOWN = "up", "down"
+
+
+TIMERS = (None, 30, 60, 120, 300)
+
+
+@dataclass
+class RoomForm:
+    """The new-room form: each field's value."""
+
+    name: str
+    players: int = 4
+    edition: str = "revised"
+    turn_timer: int | None = None
+    first_player: str = "random"
+    private: bool = False
+    field: int = 0
+
+    FIELDS = ("name", "players", "edition", "turn timer", "first player", "private")
+
+    def move(self, step: int) -> None:
+        self.field = (self.field + step) % len(self.FIELDS)
+
+    def change(self, step: int) -> None:
+        """The selected field's next (or previous) value."""
+        f = self.FIELDS[self.field]
+        if f == "players":
+            self.players = 2 + (self.players - 2 + step) % 4
+        elif f == "edition":
+            self.edition = "first" if self.edition == "revised" else "revised"
+        elif f == "turn timer":
+            self.turn_timer = TIMERS[(TIMERS.index(self.turn_timer) + step) % len(TIMERS)]
+        elif f == "first player":
+            self.first_player = "host" if self.first_player == "random" else "random"
+        elif f == "private":
+            self.private = not self.private
+
+    def values(self) -> list[str]:
+        variant = "two-player variant" if self.players == 2 else "standard game"
+        return [
+            self.name or "(the server picks one)",
+            f"{self.players} ({variant})",
+            self.edition,
+            "none" if self.turn_timer is None else f"{self.turn_timer} s a decision",
+            "the host picks" if self.first_player == "host" else "random",
+            "yes: join by invite code" if self.private else "no: listed",
+        ]
+
+    def message(self) -> m.CreateRoom:
+        settings = m.RoomSettings.for_players(
+            self.players,
+            turn_timer=self.turn_timer,
+            edition=self.edition,
+            first_player=self.first_player,
+        )
+        name = self.name.strip()[:40] or None
+        return m.CreateRoom(settings=settings, name=name, private=self.private or None)
+
+
+@dataclass
+class LobbyController:
+    """The lobby screen's state and keys; see the module docstring."""
+
+    state: ClientState
+    send: Callable[[Command], None]
+    server: str = ""
+    name: str = ""
+    rooms: tuple[m.RoomSummary, ...] = ()
+    records: tuple[m.RecordSummary, ...] | None = None  # shown when not None
+    selected: int = 0
+    form: RoomForm | None = None
+    typing: str | None = None  # what is being typed: "chat" or "invite"
+    typed: str = ""
+    status: str = ""
+    banner: str = ""
+    help: bool = False
+    chat_seen: list[str] = field(default_factory=list)
+
+    # ------------------------------------------------------------ answers
+
+    def answered(self, request: m.Message, answer: m.Message) -> None:
+        """The server's answer to one of our `Request`s."""
+        if isinstance(answer, m.RoomList):
+            self.rooms = answer.rooms
+            self.selected = min(self.selected, max(0, len(self.rooms) - 1))
+        elif isinstance(answer, m.RecordList):
+            self.records = answer.records
+            self.selected = 0
+        elif isinstance(answer, m.Error):
+            self.status = f"Refused: {safe(answer.message)}"
+        elif isinstance(request, m.CreateRoom):
+            self.status = "Room created: add bots or wait for players, then [r] ready"
+        elif isinstance(request, m.JoinRoom | m.Spectate):
+            self.status = ""
+
+    # ------------------------------------------------------------ keys
+
+    def key(self, key: str) -> None:
+        self.status = ""
+        if self.help:
+            self.help = False
+            return
+        if self.typing is not None:
+            self._type(key)
+            return
+        if self.form is not None:
+            self._form_key(key)
+            return
+        if key == "?":
+            self.help = True
+        elif key == "/":
+            self.typing, self.typed = "chat", ""
+        elif key == "q":
+            self.send(Quit())
+        elif self.records is not None:
+            self._records_key(key)
+        elif self.state.room is not None:
+            self._room_key(key)
+        else:
+            self._lobby_key(key)
+
+    def _lobby_key(self, key: str) -> None:
+        room = self.rooms[self.selected] if self.rooms else None
+        if key in (UP, DOWN):
+            if self.rooms:
+                step = -1 if key == UP else 1
+                self.selected = max(0, min(len(self.rooms) - 1, self.selected + step))
+        elif key in ("j", ENTER) and room is not None:
+            self.send(Request(m.JoinRoom(room=room.room)))
+            self.status = f'Joining "{safe(room.name)}"…'
+        elif key == "s" and room is not None:
+            self.send(Request(m.Spectate(room=room.room)))
+            self.status = f'Watching "{safe(room.name)}"…'
+        elif key in ("j", "s", ENTER):
+            self.status = "No room to choose: [n] makes one"
+        elif key == "n":
+            self.form = RoomForm(name=f"{self.name}'s room"[:40] if self.name else "")
+        elif key == "c":
+            self.typing, self.typed = "invite", ""
+        elif key == "h":
+            self.records = ()
+            self.send(Request(m.ListRecords()))
+        elif key == "r":
+            self.send(Request(m.ListRooms()))
+        else:
+            self.status = f"{key} does nothing here: the keys are listed at the bottom"
+
+    def _room_key(self, key: str) -> None:
+        room = self.state.room
+        assert room is not None
+        me = room.seat
+        host = room.host == self.state.player
+        seat = room.seats[me] if me is not None else None
+        if key == "l":
+            self.send(Request(m.LeaveRoom()))
+        elif key == "r" and seat is not None:
+            self.send(Request(m.Ready(ready=not seat.ready)))
+        elif key in ("b", "e", "x", "g") and not host:
+            self.status = "Only the host can do that"
+        elif key in ("b", "e"):
+            strategy = "heuristic" if key == "b" else "random"
+            self.send(Request(m.AddBot(strategy=strategy)))
+        elif key == "x":
+            bots = [s.seat for s in room.seats if s.bot is not None]
+            if bots:
+                self.send(Request(m.RemoveBot(seat=bots[-1])))
+            else:
+                self.status = "No bot to remove"
+        elif key == "g":
+            self.send(Request(m.StartGame()))
+        else:
+            self.status = f"{key} does nothing here: the keys are listed at the bottom"
+
+    def _records_key(self, key: str) -> None:
+        records = self.records or ()
+        if key == ESCAPE or key == "h":
+            self.records = None
+        elif key in (UP, DOWN) and records:
+            step = -1 if key == UP else 1
+            self.selected = max(0, min(len(records) - 1, self.selected + step))
+        elif key in ("d", ENTER) and records:
+            record = records[self.selected]
+            self.send(Download(record.record_id))
+            self.status = f"Downloading {record.record_id}…"
+        else:
+            self.status = "[↑↓] choose  [d] download the record  [Esc] back"
+
+    def _form_key(self, key: str) -> None:
+        form = self.form
+        assert form is not None
+        if key == ESCAPE:
+            self.form = None
+        elif key == ENTER:
+            self.send(Request(form.message()))
+            self.form = None
+        elif key in (UP, DOWN):
+            form.move(-1 if key == UP else 1)
+        elif key in (LEFT, RIGHT):
+            form.change(-1 if key == LEFT else 1)
+        elif form.FIELDS[form.field] == "name":
+            if key == BACKSPACE:
+                form.name = form.name[:-1]
+            elif len(key) == 1 and key.isprintable() and len(form.name) < 40:
+                form.name += key
+        elif key == " ":
+            form.change(1)
+
+    def _type(self, key: str) -> None:
+        if key == ESCAPE:
+            self.typing = None
+        elif key == ENTER:
+            text, what = self.typed.strip(), self.typing
+            self.typing = None
+            if text and what == "chat":
+                self.send(Request(m.Chat(text=text[:500])))
+            elif text and what == "invite":
+                self.send(Request(m.JoinRoom(invite=text)))
+        elif key == BACKSPACE:
+            self.typed = self.typed[:-1]
+        elif len(key) == 1 and key.isprintable() and len(self.typed) < 200:
+            self.typed += key
+
+    # ------------------------------------------------------------ drawing
+
+    def lines(self, width: int, height: int) -> list[Line]:
+        if width < MIN_WIDTH or height < MIN_HEIGHT:
+            return too_small(width, height)
+        title = Row(width).add(f"Oriflamme · {self.server}", "class:title")
+        if self.name:
+            title.add(f" · you are {safe(self.name, 32)}", "class:title")
+        title.to(width - 6).add("? help", "class:title")
+        lines: list[Line] = [title.line(style="class:title")]
+        if self.help:
+            lines += [Row(width).add(" " + t).line() for t in _HELP]
+            return pad(lines, width, height)
+        if self.form is not None:
+            lines += self._form_lines(width)
+        elif self.records is not None:
+            lines += self._record_lines(width, height - 4)
+        else:
+            top = max(3, (height - 6) // 2 - 1) if self.state.room is None else 4
+            lines += self._room_list(width, top)
+            lines += self._room_and_chat(width, height - len(lines) - 3)
+        lines = lines[: height - 3]
+        while len(lines) < height - 3:
+            lines.append(Row(width).line())
+        lines.append(rule(width))
+        lines.append(self._status_line(width))
+        lines.append(self._keys_line(width))
+        return lines
+
+    def _room_list(self, width: int, height: int) -> list[Line]:
+        out = [rule(width, f"Rooms ({len(self.rooms)})")]
+        if not self.rooms:
+            out.append(Row(width).add("   No room yet: [n] makes one.").line())
+            return out
+        first = max(0, min(self.selected - height // 2, len(self.rooms) - height))
+        for i, r in enumerate(self.rooms[first : first + height], start=first):
+            s = r.settings
+            variant = "2-player" if s.variant == "two-player" else "standard"
+            timer = "no timer" if s.turn_timer is None else f"timer {s.turn_timer} s"
+            mark = " ▸ " if i == self.selected and self.state.room is None else "   "
+            text = (
+                f"{fit(safe(r.name), 14)} {r.seated}/{s.players}  {variant:<9} {s.edition:<8}"
+                f" {timer:<13} {r.state:<8} host {safe(r.host, 12)}"
+            )
+            style = "class:highlight" if mark.strip() else ""
+            out.append(Row(width).add(mark, "class:turn").add(text, style).line())
+        return out
+
+    def _room_and_chat(self, width: int, height: int) -> list[Line]:
+        left_width = 46
+        right_width = width - left_width - 1
+        room = self.state.room
+        if room is None:
+            title = "Not in a room"
+            left = [
+                "   ↑↓ choose a room, then [j] join",
+                "   or [s] watch it as a spectator.",
+                "   [n] a new room, [c] a private room's",
+                "   invite code.",
+            ]
+        else:
+            title = f'Room "{safe(room.name, 20)}"'
+            if room.invite:
+                title += f" · invite {room.invite}"
+            left = []
+            for seat in room.seats:
+                if seat.name is None:
+                    left.append(f"   {seat.seat + 1} (open seat)")
+                    continue
+                who = "You" if seat.seat == room.seat else safe(seat.name, 14)
+                what = "bot" if seat.bot else ("ready" if seat.ready else "not ready")
+                if seat.player is not None and seat.player == room.host:
+                    what += ", host"
+                if not seat.connected:
+                    what += ", away"
+                left.append(f"   {seat.seat + 1} {fit(who, 14)} {what}")
+            if room.spectators:
+                left.append(f"   and {room.spectators} watching")
+            if room.seat is None:
+                left.append("   You are watching this room.")
+        chat = [
+            f" {safe(c.name, 14)}: {safe(c.text)}" if c.player is not None else f" * {safe(c.text)}"
+            for c in self.state.chat
+        ]
+        chat = chat[-max(0, height - 1) :] if height > 1 else []
+        out = [rule(left_width, title) + [("class:rule", " ")] + rule(right_width, "Chat")]
+        for i in range(max(0, height - 1)):
+            text = left[i] if i < len(left) else ""
+            said = chat[i] if i < len(chat) else ""
+            out.append(
+                [
+                    ("", fit(text, left_width)),
+                    ("class:rule", "│"),
+                    ("class:chat", fit(said, right_width)),
+                ]
+            )
+        return out
+
+    def _form_lines(self, width: int) -> list[Line]:
+        form = self.form
+        assert form is not None
+        out = [rule(width, "New room · ↑↓ a field, ←→ its value, Enter creates, Esc cancels")]
+        for i, (label, value) in enumerate(zip(form.FIELDS, form.values(), strict=True)):
+            mark = " ▸ " if i == form.field else "   "
+            style = "class:highlight" if i == form.field else ""
+            arrows = "  ← →" if label != "name" else "  (type)"
+            out.append(
+                Row(width)
+                .add(mark, "class:turn")
+                .add(f"{label:<14}", "class:key")
+                .add(value, style)
+                .add(arrows if i == form.field else "", "class:dim")
+                .line()
+            )
+        return out
+
+    def _record_lines(self, width: int, height: int) -> list[Line]:
+        records = self.records or ()
+        out = [rule(width, f"Your finished games ({len(records)})")]
+        if not records:
+            out.append(Row(width).add("   None yet (or the list is on its way).").line())
+        for i, r in enumerate(records[: max(1, height - 1)]):
+            scores = ", ".join(
+                f"{safe(n, 10)} {s}" + ("*" if seat in r.winners else "")
+                for seat, (n, s) in enumerate(zip(r.names, r.scores, strict=False))
+            )
+            mark = " ▸ " if i == self.selected else "   "
+            valid = "" if r.valid else "  (not valid)"
+            out.append(
+                Row(width)
+                .add(mark, "class:turn")
+                .add(f"{fit(safe(r.room_name), 12)} {scores}{valid}")
+                .line()
+            )
+        return out
+
+    def _status_line(self, width: int) -> Line:
+        row = Row(width)
+        if self.typing is not None:
+            label = "say: " if self.typing == "chat" else "invite code: "
+            return row.add(" " + label, "class:key").add(self.typed + "▏").line()
+        if self.banner:
+            return row.add(" " + self.banner, "class:banner").line()
+        return row.add(" " + self.status, "class:status").line()
+
+    def _keys_line(self, width: int) -> Line:
+        if self.form is not None:
+            keys = "[Enter] create  [Esc] cancel"
+        elif self.records is not None:
+            keys = "[↑↓] choose  [d] download the record  [Esc] back"
+        elif self.state.room is not None:
+            room = self.state.room
+            if room.seat is None:
+                keys = "[l] leave  [/] chat  [q] quit"
+            elif room.host == self.state.player:
+                keys = "[r] ready  [b] add bot  [e] easy bot  [x] remove bot  [g] start  [l] leave  [/] chat"
+            else:
+                keys = "[r] ready  [l] leave  [/] chat  [q] quit"
+        else:
+            keys = "[j] join  [s] spectate  [n] new room  [c] invite code  [h] games  [/] chat  [q] quit"
+        row = Row(width).add(" ")
+        for part in keys.split("  "):
+            key, _, label = part.partition("] ")
+            row.add(key + "]", "class:key").add(" " + label + "  ")
+        return row.line()
+
+
+_HELP = [
+    "The lobby lists the server's open rooms; a room seats 2 to 5.",
+    "",
+    "↑ ↓       choose a room          j  join it      s  watch it (spectate)",
+    "n         a new room: seats, edition, turn timer, first player, private",
+    "c         join a private room by its invite code (its host shares it)",
+    "h         your finished games; d downloads a record (oriflamme verify checks it)",
+    "/         chat (in a room: with the room; else with the lobby)",
+    "",
+    "In a room: r ready (or not), l leave. The host: b add a bot (e: an easy one),",
+    "x remove the last bot, g start once everyone is ready.",
+    "",
+    "Any key closes this help.",
+]
