@@ -343,6 +343,33 @@ def _join(args: argparse.Namespace) -> int:
         return 1
 
 
+def _replay(args: argparse.Namespace) -> int:
+    from oriflamme.client.replay import ReplayError, replay_steps
+    from oriflamme.client.tui.app import build_application, colour_wanted
+    from oriflamme.client.tui.replay_screen import ReplayController
+    from oriflamme.protocol.record import MAX_RECORD_SIZE, RecordError, decode_record
+    from oriflamme.protocol.verify import verify_record
+
+    if not _need_terminal("replay"):
+        return 2
+    try:
+        with open(args.record, "rb") as f:
+            data = f.read(MAX_RECORD_SIZE + 1)
+        record = decode_record(data)
+        steps = replay_steps(record)
+    except OSError as exc:
+        print(f"oriflamme replay: cannot read {args.record}: {exc.strerror}", file=sys.stderr)
+        return 2
+    except (RecordError, ReplayError) as exc:
+        print(f"oriflamme replay: {args.record} cannot be replayed: {exc}", file=sys.stderr)
+        return 2
+    controller = ReplayController(record, steps, verify_record(record), Path(args.record).name)
+    app = build_application(controller, colour=colour_wanted())
+    controller.on_quit = lambda: app.exit(result=0)
+    app.run()
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="oriflamme", description="Oriflamme played across machines."
@@ -448,6 +475,10 @@ def build_parser() -> argparse.ArgumentParser:
     jp.add_argument("--no-bell", action="store_true", help="no bell when it is your turn")
     jp.add_argument("--state-dir", help="where your secrets and records are kept (XDG state)")
     jp.set_defaults(func=_join)
+
+    rp2 = sub.add_parser("replay", help="step through a finished game's record, every card shown")
+    rp2.add_argument("record", help="the game record file (.oriflamme)")
+    rp2.set_defaults(func=_replay)
     return parser
 
 

@@ -44,6 +44,7 @@ from prompt_toolkit.styles import Style
 from .choices import BACKSPACE, ENTER, ESCAPE, LEFT, RIGHT
 from .controller import Command
 from .lobby import DOWN, UP
+from .replay_screen import END, HOME, PAGE_DOWN, PAGE_UP
 from .screen import Line
 from .screens import Screens
 
@@ -57,6 +58,10 @@ KEY_NAMES: dict[Keys | str, str] = {
     Keys.Right: RIGHT,
     Keys.Up: UP,
     Keys.Down: DOWN,
+    Keys.Home: HOME,
+    Keys.End: END,
+    Keys.PageUp: PAGE_UP,
+    Keys.PageDown: PAGE_DOWN,
 }
 
 
@@ -221,6 +226,10 @@ def build_application(
     @bindings.add(Keys.Right)
     @bindings.add(Keys.Up)
     @bindings.add(Keys.Down)
+    @bindings.add(Keys.Home)
+    @bindings.add(Keys.End)
+    @bindings.add(Keys.PageUp)
+    @bindings.add(Keys.PageDown)
     def _key(event: KeyPressEvent) -> None:
         name = key_name(event)
         if name is not None:

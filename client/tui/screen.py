@@ -89,6 +89,9 @@ class Scene:
     chat_input: str | None = None
     help: bool = False
     stand_ins: frozenset[int] = field(default_factory=frozenset)
+    reveal_all: bool = False  # a finished game's replay: every card is known
+    hand_of: int | None = None  # whose hand to show when `seat` is None
+    footer: Sequence[Line] = ()  # lines in place of the decision (a replay's)
 
 
 class Row:
@@ -217,13 +220,13 @@ def _title(scene: Scene, width: int) -> Line:
     return row.line(style="class:title")
 
 
-def _card_text(card: dict[str, Any], seat: int | None) -> tuple[str, str]:
+def _card_text(card: dict[str, Any], seat: int | None, reveal_all: bool) -> tuple[str, str]:
     """A card in the queue: its label and style."""
     name = card["card"][1] if card["card"] else None
     short = SHORT_NAMES.get(name, KIND_NAMES.get(name, "")) if name else ""
     if card["face_up"]:
         return short, "class:card.up"
-    if card["owner"] == seat and short:
+    if (card["owner"] == seat or reveal_all) and short:
         return f"({short})", "class:card.mine"
     return BACK, "class:card.back"
 
@@ -257,7 +260,7 @@ def _queue(scene: Scene, view: dict[str, Any], width: int) -> list[Line]:
         for i in order[start : start + per_row]:
             slot = queue[i]
             top = slot[-1]
-            label, style = _card_text(top, scene.seat)
+            label, style = _card_text(top, scene.seat, scene.reveal_all)
             number = i + 1
             chosen = number in highlighted
             mark = "▶" if resolving == i else " "
@@ -356,7 +359,7 @@ def _players(scene: Scene, view: dict[str, Any], width: int) -> list[Line]:
 
 
 def _hand(scene: Scene, view: dict[str, Any], width: int) -> list[Line]:
-    me = scene.seat
+    me = scene.seat if scene.seat is not None else scene.hand_of
     if me is None:
         return [rule(width, "Spectating: every hand is hidden")]
     hand = view.get("hands", [])[me] if me < len(view.get("hands", [])) else []
@@ -376,7 +379,8 @@ def _hand(scene: Scene, view: dict[str, Any], width: int) -> list[Line]:
     extra = ""
     if me < len(aside) and aside[me]:
         extra = "set aside: " + ", ".join(card_name(c) or "?" for c in aside[me])
-    title = "Your hand" + (f" · {extra}" if extra else "")
+    whose = "Your hand" if me == scene.seat else f"{who(scene.names, me, None)}'s hand"
+    title = whose + (f" · {extra}" if extra else "")
     return [rule(width, title), row.line()]
 
 
@@ -388,7 +392,9 @@ def _bottom(scene: Scene, width: int) -> list[Line]:
     """The decision, the end of the game, or who is thinking; then the status line."""
     lines: list[Line] = []
     names, me = scene.names, scene.seat
-    if scene.end is not None:
+    if scene.footer:
+        lines += list(scene.footer)
+    elif scene.end is not None:
         lines += _end(scene, width)
     elif scene.chooser is not None:
         chooser = scene.chooser

@@ -138,7 +138,12 @@ class EventLog:
                 card = self.known(e["pid"]) or card
             self.learn(e["pid"], e["seat"], card)
             name = card_name(card)
-            what = f"{self._owner(e['seat'])} {name} face down" if name else "a card face down"
+            if not name:
+                what = "a card face down"
+            elif who(e["seat"]) == "You":
+                what = f"your {name} face down"
+            else:
+                what = f"{self._a(card)} face down"
             at = e["at"]
             if at == "first":
                 where = "the first in the queue"

@@ -1,8 +1,15 @@
-"""`oriflamme play` in a real terminal, as a person would use it: tmux runs
-it at 80x24, the test reads the screen (capture-pane) and answers every
+"""The terminal client in a real terminal, as a person would use it: tmux
+runs it at 80x24, the tests read the screen (capture-pane) and answer every
 decision with the first key the screen offers (send-keys), to the end of
 the game; the final scores and the verification must be on the screen, and
-the record saved must pass `oriflamme verify`."""
+the record saved must pass `oriflamme verify`.
+
+* `oriflamme play --bots 2`: a whole game against bots;
+* `oriflamme join`: two players in two terminals find each other's room on
+  a server process, play, and the server is killed (SIGKILL) in the middle
+  and started again: both screens say the connection is lost, come back by
+  themselves, and the game ends verified; then `oriflamme replay` steps
+  through its record."""
 
 from __future__ import annotations
 
@@ -30,6 +37,7 @@ class Terminal:
     def __init__(self, socket: Path, command: str, width: int = 80, height: int = 24) -> None:
         self.base = [str(TMUX), "-S", str(socket)]
         self.tmux("new-session", "-d", "-s", "game", "-x", str(width), "-y", str(height), command)
+        self.last = ""
 
     def tmux(self, *args: str) -> str:
         done = subprocess.run(
@@ -67,6 +75,43 @@ def first_offer(screen: str) -> str | None:
     return None
 
 
+def play_until_over(terminals: list[Terminal], timeout: float, midway=None) -> int:  # type: ignore[no-untyped-def]
+    """Answer every decision on every screen with its first offer until every
+    screen says the game is over; `midway()` is called once, after 10
+    answers. The number of answers."""
+    deadline = time.monotonic() + timeout
+    answered = 0
+    while time.monotonic() < deadline:
+        over = 0
+        for term in terminals:
+            screen = term.screen()
+            if "Game over" in screen:
+                over += 1
+                continue
+            key = first_offer(screen)
+            if key is not None and screen != term.last:
+                term.keys(key)
+                answered += 1
+                term.last = screen
+                if answered == 10 and midway is not None:
+                    midway()
+        if over == len(terminals):
+            return answered
+        time.sleep(0.1)
+    screens = "\n\n".join(t.screen() for t in terminals)
+    raise AssertionError(f"the game did not end in time; the screens:\n{screens}")
+
+
+def check_verified(path: Path) -> None:
+    verified = subprocess.run(
+        [sys.executable, "-m", "oriflamme.client.cli", "verify", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+
+
 @pytest.fixture
 def terminal(tmp_path: Path):  # type: ignore[no-untyped-def]
     state = tmp_path / "state"
@@ -82,21 +127,7 @@ def terminal(tmp_path: Path):  # type: ignore[no-untyped-def]
 
 def test_a_complete_game_at_80x24(terminal: Terminal) -> None:
     terminal.wait_for(r"Influence Queue", timeout=30)
-    deadline = time.monotonic() + GAME_DEADLINE
-    answered = 0
-    last = ""
-    while time.monotonic() < deadline:
-        screen = terminal.screen()
-        if "Game over" in screen:
-            break
-        key = first_offer(screen)
-        if key is not None and screen != last:
-            terminal.keys(key)
-            answered += 1
-            last = screen
-        time.sleep(0.1)
-    else:
-        raise AssertionError(f"the game did not end in time; the screen:\n{terminal.screen()}")
+    answered = play_until_over([terminal], GAME_DEADLINE)
     screen = terminal.wait_for(r"Record: .*oriflamme", timeout=30)
     assert answered >= 6, screen  # at least our placements of a game
     assert "Traceback" not in screen
@@ -110,12 +141,79 @@ def test_a_complete_game_at_80x24(terminal: Terminal) -> None:
     assert record is not None
     path = terminal.state / "records" / record.group(1)  # type: ignore[attr-defined]
     assert "[a] play again" in screen
-    verified = subprocess.run(
-        [sys.executable, "-m", "oriflamme.client.cli", "verify", str(path)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert verified.returncode == 0, verified.stdout + verified.stderr
+    check_verified(path)
     terminal.keys("q")
     terminal.wait_for(r"EXITED 0", timeout=20)
+
+
+def test_two_players_join_play_through_a_server_crash_and_replay(tmp_path: Path) -> None:
+    from tests.network.server_process import ServerProcess
+
+    server = ServerProcess(tmp_path / "server")
+    port = server.start()
+    terminals: list[Terminal] = []
+    try:
+        for name in ("Ann", "Bob"):
+            state = tmp_path / name
+            command = (
+                f"{sys.executable} -m oriflamme.client.cli join 127.0.0.1:{port}"
+                f" --name {name} --no-bell --state-dir {state}; echo EXITED $?; sleep 60"
+            )
+            terminals.append(Terminal(tmp_path / f"{name}.sock", command))
+        ann, bob = terminals
+        ann.wait_for(r"Rooms \(0\)", timeout=30)
+        ann.keys("n")
+        ann.wait_for(r"New room", timeout=10)
+        ann.keys("Down", "Left")  # 3 players
+        ann.wait_for(r"players\s+3", timeout=10)
+        ann.keys("Enter")
+        ann.wait_for(r"\[b\] add bot", timeout=10)
+        ann.keys("b")
+        ann.wait_for(r"Bot 1", timeout=10)
+        ann.keys("r")
+        bob.wait_for(r"Ann's room", timeout=15)
+        bob.keys("j")
+        bob.wait_for(r"Room \"Ann's room\"", timeout=10)
+        bob.keys("r")
+        ann.wait_for(r"3 Bob\s+ready", timeout=10)
+        ann.keys("g")
+        ann.wait_for(r"Influence Queue", timeout=15)
+
+        def crash() -> None:
+            server.kill()
+            for term in terminals:
+                term.wait_for(r"Connection to the server lost", timeout=20)
+            server.start()
+
+        play_until_over(terminals, GAME_DEADLINE, midway=crash)
+        screens = [t.wait_for(r"Record: \S+\.oriflamme", timeout=30) for t in terminals]
+        for screen in screens:
+            assert re.search(r"Verified( \(here too\))?: fair deal for all 3 seats", screen)
+            assert "Traceback" not in screen
+        record = re.search(r"Record: (\S+\.oriflamme)", screens[0])
+        assert record is not None
+        path = tmp_path / "Ann" / "records" / record.group(1)
+        check_verified(path)
+        for term in terminals:
+            term.keys("q")
+            term.wait_for(r"EXITED 0", timeout=20)
+
+        replay = Terminal(
+            tmp_path / "replay.sock",
+            f"{sys.executable} -m oriflamme.client.cli replay {path}; echo EXITED $?; sleep 60",
+        )
+        terminals.append(replay)
+        replay.wait_for(r"step 0 of \d+", timeout=20)
+        replay.keys("Right", "Right", "Right")
+        replay.wait_for(r"step 3 of", timeout=10)
+        replay.keys("End")
+        screen = replay.wait_for(r"Verified: fair deal", timeout=10)
+        assert "(winner)" in screen
+        replay.keys("Left")
+        replay.wait_for(r"step \d+ of", timeout=10)
+        replay.keys("q")
+        replay.wait_for(r"EXITED 0", timeout=10)
+    finally:
+        for term in terminals:
+            term.close()
+        server.stop()

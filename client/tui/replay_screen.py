@@ -1,0 +1,115 @@
+"""`oriflamme replay`: a finished game's record, step by step, on the game screen.
+
+`ReplayController` holds the steps of `oriflamme.client.replay` and the
+step shown; ← → move one step, PgUp PgDn ten, Home End to the deal and the
+end. Every card is shown (the game is over: the record knows them all),
+face-down ones in parentheses; the hand shown is that of the seat about to
+act. No I/O: the command reads the file and runs the application.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from oriflamme.protocol.record import Record
+from oriflamme.protocol.verify import GameVerdict
+
+from ..replay import ReplayStep
+from .choices import LEFT, RIGHT
+from .screen import EndSummary, Line, Row, Scene, render, rule
+from .text import safe
+from .words import EventLog
+
+HOME, END, PAGE_UP, PAGE_DOWN = "home", "end", "pageup", "pagedown"
+KEYS = "[←] back  [→] forward  [PgUp PgDn] 10 steps  [Home End] deal, end  [q] quit"
+
+
+class ReplayController:
+    """See the module docstring."""
+
+    def __init__(
+        self, record: Record, steps: list[ReplayStep], verdict: GameVerdict, name: str
+    ) -> None:
+        self.record = record
+        self.steps = steps
+        self.verdict = verdict
+        self.name = name
+        self.at = 0
+        self.status = ""
+        self.on_quit: Callable[[], None] = lambda: None
+        self.names = [safe(s.name, 16) for s in record.seats]
+
+    def key(self, key: str) -> None:
+        self.status = ""
+        last = len(self.steps) - 1
+        moves = {LEFT: -1, RIGHT: 1, PAGE_UP: -10, PAGE_DOWN: 10}
+        if key in moves:
+            self.at = max(0, min(last, self.at + moves[key]))
+        elif key == HOME:
+            self.at = 0
+        elif key == END:
+            self.at = last
+        elif key == "q":
+            self.on_quit()
+        else:
+            self.status = f"{key} does nothing here: {KEYS}"
+
+    def _named(self, text: str) -> str:
+        """A step's description with the players' names for "seat N"."""
+
+        def name(found: re.Match[str]) -> str:
+            seat = int(found.group(1))
+            return self.names[seat] if seat < len(self.names) else found.group(0)
+
+        return re.sub(r"\bseat (\d)\b", name, safe(text, 300))
+
+    def tick(self, now: float) -> None:
+        pass
+
+    def lines(self, width: int, height: int) -> list[Line]:
+        return render(self.scene(width), width, height)
+
+    def scene(self, width: int = 80) -> Scene:
+        step = self.steps[self.at]
+        log = EventLog(lambda seat: self.names[seat] if seat < len(self.names) else "?")
+        for earlier in self.steps[: self.at + 1]:
+            log.add(earlier.events)
+        position = step.position
+        decision = position.get("step")
+        nxt = self.steps[self.at + 1].actor if self.at + 1 < len(self.steps) else None
+        over = self.at == len(self.steps) - 1
+        end = None
+        if over:
+            results = self.record.results
+            verified = (
+                "Verified: fair deal, every hidden card opened and checked."
+                if self.verdict.ok
+                else "Verification FAILED: " + "; ".join(self.verdict.reasons())
+            )
+            end = EndSummary(results.scores, results.winners, verified, "")
+        footer = [
+            rule(width, f"Replay · step {self.at} of {len(self.steps) - 1}"),
+            Row(width).add(" " + self._named(step.description)).line(),
+        ]
+        if end is not None:
+            ranking = sorted(range(len(end.scores)), key=lambda s: (-end.scores[s], s))
+            row = Row(width).add(" ")
+            for place, seat in enumerate(ranking):
+                won = " (winner)" if seat in end.winners else ""
+                row.add(f"{place + 1}. {self.names[seat]} {end.scores[seat]}{won}   ")
+            footer.append(row.line())
+            footer.append(Row(width).add(" " + end.verified, "class:verified").line())
+        return Scene(
+            view=position,
+            names=self.names,
+            seat=None,
+            title=f"Oriflamme · replay · {safe(self.name, 16)}",
+            log=log.lines,
+            decision_seat=nxt if decision != "over" else None,
+            decision_kind=str(decision) if decision and decision != "over" else None,
+            status=self.status or KEYS,
+            reveal_all=True,
+            hand_of=nxt if nxt is not None else step.actor,
+            footer=footer,
+        )
