@@ -14,7 +14,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 play: $(STAMP)
-	$(BIN)/oriflamme selfplay --players 4 --games 200 --seed 1 --strategy heuristic,random
+	$(BIN)/oriflamme play
 
 test: $(STAMP)
 	$(BIN)/python -m pytest

@@ -271,11 +271,13 @@ def _queue(scene: Scene, view: dict[str, Any], width: int) -> list[Line]:
             top_row.add(fit(label, cell - 4), style + (" class:highlight" if chosen else ""))
             owner = top["owner"]
             tag = f"{marks[owner]} {'You' if owner == scene.seat else scene.names[owner]}"
-            extra = _tokens(top["tokens"]) if top["tokens"] else ""
-            if len(slot) > 1:
-                extra += f" ×{len(slot)}"
-            room = cell - 4 - len(extra) - (1 if extra else 0)
-            bottom_row.add("    ").add(fit(tag, room), owner_style(view, owner))
+            extra = " ".join(
+                part
+                for part in (_tokens(top["tokens"]) if top["tokens"] else "", f"×{len(slot)}")
+                if part and part != "×1"
+            )
+            room = cell - 3 - len(extra) - (1 if extra else 0)
+            bottom_row.add("  ").add(fit(tag, room).rstrip(), owner_style(view, owner))
             bottom_row.add((" " + extra) if extra else "", "class:tokens")
             bottom_row.to(top_row.used)
         lines.append(top_row.line())

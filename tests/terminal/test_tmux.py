@@ -64,14 +64,22 @@ class Terminal:
         subprocess.run([*self.base, "kill-server"], capture_output=True, timeout=10)
 
 
-def first_offer(screen: str) -> str | None:
-    """The key of the first choice the screen offers, when a decision is ours."""
+def first_offer(screen: str) -> list[str] | None:
+    """The keys that pick the first choice the screen offers, when a decision
+    is ours: a position of two digits is typed digit by digit, and one that
+    begins another (1, when there is a 10) is confirmed with Enter."""
     lines = screen.splitlines()
     for i, line in enumerate(lines):
-        if line.startswith("─ Your turn") and i + 1 < len(lines):
-            found = re.search(r"\[([^\]]+)\]", lines[i + 1])
-            if found:
-                return KEYS.get(found.group(1), found.group(1))
+        if line.startswith("─ Your turn"):
+            offers = re.findall(r"\[([^\]]+)\]", " ".join(lines[i + 1 : i + 4]))
+            offers = [o for o in offers if o not in ("/", "?", "Esc")]
+            if not offers:
+                return None
+            first = offers[0]
+            if not first.isdigit():
+                return [KEYS.get(first, first)]
+            longer = any(o.isdigit() and o != first and o.startswith(first) for o in offers)
+            return [*first, "Enter"] if longer else [*first]
     return None
 
 
@@ -88,9 +96,9 @@ def play_until_over(terminals: list[Terminal], timeout: float, midway=None) -> i
             if "Game over" in screen:
                 over += 1
                 continue
-            key = first_offer(screen)
-            if key is not None and screen != term.last:
-                term.keys(key)
+            keys = first_offer(screen)
+            if keys is not None and screen != term.last:
+                term.keys(*keys)
                 answered += 1
                 term.last = screen
                 if answered == 10 and midway is not None:
