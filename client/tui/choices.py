@@ -109,7 +109,8 @@ class Chooser:
     @property
     def title(self) -> str:
         if self.kind == "place" and self.card is not None:
-            return f"place your {card_name(card_to_data(self.card))}: where?"
+            label = hand_labels(self.hand())[self.hand().index(self.card)]
+            return f"place your {label}: where?"
         return TITLES.get(self.kind, self.kind)
 
     def hand(self) -> list[Any]:
@@ -133,14 +134,13 @@ class Chooser:
         if self.kind == "place":
             if self.card is None:
                 return [
-                    Offer(str(i + 1), card_name(card_to_data(c)) or "?")
-                    for i, c in enumerate(self.hand())
+                    Offer(str(i + 1), label) for i, label in enumerate(hand_labels(self.hand()))
                 ]
             return self._places()
         if self.kind == "reveal":
             card = self._card(self.pid)
             gain = ABILITIES.get(card[1], "") if card and card[1] else ""
-            gain = gain.removeprefix("revealed: ").split(". ")[0]
+            gain = gain.removeprefix("revealed: ").split(". ")[0].replace("+1", "gain 1")
             return [
                 Offer("r", f"reveal it: {gain}" if gain else "reveal it"),
                 Offer("k", "keep it face down (+1 ◆)"),
@@ -172,7 +172,9 @@ class Chooser:
                 out.append(Offer(key, f"{side} end ({what})"))
         for at in ats:
             if isinstance(at, int):
-                out.append(Offer(str(self.position_of.get(at, "?")), f"on {self.describe(at)}"))
+                top = next((t for t in self.tops if t["pid"] == at), None)
+                name = card_name(top["card"]) if top is not None else None
+                out.append(Offer(str(self.position_of.get(at, "?")), f"on your {name or 'card'}"))
         return out
 
     @property
@@ -195,7 +197,7 @@ class Chooser:
         if top["face_up"]:
             return f"{owner} {name}"
         if top["owner"] == self.seat and name:
-            return f"{owner} ({name})"
+            return f"{owner} face-down {name}"
         return f"{owner} face-down card"
 
     def _card(self, pid: int | None) -> Any:
@@ -224,7 +226,11 @@ class Chooser:
             return self._digit(key, offers)
         if key == ENTER:
             if self.digits:
-                return self._pick(self.digits, offers)
+                typed, self.digits = self.digits, ""
+                if typed in [o.key for o in offers]:
+                    return self._pick(typed, offers)
+                self.status = self._refusal(typed)
+                return None
             if len(offers) == 1:
                 return self._pick(offers[0].key, offers)
         for o in offers:
@@ -299,3 +305,18 @@ class Chooser:
             return f"Card {n} cannot be covered with your {family} card"
         ability = {"eliminate": "eliminated", "steal": "stolen from", "copy": "copied"}
         return f"Card {n} cannot be {ability.get(self.kind, 'chosen')} now"
+
+
+def hand_labels(cards: list[Any]) -> list[str]:
+    """Each card's name, with its family where two cards of the hand share a
+    name (the two-player variant: a Spy of each family).
+
+    >>> from oriflamme.engine import card
+    >>> hand_labels([card("red", "spy"), card("blue", "spy"), card("red", "lord")])
+    ['Spy (red)', 'Spy (blue)', 'Lord']
+    """
+    names = [card_name(card_to_data(c)) or "?" for c in cards]
+    return [
+        f"{name} ({FAMILY_NAMES[c.family]})" if names.count(name) > 1 else name
+        for name, c in zip(names, cards, strict=True)
+    ]

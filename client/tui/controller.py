@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from oriflamme.engine import Action, card_to_data
 from oriflamme.protocol import messages as m
@@ -147,6 +148,7 @@ class GameController:
         if game.game_id != self._game:
             self._game = game.game_id
             self._seen_events = 0
+            self.log.cards.clear()  # pids start again at 0 in every game
             self.end = None
             self.log.note(f"── A new game: {len(self.names())} players")
             self._answered = None
@@ -155,7 +157,12 @@ class GameController:
             self.log.learn_view(view)
         new = game.events[self._seen_events :]
         self._seen_events = len(game.events)
-        self.log.add(new)
+        for i, event in enumerate(new):
+            self.log.add([event])
+            if event.get("type") == "round_ended" and view is not None and game.end is None:
+                at_end = scores_before(view["scores"], new[i + 1 :])
+                scores = ", ".join(f"{self.who(s)} {p}" for s, p in enumerate(at_end))
+                self.log.note(f"── Scores after round {event['round']}: {scores}")
         self._take_chat()
         d = game.decision
         if d is not None and d.time_left is not None:
@@ -300,7 +307,9 @@ class GameController:
         chooser = self.chooser
         if chooser is None:
             game = self.state.game
-            if game is not None and game.decision is not None:
+            if game is not None and game.decision is not None and game.decision.seat == game.seat:
+                self.status = "Your answer is on its way…"
+            elif game is not None and game.decision is not None:
                 self.status = (
                     f"It is {self.who(game.decision.seat)}'s turn, not yours: wait a moment"
                 )
@@ -337,3 +346,20 @@ class GameController:
             self.chat_input = self.chat_input[:-1]
         elif len(key) == 1 and key.isprintable() and len(self.chat_input) < CHAT_LIMIT:
             self.chat_input += key
+
+
+def scores_before(scores: list[int], later: list[dict[str, Any]]) -> list[int]:
+    """The scores before the events `later`, from the scores after them.
+
+    >>> scores_before([5, 2], [{"type": "scored", "seat": 0, "points": 2},
+    ...                        {"type": "stolen", "seat": 1, "victim": 0, "points": 1}])
+    [4, 1]
+    """
+    before = list(scores)
+    for e in later:
+        if e.get("type") == "scored":
+            before[e["seat"]] -= e["points"]
+        elif e.get("type") == "stolen":
+            before[e["seat"]] -= e["points"]
+            before[e["victim"]] += e["points"]
+    return before

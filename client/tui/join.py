@@ -25,7 +25,7 @@ from ..session import Backoff, ConnectionLost, RequestRefused, Session, tcp
 from .app import Bridge
 from .play import banner, drive, records_dir
 
-CONNECT_TIMEOUT = 15.0
+CONNECT_TIMEOUT = 10.0
 ROOMS_EVERY = 3.0
 
 
@@ -58,6 +58,7 @@ async def join_program(bridge: Bridge, options: JoinOptions) -> None:
     screens.state = session.state
     screens.lobby.server = where + (" (found on your network)" if options.found else "")
     session.on_change = lambda: bridge.changed(banner=banner(session))
+    screens.banner = f"Connecting to {where}…"
     async with trio.open_nursery() as nursery:
         try:
             with trio.fail_after(CONNECT_TIMEOUT):

@@ -30,7 +30,7 @@ from typing import Any
 from oriflamme.engine import card_to_data
 
 from .choices import Chooser
-from .text import fit
+from .text import cells, cut, fit
 from .words import ABILITIES, KIND_NAMES, card_name
 
 Fragment = tuple[str, str]
@@ -106,9 +106,9 @@ class Row:
         room = self.width - self.used
         if room <= 0 or not text:
             return self
-        text = text[:room]
+        text = cut(text, room)
         self.fragments.append((style, text))
-        self.used += len(text)
+        self.used += cells(text)
         return self
 
     def to(self, column: int) -> Row:
@@ -329,6 +329,7 @@ def _players(scene: Scene, view: dict[str, Any], width: int) -> list[Line]:
     hands = view.get("hands", [])
     fronts = view.get("fronts", [])
     piles = view.get("draw_piles", [])
+    aside = view.get("set_aside", [])
     rows = []
     for seat, name in enumerate(scene.names):
         row = Row(width)
@@ -336,16 +337,19 @@ def _players(scene: Scene, view: dict[str, Any], width: int) -> list[Line]:
         row.add(" ▸ " if turn else "   ", "class:turn")
         style = owner_style(view, seat)
         shown = "You" if seat == scene.seat else name
-        row.add(f"{marks[seat]} ", style + " class:initial").add(fit(shown, 9), style)
+        row.add(f"{marks[seat]} ", style + " class:initial").add(fit(shown, 8), style)
         families = view.get("families", [])
-        colour = "/".join(families[seat]) if seat < len(families) else ""
+        fams = families[seat] if seat < len(families) else []
+        colour = "+".join(f[:3] for f in fams) if len(fams) > 1 else "".join(fams)
         row.add(fit(colour, 7), style)
         score = scores[seat] if seat < len(scores) else 0
-        row.add(f"{score:>4}", "class:score")
-        row.add(f"  hand {len(hands[seat]) if seat < len(hands) else 0}")
-        row.add(f"  out {len(fronts[seat]) if seat < len(fronts) else 0}")
+        row.add(f"{score:>3}", "class:score")
+        row.add(f" hand {len(hands[seat]) if seat < len(hands) else 0}")
+        row.add(f" out {len(fronts[seat]) if seat < len(fronts) else 0}")
         if view.get("variant") == "two-player" and seat < len(piles):
-            row.add(f"  pile {len(piles[seat])}")
+            row.add(f" pile {len(piles[seat])}")
+        elif seat < len(aside):
+            row.add(f" aside {len(aside[seat])}")
         if seat in scene.stand_ins:
             row.add(" away", "class:away")
         rows.append(row.line())
@@ -367,15 +371,16 @@ def _hand(scene: Scene, view: dict[str, Any], width: int) -> list[Line]:
     hand = view.get("hands", [])[me] if me < len(view.get("hands", [])) else []
     chooser = scene.chooser
     row = Row(width).add(" ")
-    for card in hand:
-        name = card_name(card) or "?"
-        picked = (
-            chooser is not None
-            and chooser.card is not None
-            and chooser.kind == "place"
-            and card_name(card) == card_name(_data(chooser.card))
-            and card[0] == _data(chooser.card)[0]
-        )
+    names = [card_name(card) or "?" for card in hand]
+    picked_card = (
+        _data(chooser.card)
+        if chooser is not None and chooser.kind == "place" and chooser.card is not None
+        else None
+    )
+    for card, name in zip(hand, names, strict=True):
+        if names.count(name) > 1:  # the two-player variant: say which family
+            name = f"{name} ({card[0]})"
+        picked = picked_card is not None and list(card) == list(picked_card)
         row.add(name, "class:hand" + (" class:highlight" if picked else "")).add("  ")
     aside = view.get("set_aside", [])
     extra = ""
@@ -427,7 +432,7 @@ def _offers(chooser: Chooser, width: int) -> list[Line]:
     row = Row(width).add(" ")
     for offer in chooser.offers():
         text = offer.shown
-        if row.used + len(text) + 2 > width and row.used > 1:
+        if row.used + cells(text) + 2 > width and row.used > 1:
             rows.append(row.line())
             row = Row(width).add(" ")
         key, _, label = text.partition("] ")
@@ -435,7 +440,7 @@ def _offers(chooser: Chooser, width: int) -> list[Line]:
     if chooser.kind == "place" and chooser.card is not None:
         row.add("[Esc] another card", "class:dim")
     rows.append(row.line())
-    return rows[:3]
+    return rows[:5]
 
 
 def _status(scene: Scene, width: int) -> Line:
@@ -474,7 +479,7 @@ def _end(scene: Scene, width: int) -> list[Line]:
 
 
 HELP_KEYS = [
-    ("1-9", "choose a card of your hand, a queue position, or a target (two digits: 1 then 2)"),
+    ("1-9", "a card of your hand, a position or a target (10 and up: two digits)"),
     ("← →", "place at the left or right end of the queue"),
     ("r / k", "reveal your face-down card, or keep it hidden (+1 ◆)"),
     ("Enter", "take the only choice, or the number typed"),

@@ -8,6 +8,12 @@ window title or worse. `safe` keeps printable characters only.
 'Ann[2J the great'
 >>> fit("Shapeshifter", 8), fit("Spy", 6) + "|"
 ('Shapesh…', 'Spy   |')
+
+Widths are counted in terminal cells, not characters: an East Asian wide
+character takes two, a combining mark none.
+
+>>> cells("山田"), fit("山田太郎", 5) + "|"
+(4, '山田…|')
 """
 
 from __future__ import annotations
@@ -27,10 +33,41 @@ def safe(text: str, limit: int = 200) -> str:
     return "".join(out)[:limit]
 
 
+def char_cells(ch: str) -> int:
+    """The cells one character takes in a terminal (an unassigned one: 1)."""
+    category = unicodedata.category(ch)
+    if category == "Cn":
+        return 1
+    if unicodedata.combining(ch) or category in ("Mn", "Me", "Cf"):
+        return 0
+    return 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1
+
+
+def cells(text: str) -> int:
+    """The cells `text` takes in a terminal."""
+    if text.isascii():
+        return len(text)
+    return sum(char_cells(ch) for ch in text)
+
+
+def cut(text: str, width: int) -> str:
+    """The longest start of `text` that fits in `width` cells."""
+    if cells(text) <= width:
+        return text
+    out, used = [], 0
+    for ch in text:
+        w = char_cells(ch)
+        if used + w > width:
+            break
+        out.append(ch)
+        used += w
+    return "".join(out)
+
+
 def fit(text: str, width: int) -> str:
-    """`text` cut (with an ellipsis) or padded to exactly `width` characters."""
+    """`text` cut (with an ellipsis) or padded to exactly `width` cells."""
     if width <= 0:
         return ""
-    if len(text) > width:
-        return text[: width - 1] + "…"
-    return text.ljust(width)
+    if cells(text) > width:
+        text = cut(text, width - 1) + "…"
+    return text + " " * (width - cells(text))

@@ -38,13 +38,13 @@ KIND_NAMES = {
 ABILITIES = {
     "archer": "eliminate the first or the last card of the queue",
     "soldier": "eliminate a card next to this one",
-    "spy": "steal 1 point from the owner of a card next to this one",
-    "heir": "gain 2 points if no other face-up card in the queue has the same name",
-    "lord": "gain 1 point, plus 1 for each neighbouring card of yours",
-    "shapeshifter": "copy the ability of a face-up Archer, Soldier, Spy, Heir or Lord next to it",
+    "spy": "steal 1 point from the owner of a card next to it",
+    "heir": "gain 2 if no other face-up card in the queue is an Heir",
+    "lord": "gain 1, plus 1 for each neighbouring card of yours",
+    "shapeshifter": "copy a face-up Archer, Soldier, Spy, Heir or Lord next to it",
     "assassination": "eliminate any card of the queue, then discard this one",
     "royal_decree": "move any other card of the queue elsewhere, then discard this one",
-    "ambush": "revealed: gain 1. Eliminated by an opponent: gain 4 and discard the attacker",
+    "ambush": "revealed: +1. Eliminated by an opponent: +4, attacker discarded",
     "conspiracy": "revealed: gain twice the Influence on it, then discard it",
 }
 

@@ -64,8 +64,9 @@ def walk(players: int, seed: int, *, seat: int = 0) -> Iterator[tuple[Game, Even
         log.add([event_to_data(mask_event(e, seat)) for e in events])
 
 
-def scene_of(g: Game, log: EventLog | None = None, *, seat: int = 0, **extra: Any) -> Scene:
-    """The scene seat `seat` sees at `g`, with its chooser when the decision is its own."""
+def scene_of(g: Game, log: EventLog | Sequence[str] = (), *, seat: int = 0, **extra: Any) -> Scene:
+    """The scene seat `seat` sees at `g`, with its chooser when the decision
+    is its own; `log`: an `EventLog`, or its lines."""
     d = g.decision
     v = view(g, seat)
     chooser = None
@@ -75,7 +76,7 @@ def scene_of(g: Game, log: EventLog | None = None, *, seat: int = 0, **extra: An
         "view": v,
         "names": NAMES[: g.n],
         "seat": seat,
-        "log": log.lines if log is not None else (),
+        "log": log.lines if isinstance(log, EventLog) else list(log),
         "decision_seat": d.seat if d is not None else None,
         "decision_kind": str(d.kind) if d is not None else None,
         "decision_pid": d.pid if d is not None else None,
@@ -112,10 +113,15 @@ def screen_text(lines: Sequence[Line]) -> str:
 def queue_cells(lines: Sequence[Line]) -> list[dict[str, Any]]:
     """The queue's cells as drawn, left to right then top to bottom: each
     one's resolving mark, number (its position), label and label style,
-    and the text under it (owner, tokens and stack)."""
+    and the text under it (owner, then Influence and stack size). The queue
+    is the rows between its rule and the next rule, two rows a line of cards."""
+    texts = [text(line) for line in lines]
+    start = next(i for i, t in enumerate(texts) if t.startswith("─ Influence Queue")) + 1
+    end = next(i for i in range(start, len(texts)) if texts[i].startswith("─"))
     cells: list[dict[str, Any]] = []
     below: list[str] = []
-    for line in lines:
+    for row in range(start, end):
+        line = lines[row]
         for i, (style, piece) in enumerate(line):
             if style.startswith("class:card."):
                 cells.append(
@@ -127,10 +133,9 @@ def queue_cells(lines: Sequence[Line]) -> list[dict[str, Any]]:
                         "style": style,
                     }
                 )
-            elif style.startswith("class:owner.") and i > 0 and line[i - 1][1] == "    ":
-                tokens = (
-                    line[i + 1][1] if i + 1 < len(line) and line[i + 1][0] == "class:tokens" else ""
-                )
+            elif style.startswith("class:owner."):
+                following = line[i + 1] if i + 1 < len(line) else ("", "")
+                tokens = following[1] if following[0] == "class:tokens" else ""
                 below.append(piece + tokens)
     assert len(below) == len(cells), "every card of the queue has its owner's line"
     for cell, under in zip(cells, below, strict=True):
@@ -307,8 +312,7 @@ class Table:
         """Answer every decision of ours with the keys `choose` presses (until
         a command is sent) to the end of the game; how many answers."""
         rng = random.Random(seed)
-        answers = 0
-        for _ in range(200):
+        for answers in range(200):  # each turn of the loop answers once, or returns
             self.until_ours()
             if self.game.end is not None:
                 return answers
@@ -323,7 +327,6 @@ class Table:
             assert command.turn == self.game.decision.turn
             assert command.action in self.game.options()
             self.deliver(command)
-            answers += 1
         raise AssertionError("the game did not end")
 
 

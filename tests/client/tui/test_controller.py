@@ -1,0 +1,396 @@
+"""`controller.GameController` on a real session mirror: an in-process
+server, seat 0 a person at the keyboard (its keys go to the controller,
+whose commands the test carries to the server as the app's program does),
+the other seats server bots or a second person.
+
+What is checked: the answers (legal, for the right turn), keys out of turn,
+help, chat, quitting, whole games to the end summary, the log in plain
+words, and names or chat lines that carry control or format characters.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import unicodedata
+
+import pytest
+
+from oriflamme.client.bots import Behaviour, Bot
+from oriflamme.client.tui.choices import BACKSPACE, ENTER, ESCAPE
+from oriflamme.client.tui.controller import Answer, GameController, PlayAgain, Quit, Say
+from oriflamme.client.tui.screen import render
+from oriflamme.client.tui.words import KIND_NAMES
+from oriflamme.protocol import messages as m
+from oriflamme.protocol.errors import LocalProtocolError
+
+from .helpers import Table, keys_for, press_an_offer, screen_text
+
+
+def controls(text: str) -> list[str]:
+    """The control and format characters in `text` (none may reach the screen)."""
+    return [ch for ch in text if unicodedata.category(ch)[0] == "C"]
+
+
+@pytest.fixture
+def table() -> Table:
+    t = Table(3, label="controller")
+    t.seat_bots_and_start()
+    t.until_ours()
+    return t
+
+
+def answer_with_keys(t: Table) -> Answer:
+    """Pick one of our options by its keys; the command sent."""
+    chooser = t.controller.chooser
+    assert chooser is not None
+    action = t.game.options()[-1]
+    before = len(t.sent)
+    for key in keys_for(chooser, action):
+        t.controller.key(key)
+    assert len(t.sent) == before + 1
+    command = t.sent[-1]
+    assert command == Answer(t.game.decision.turn, action)
+    return command
+
+
+# ---------------------------------------------------------------- answers
+
+
+def test_keys_give_an_answer_to_the_pending_decision(table: Table) -> None:
+    g = table.game
+    assert g.my_turn and table.controller.chooser is not None
+    assert table.controller.my_turn
+    command = answer_with_keys(table)
+    assert command.action in g.options() and command.turn == g.decision.turn
+    assert table.controller.chooser is None
+    assert table.controller.scene().status == "Sent…"
+    table.deliver(command)
+    assert table.me.errors() == []
+
+
+def test_the_bell_rings_once_for_each_new_decision_of_ours(table: Table) -> None:
+    assert table.controller.turns_rung == {table.game.decision.turn}
+    assert table.changed() is False  # the same decision: no second ring
+    table.deliver(answer_with_keys(table))
+    table.until_ours()
+    turn = table.game.decision.turn
+    assert turn in table.controller.turns_rung
+
+
+def test_a_key_that_picks_nothing_sends_nothing_and_says_why(table: Table) -> None:
+    before = list(table.sent)
+    table.controller.key("x")
+    assert table.sent == before
+    assert "x does nothing now" in table.controller.scene().status
+    shown = screen_text(render(table.controller.scene(), 80, 24))
+    assert "x does nothing now" in shown.splitlines()[-1]
+
+
+def test_a_refused_answer_is_offered_again(table: Table) -> None:
+    command = answer_with_keys(table)
+    assert table.controller.chooser is None
+    table.controller.refused(command.turn, "too late\x1b[2J")
+    assert table.controller.chooser is not None
+    assert table.controller.status == "Refused: too late[2J"
+    assert answer_with_keys(table) == command
+
+
+def test_q_quits_at_any_time(table: Table) -> None:
+    table.controller.key("q")
+    assert table.sent == [Quit()]
+    table.controller.key("1")  # the choice is still open
+    table.controller.key("q")
+    assert table.sent == [Quit(), Quit()]
+
+
+# ---------------------------------------------------------------- help and chat
+
+
+def test_question_mark_toggles_the_help(table: Table) -> None:
+    c = table.controller
+    c.key("?")
+    assert c.help and c.scene().help
+    assert "Help · the cards" in screen_text(c.lines(100, 30))
+    c.key("1")  # any key closes the help, and does nothing else
+    assert not c.help and table.sent == []
+    assert c.chooser is not None and c.chooser.card is None and c.chooser.digits == ""
+    c.key("?")
+    c.key("?")
+    assert not c.help and "Influence Queue" in screen_text(c.lines(100, 30))
+
+
+def test_slash_opens_a_chat_line(table: Table) -> None:
+    c = table.controller
+    c.key("/")
+    assert c.chat_input == ""
+    for key in "hi, q?/1":
+        c.key(key)
+    c.key(BACKSPACE)
+    c.key("left")  # not text
+    assert c.chat_input == "hi, q?/"
+    assert "say: hi, q?/" in screen_text(c.lines(80, 24)).splitlines()[-1]
+    c.key(ENTER)
+    assert table.sent == [Say("hi, q?/")]
+    assert c.chat_input is None
+    assert c.chooser is not None and c.chooser.digits == ""  # the keys went to the chat
+
+
+def test_escape_cancels_the_chat_line(table: Table) -> None:
+    c = table.controller
+    c.key("/")
+    for key in "never mind":
+        c.key(key)
+    c.key(ESCAPE)
+    assert c.chat_input is None and table.sent == []
+    c.key("/")
+    c.key(" ")
+    c.key(ENTER)  # nothing to say
+    assert table.sent == []
+
+
+def test_a_chat_line_is_at_most_200_characters(table: Table) -> None:
+    c = table.controller
+    c.key("/")
+    for _ in range(250):
+        c.key("a")
+    c.key(ENTER)
+    assert table.sent == [Say("a" * 200)]
+
+
+def test_chat_lines_said_reach_the_log(table: Table) -> None:
+    c = table.controller
+    c.key("/")
+    for key in "good luck":
+        c.key(key)
+    c.key(ENTER)
+    table.ask(m.Chat(text=table.sent[-1].text))  # type: ignore[union-attr]
+    table.changed()
+    assert c.log.lines[-1] == "» Ann: good luck"
+    shown = screen_text(c.lines(100, 30))
+    assert "» Ann: good luck" in shown
+
+
+# ---------------------------------------------------------------- whole games
+
+
+@pytest.mark.parametrize("players", [2, 3, 5])
+def test_a_whole_game_played_with_keys(players: int) -> None:
+    t = Table(players, label=f"whole game {players}")
+    t.seat_bots_and_start()
+    answers = t.play_to_end(press_an_offer, seed=players)
+    assert answers >= 6 if players > 2 else answers >= 12
+    assert t.me.errors() == []
+    c = t.controller
+    end = t.game.end
+    assert c.end is not None and list(c.end.scores) == list(end.scores)
+    assert list(c.end.winners) == list(end.winners)
+    assert c.end.verified.startswith("Verified")
+    assert f"fair deal for all {players} seats" in c.end.verified
+    assert c.chooser is None
+    shown = screen_text(c.lines(100, 30))
+    assert "Game over · round 6 of 6" in shown
+    names = c.names()
+    for seat, score in enumerate(end.scores):
+        name = "You" if seat == 0 else names[seat]
+        assert f"{name} {score}" in shown
+    assert "(winner)" in shown and "Verified" in shown
+    # Keys at the end: [a] plays again, others say what to press.
+    c.key("1")
+    assert "The game is over" in c.status and "[a] play again" in c.status
+    c.key("a")
+    assert t.sent[-1] == PlayAgain()
+
+
+def test_the_log_speaks_in_plain_words() -> None:
+    t = Table(4, label="plain words")
+    t.seat_bots_and_start()
+    t.play_to_end(press_an_offer, seed=4)
+    lines = t.controller.log.lines
+    assert len(lines) > 50
+    text = "\n".join(lines)
+    for raw in ("pid", "None", "{", "[", "_", "'red'", "seat 0", "left-to-right"):
+        assert raw not in text, raw
+    assert all(controls(line) == [] for line in lines)
+    assert any(line.startswith("── Round 6 · ") for line in lines)
+    assert lines[-1] == "── The game is over"
+    assert any("You placed your " in line for line in lines)  # our own cards by name
+    named = {name for name in KIND_NAMES.values() if name in text}
+    assert len(named) >= 6
+    for line in lines:
+        assert line[0].isupper() or line.startswith(("──", "  ", "»")), line
+
+
+# ---------------------------------------------------------------- out of turn
+
+
+def table_with_bo() -> tuple[Table, object]:
+    """Ann (seat 0, the controller), a server bot (seat 1), and Bo (seat 2),
+    a second person who answers only when the test says so."""
+    t = Table(3, label="with bo")
+    bo = t.world.connect("Bo", behaviour=Behaviour(None))
+    t.world.settle()
+    t.ask(m.CreateRoom(settings=m.RoomSettings.for_players(3), name="with bo"))
+    t.ask(m.AddBot(strategy="random"))
+    bo.send(m.JoinRoom(room=t.me.state.room.room))
+    bo.send(m.Ready(ready=True))
+    t.world.settle()
+    t.start()
+    return t, bo
+
+
+def run_until_bo_decides(t: Table, bo: object) -> None:
+    rng = random.Random(3)
+    for _ in range(50):
+        t.world.run(lambda: t.game.my_turn or bo.state.game.my_turn)  # type: ignore[attr-defined]
+        t.changed()
+        if bo.state.game.my_turn:  # type: ignore[attr-defined]
+            return
+        before = len(t.sent)
+        while len(t.sent) == before:
+            press_an_offer(t.controller, rng)
+        t.deliver(t.sent[-1])
+    raise AssertionError("Bo never had a decision")
+
+
+def test_keys_out_of_turn_say_whose_turn_it_is() -> None:
+    t, bo = table_with_bo()
+    run_until_bo_decides(t, bo)
+    c = t.controller
+    assert c.chooser is None and t.game.decision.seat == 2
+    before = list(t.sent)
+    for key in ("1", "l", "left", "enter", "k"):
+        c.key(key)
+        assert c.status == "It is Bo's turn, not yours: wait a moment"
+    assert t.sent == before
+    shown = screen_text(c.lines(80, 24))
+    assert "Waiting for Bo " in shown and "It is Bo's turn" in shown
+    # Bo's chat line, seen by Ann.
+    bo.send(m.Chat(text="thinking…"))  # type: ignore[attr-defined]
+    t.world.settle()
+    t.changed()
+    assert c.log.lines[-1] == "» Bo: thinking…"
+
+
+def test_a_key_while_our_answer_is_on_its_way(table: Table) -> None:
+    answer_with_keys(table)  # sent, not yet carried to the server
+    table.controller.key("1")
+    assert "You's" not in table.controller.status
+    assert table.controller.status
+
+
+# ---------------------------------------------------------------- names and text from others
+
+
+def test_a_name_with_an_escape_is_refused_before_it_is_sent() -> None:
+    t = Table(3, label="escape")
+    with pytest.raises(LocalProtocolError, match="control characters"):
+        t.world.connect("Ann\x1b[31m", behaviour=Behaviour(None))
+
+
+def test_format_characters_in_names_and_chat_never_reach_the_screen() -> None:
+    """The server allows a name or a chat line with format characters
+    (a right-to-left override, a zero-width space); the client drops them."""
+    t = Table(3, label="format characters")
+    bo = t.world.connect("Bo\u202eevil\u200b", bot=Bot("random", seed="bo"))
+    t.world.settle()
+    assert bo.state.player is not None  # the server took the name
+    t.ask(m.CreateRoom(settings=m.RoomSettings.for_players(3), name="room\u202e"))
+    t.ask(m.AddBot(strategy="random"))
+    bo.send(m.JoinRoom(room=t.me.state.room.room))
+    bo.send(m.Ready(ready=True))
+    bo.send(m.Chat(text="hi\u202e there\u2066"))
+    t.world.settle()
+    t.start()
+    t.play_to_end(press_an_offer, seed=1)
+    c = t.controller
+    assert "Boevil" in c.names()
+    assert "» Boevil: hi there" in c.log.lines
+    for line in c.log.lines:
+        assert controls(line) == [], line
+    for width, height in ((80, 24), (120, 40)):
+        assert controls(screen_text(c.lines(width, height)).replace("\n", "")) == []
+
+
+def test_escapes_that_reach_the_mirror_are_not_printed(table: Table) -> None:
+    """The protocol refuses control characters in names and chat, but the
+    screen does not rely on it: a name or chat line that got into the mirror
+    anyway is printed without them."""
+    room = table.me.state.room
+    seat = room.seats[1]
+    object.__setattr__(seat, "name", "Evil\x1b[31m\x1b]0;pwned\x07")
+    chat = m.ChatMessage(seq=1, name="Evil", text="hello", player=9)
+    object.__setattr__(chat, "name", "Evil\x1b[2J")
+    object.__setattr__(chat, "text", "hi\x1b[31m red\r\nline two\x9b")
+    table.me.state.chat.append(chat)
+    c = table.controller
+    c.changed(table.world.now)
+    assert c.names()[1] == "Evil[31m]0;pwned"
+    table.deliver(answer_with_keys(table))
+    table.play_to_end(press_an_offer)
+    everything = "\n".join(c.log.lines) + screen_text(c.lines(120, 40)).replace("\n", "")
+    assert "\x1b" not in everything and "\x07" not in everything and "\x9b" not in everything
+    assert controls(everything.replace("\n", "")) == []
+    assert "» Evil[2J: hi[31m red  line two" in c.log.lines
+
+
+# ---------------------------------------------------------------- a second game at the table
+
+
+def test_a_second_game_forgets_the_cards_of_the_first() -> None:
+    t = Table(3, label="two games")
+    t.seat_bots_and_start()
+    t.play_to_end(press_an_offer, seed=2)
+    assert len(t.controller.log.cards) > 10  # identities learnt in game 1
+    t.controller.key("a")
+    assert t.sent[-1] == PlayAgain()
+    first = t.game.game_id
+    seen = len(t.controller.log.lines)
+    t.start()
+    assert t.game.game_id != first
+    c = t.controller
+    named = []
+    rng = random.Random(5)
+    for _ in range(6):
+        t.until_ours()
+        for slot in t.game.view()["queue"]:
+            top = slot[-1]
+            if not top["face_up"] and top["owner"] != 0:
+                named.append(c.log.card(top["pid"]))
+        before = len(t.sent)
+        while len(t.sent) == before:
+            press_an_offer(c, rng)
+        t.deliver(t.sent[-1])
+    t.play_to_end(press_an_offer, seed=5)
+    # A card kept face down is another seat's secret: the log cannot name it.
+    kept = [line for line in c.log.lines[seen:] if re.match(r"^Bot \d kept Bot \d's", line)]
+    assert kept == []
+    assert named and all(n.endswith("face-down card") for n in named), named
+
+
+def test_the_turn_timer_counts_down() -> None:
+    t = Table(3, label="timer")
+    t.ask(m.CreateRoom(settings=m.RoomSettings.for_players(3, turn_timer=60), name="timer"))
+    for _ in range(2):
+        t.ask(m.AddBot(strategy="random"))
+    t.start()
+    t.until_ours()
+    c = t.controller
+    now = t.world.now
+    seconds = c.scene().seconds_left
+    assert seconds is not None and 55 <= seconds <= 60
+    c.tick(now + 20)
+    assert c.scene().seconds_left == seconds - 20
+    assert f"⏱ 0:{seconds - 20:02d}" in screen_text(c.lines(80, 24)).splitlines()[0]
+    c.tick(now + 500)
+    assert c.scene().seconds_left == 0
+
+
+def test_a_controller_without_a_game() -> None:
+    t = Table(3, label="no game")
+    c: GameController = t.controller
+    assert c.changed(0.0) is False
+    c.key("1")
+    assert c.status == "Nothing to choose now"
+    shown = screen_text(c.lines(80, 24))
+    assert "Waiting for the game to begin" in shown
