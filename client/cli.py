@@ -101,7 +101,13 @@ def _serve(args: argparse.Namespace) -> int:
         port=args.port,
         data_dir=Path(args.data_dir) if args.data_dir else default_data_dir(),
         discovery=not args.no_discovery,
+        tls_cert=Path(args.tls_cert) if args.tls_cert else None,
+        tls_key=Path(args.tls_key) if args.tls_key else None,
+        tls_self_signed=args.tls_self_signed,
     )
+    if args.tls_key and not args.tls_cert:
+        print("oriflamme serve: --tls-key needs --tls-cert", file=sys.stderr)
+        return 2
     if args.name:
         options.name = args.name
     try:
@@ -128,7 +134,58 @@ def _address(args: argparse.Namespace, command: str) -> tuple[str, int] | None:
         return None
 
 
+def _trust(args: argparse.Namespace, command: str, *, quiet: bool = False):  # type: ignore[no-untyped-def]
+    """The TLS trust the options ask for: None without TLS, False when an
+    option is wrong (said on stderr)."""
+    from oriflamme.client.tls import Trust, default_known_servers
+    from oriflamme.protocol.fingerprints import parse_fingerprint
+
+    if not (args.tls or args.tls_fingerprint or args.tls_ca):
+        return None
+    pinned = None
+    if args.tls_fingerprint:
+        try:
+            pinned = parse_fingerprint(args.tls_fingerprint)
+        except ValueError as exc:
+            print(f"oriflamme {command}: {exc}", file=sys.stderr)
+            return False
+
+    def first_use(server: str, shown: str) -> None:
+        if not quiet:
+            print(
+                f"oriflamme {command}: {server} has a certificate no authority vouches for;"
+                f" trusting it from now on (first use). Its SHA-256 fingerprint:\n  {shown}\n"
+                f"(compare it with the one in the server's log; kept in {known})",
+                file=sys.stderr,
+            )
+
+    known = default_known_servers()
+    return Trust(
+        fingerprint=pinned,
+        cafile=Path(args.tls_ca) if args.tls_ca else None,
+        known_servers=known,
+        on_first_use=first_use,
+    )
+
+
+def _add_tls_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--tls",
+        action="store_true",
+        help="connect with TLS: the certificate is checked against the system's authorities,"
+        " or trusted on first use (~/.config/oriflamme/known_servers)",
+    )
+    parser.add_argument(
+        "--tls-fingerprint",
+        metavar="SHA256",
+        help="TLS, and the server's certificate must be this one",
+    )
+    parser.add_argument("--tls-ca", metavar="FILE", help="TLS, checked against this authority")
+
+
 def _rooms(args: argparse.Namespace) -> int:
+    from functools import partial
+
     import trio
 
     from oriflamme.client.commands import format_rooms, list_rooms
@@ -137,7 +194,10 @@ def _rooms(args: argparse.Namespace) -> int:
     if address is None:
         return 2
     try:
-        rooms = trio.run(list_rooms, *address)
+        trust = _trust(args, "rooms")
+        if trust is False:
+            return 2
+        rooms = trio.run(partial(list_rooms, *address, trust=trust))
     except (OSError, trio.TooSlowError, Exception) as exc:  # noqa: BLE001 -- any failure is said plainly
         print(f"oriflamme rooms: cannot get the rooms of {args.server}: {exc}", file=sys.stderr)
         return 1
@@ -157,7 +217,10 @@ def _record(args: argparse.Namespace) -> int:
     if address is None:
         return 2
     try:
-        data = trio.run(partial(download_record, *address, args.record_id))
+        trust = _trust(args, "record")
+        if trust is False:
+            return 2
+        data = trio.run(partial(download_record, *address, args.record_id, trust=trust))
     except RequestRefused as exc:
         print(f"oriflamme record: {exc.error.message}", file=sys.stderr)
         return 1
@@ -183,7 +246,8 @@ def _bot(args: argparse.Namespace) -> int:
 
     _logging(args.log_level)
     address = _address(args, "bot")
-    if address is None:
+    trust = _trust(args, "bot")
+    if address is None or trust is False:
         return 2
     try:
         played = trio.run(
@@ -197,6 +261,7 @@ def _bot(args: argparse.Namespace) -> int:
                 players=args.players,
                 turn_timer=args.turn_timer,
                 state_dir=Path(args.state_dir) if args.state_dir else None,
+                trust=trust,
             )
         )
     except KeyboardInterrupt:
@@ -334,7 +399,26 @@ def _join(args: argparse.Namespace) -> int:
     if not _terminal_logging("join", state_dir):
         return 2
     name = args.name or _default_name()
-    options = JoinOptions(host=host, port=port, name=name, state_dir=state_dir, found=found)
+    trust = _trust(args, "join")
+    if trust is False:
+        return 2
+    if trust is not None:
+        import trio
+
+        from oriflamme.client.tls import UntrustedServer, probe
+
+        # Before the screen is the game's: trusted on first use, say so here.
+        try:
+            trio.run(probe, host, port, trust)
+        except UntrustedServer as exc:
+            print(f"oriflamme join: {exc}", file=sys.stderr)
+            return 1
+        except (OSError, trio.TooSlowError) as exc:
+            print(f"oriflamme join: cannot reach {host}:{port} with TLS: {exc}", file=sys.stderr)
+            return 1
+    options = JoinOptions(
+        host=host, port=port, name=name, state_dir=state_dir, found=found, trust=trust
+    )
     screens = Screens(ClientState(), lambda command: None, name=name)
     try:
         return run(partial(join_program, options=options), screens, bell=not args.no_bell)
@@ -421,10 +505,21 @@ def build_parser() -> argparse.ArgumentParser:
         help="do not announce the server on the local network (UDP port 7532)",
     )
     sv.add_argument("--name", help="the server's name on the local network (default: host name)")
+    sv.add_argument("--tls-cert", metavar="FILE", help="serve TLS with this certificate (PEM)")
+    sv.add_argument(
+        "--tls-key", metavar="FILE", help="its private key (PEM; default: in the certificate file)"
+    )
+    sv.add_argument(
+        "--tls-self-signed",
+        action="store_true",
+        help="serve TLS with a self-signed certificate made once and kept in the data directory"
+        " (its fingerprint is logged)",
+    )
     sv.set_defaults(func=_serve)
 
     rp = sub.add_parser("rooms", help="list a server's rooms")
     rp.add_argument("server", metavar="HOST[:PORT]")
+    _add_tls_options(rp)
     rp.set_defaults(func=_rooms)
 
     dp = sub.add_parser("record", help="download a finished game's record from a server")
@@ -433,6 +528,7 @@ def build_parser() -> argparse.ArgumentParser:
     dp.add_argument(
         "-o", "--output", metavar="FILE", help="where to write it (default: ID.oriflamme)"
     )
+    _add_tls_options(dp)
     dp.set_defaults(func=_record)
 
     bp = sub.add_parser("bot", help="run a bot that plays at a server's table")
@@ -447,6 +543,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     bp.add_argument("--state-dir", help="where the bot keeps its secrets (default: in memory)")
     bp.add_argument("--log-level", choices=levels, default="warning")
+    _add_tls_options(bp)
     bp.set_defaults(func=_bot)
 
     pp = sub.add_parser(
@@ -474,6 +571,7 @@ def build_parser() -> argparse.ArgumentParser:
     jp.add_argument("--name", help="your name (default: your login name)")
     jp.add_argument("--no-bell", action="store_true", help="no bell when it is your turn")
     jp.add_argument("--state-dir", help="where your secrets and records are kept (XDG state)")
+    _add_tls_options(jp)
     jp.set_defaults(func=_join)
 
     rp2 = sub.add_parser("replay", help="step through a finished game's record, every card shown")

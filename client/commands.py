@@ -17,8 +17,9 @@ from oriflamme.protocol import messages as m
 
 from .bots import Behaviour, Bot
 from .secret_store import SecretStore
-from .session import Backoff, RequestRefused, Session, open_session, tcp
+from .session import Backoff, RequestRefused, Session, open_session
 from .state import ClientState
+from .tls import Trust, connector
 
 log = logging.getLogger("oriflamme.client")
 
@@ -47,19 +48,25 @@ def parse_address(text: str, default_port: int = DEFAULT_PORT) -> tuple[str, int
     return host, int(port)
 
 
-async def list_rooms(host: str, port: int, *, timeout: float = 10.0) -> m.RoomList:
+async def list_rooms(
+    host: str, port: int, *, timeout: float = 10.0, trust: Trust | None = None
+) -> m.RoomList:
     """The server's room list."""
+    connect = connector(host, port, trust)
     with trio.fail_after(timeout):
-        async with open_session(tcp(host, port), "rooms", backoff=Backoff(attempts=2)) as session:
+        async with open_session(connect, "rooms", backoff=Backoff(attempts=2)) as session:
             answer = await session.request(m.ListRooms())
     assert isinstance(answer, m.RoomList)
     return answer
 
 
-async def download_record(host: str, port: int, record_id: str, *, timeout: float = 30.0) -> bytes:
+async def download_record(
+    host: str, port: int, record_id: str, *, timeout: float = 30.0, trust: Trust | None = None
+) -> bytes:
     """The record of game `record_id`, as the server keeps it."""
+    connect = connector(host, port, trust)
     with trio.fail_after(timeout):
-        async with open_session(tcp(host, port), "records", backoff=Backoff(attempts=2)) as session:
+        async with open_session(connect, "records", backoff=Backoff(attempts=2)) as session:
             answer = await session.request(m.GetRecord(record_id=record_id))
     assert isinstance(answer, m.RecordData)
     return answer.data
@@ -94,6 +101,7 @@ async def run_bot(
     turn_timer: int | None = None,
     state_dir: Path | None = None,
     seed: int | None = None,
+    trust: Trust | None = None,
 ) -> int:
     """A bot that joins the room named `room` (or creates it, as its host),
     plays `games` games there and returns how many it finished. As host it
@@ -101,7 +109,7 @@ async def run_bot(
     store = SecretStore(state_dir) if state_dir is not None else None
     bot = Bot(strategy, rng=random.Random(seed))
     session = Session(
-        tcp(host, port),
+        connector(host, port, trust),
         name or f"{strategy} bot",
         server=f"{host}:{port}",
         store=store,

@@ -323,7 +323,12 @@ class Session:
                 link = self._link
                 if link is not None and not link.lost:
                     break
-            request_id = await self._send(link, message)
+            try:
+                request_id = await self._send(link, message)
+            except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
+                raise ConnectionLost(
+                    f"the connection went down while sending {message.TYPE}"
+                ) from None
             event = link.waiting.get(request_id)
             if event is not None:
                 await event.wait()

@@ -22,6 +22,7 @@ import json
 import random
 import secrets
 import socket
+import ssl
 import sys
 import time
 from collections.abc import Iterator
@@ -120,8 +121,18 @@ def self_test(path: Path) -> None:
 class Connection:
     """Frames over TCP: a 4-byte big-endian length, then one msgpack map."""
 
-    def __init__(self, host: str, port: int) -> None:
-        self.sock = socket.create_connection((host, port), timeout=10)
+    def __init__(self, host: str, port: int, tls: bool = False, pin: str | None = None) -> None:
+        sock = socket.create_connection((host, port), timeout=10)
+        if tls or pin:  # TLS: the system's authorities vouch for the server, or we pin it
+            context = ssl.create_default_context()
+            if pin:
+                context.check_hostname, context.verify_mode = False, ssl.CERT_NONE
+            sock = context.wrap_socket(sock, server_hostname=host)
+            der = sock.getpeercert(binary_form=True) or b""
+            if pin and hashlib.sha256(der).hexdigest() != pin.replace(":", "").lower():
+                sock.close()
+                raise ConnectionError("the server's certificate is not the one pinned")
+        self.sock = sock
         self.buffer = b""
         self.next_id = 1
         self.pending: dict[int, str] = {}  # request id -> its type, until answered
@@ -305,6 +316,8 @@ def main() -> int:
     p.add_argument("--name", default="MinimalBot")
     p.add_argument("--bots", type=int, default=0, help="with --create: server bots to seat")
     p.add_argument("--self-test", action="store_true", help="check against the test vectors")
+    p.add_argument("--tls", action="store_true", help="TLS, checked by the system's authorities")
+    p.add_argument("--tls-fingerprint", metavar="SHA256", help="TLS, with this certificate only")
     args = p.parse_args()
     if args.self_test:
         self_test(Path(__file__).resolve().parent.parent / "docs" / "test-vectors.json")
@@ -312,7 +325,7 @@ def main() -> int:
     if not args.server or (args.room is None and not args.create):
         p.error("give HOST:PORT and one of --room or --create")
     host, _, port = args.server.rpartition(":")
-    conn = Connection(host, int(port))
+    conn = Connection(host, int(port), args.tls, args.tls_fingerprint)
     try:
         return Bot(conn, args).run()
     finally:

@@ -20,6 +20,7 @@ import logging
 import os
 import signal
 import socket
+import ssl
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -33,6 +34,7 @@ from .net import NetServer
 from .persistence import restore
 from .records import RecordWriter
 from .store import StoreError
+from .tls import certificate_fingerprint, self_signed, server_context
 
 log = logging.getLogger("oriflamme.server")
 
@@ -77,6 +79,15 @@ class ServeOptions:
     # Announce the server on the local network (`discovery`): the name shown.
     discovery: bool = True
     name: str = field(default_factory=socket.gethostname)
+    # TLS: a certificate and key of your own, or one made and kept in the
+    # data directory (`tls`).
+    tls_cert: Path | None = None
+    tls_key: Path | None = None
+    tls_self_signed: bool = False
+
+    @property
+    def tls(self) -> bool:
+        return self.tls_self_signed or self.tls_cert is not None
 
 
 async def serve(
@@ -113,8 +124,20 @@ async def serve(
             entries_since_snapshot=restored.entries,
             before_snapshot=records.settled,
         )
-        listeners = await trio.open_tcp_listeners(options.port, host=options.host)
-        port = listeners[0].socket.getsockname()[1]
+        context = tls_context(options)
+        listeners: list[trio.abc.Listener[trio.abc.Stream]]
+        if context is None:
+            tcp = await trio.open_tcp_listeners(options.port, host=options.host)
+            port = tcp[0].socket.getsockname()[1]
+            listeners = list(tcp)
+        else:
+            ssl_listeners = await trio.open_ssl_over_tcp_listeners(
+                options.port, context, host=options.host
+            )
+            transport = ssl_listeners[0].transport_listener
+            assert isinstance(transport, trio.SocketListener)
+            port = transport.socket.getsockname()[1]
+            listeners = list(ssl_listeners)
         if options.stop is None:
             tune_gc()
         try:
@@ -147,6 +170,20 @@ def announced(options: ServeOptions) -> bool:
         return not ipaddress.ip_address(options.host).is_loopback
     except ValueError:  # a host name
         return options.host != "localhost"
+
+
+def tls_context(options: ServeOptions) -> ssl.SSLContext | None:
+    """The server's TLS context, or None without TLS; its certificate's
+    fingerprint is logged, for players to pin or compare."""
+    if options.tls_self_signed:
+        cert, key = self_signed(options.data_dir / "tls", options.name)
+    elif options.tls_cert is not None:
+        cert, key = options.tls_cert, options.tls_key or options.tls_cert
+    else:
+        return None
+    context = server_context(cert, key)
+    log.info("TLS certificate %s, SHA-256 fingerprint %s", cert, certificate_fingerprint(cert))
+    return context
 
 
 async def _until_stopped(options: ServeOptions) -> None:

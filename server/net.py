@@ -153,7 +153,7 @@ class NetServer:
 
     async def run(
         self,
-        listeners: list[trio.SocketListener] | None = None,
+        listeners: list[trio.abc.Listener[trio.abc.Stream]] | None = None,
         *,
         task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
     ) -> None:
@@ -168,7 +168,7 @@ class NetServer:
                 nursery.start_soon(self._accept, listener)
             task_status.started()
 
-    async def _accept(self, listener: trio.SocketListener) -> None:
+    async def _accept(self, listener: trio.abc.Listener[trio.abc.Stream]) -> None:
         async with listener:
             while not self._shutting_down:
                 try:
@@ -522,7 +522,9 @@ def _handed(rules: Rules, game_id: bytes, seat: int, *, handed: HandedSeat) -> S
 
 
 def _peer(stream: trio.abc.Stream) -> str:
-    socket = getattr(stream, "socket", None)
+    # a TLS stream wraps the socket's stream
+    transport = getattr(stream, "transport_stream", stream)
+    socket = getattr(transport, "socket", None)
     try:
         host, port = socket.getpeername()[:2]  # type: ignore[union-attr]
         return f"{host}:{port}"

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import signal
 import time
@@ -47,6 +48,8 @@ from .lobby import DOWN, UP
 from .replay_screen import END, HOME, PAGE_DOWN, PAGE_UP
 from .screen import Line
 from .screens import Screens
+
+log = logging.getLogger("oriflamme.client.tui")
 
 KEY_NAMES: dict[Keys | str, str] = {
     Keys.ControlM: ENTER,
@@ -318,8 +321,16 @@ async def _host(
         outcome.unwrap()
     except (trio.Cancelled, KeyboardInterrupt):
         pass
-    except BaseExceptionGroup as group:
-        raise ProgramFailed("; ".join(str(e) for e in group.exceptions)) from None
-    except Exception as exc:  # noqa: BLE001 -- said plainly by the command
-        raise ProgramFailed(str(exc) or type(exc).__name__) from None
+    except BaseException as exc:  # noqa: BLE001 -- said plainly by the command
+        log.error("the program stopped", exc_info=exc)
+        leaves = [e for e in _leaves(exc) if not isinstance(e, trio.Cancelled)]
+        if leaves:
+            raise ProgramFailed("; ".join(str(e) or type(e).__name__ for e in leaves)) from None
     return code if code is not None else 0
+
+
+def _leaves(exc: BaseException) -> list[BaseException]:
+    """The exceptions inside nested exception groups."""
+    if isinstance(exc, BaseExceptionGroup):
+        return [leaf for inner in exc.exceptions for leaf in _leaves(inner)]
+    return [exc]

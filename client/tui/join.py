@@ -21,7 +21,8 @@ from oriflamme.protocol import messages as m
 
 from ..bots import Behaviour
 from ..secret_store import SecretStore
-from ..session import Backoff, ConnectionLost, RequestRefused, Session, tcp
+from ..session import Backoff, ConnectionLost, RequestRefused, Session
+from ..tls import Trust, connector
 from .app import Bridge
 from .play import banner, drive, records_dir
 
@@ -40,6 +41,7 @@ class JoinOptions:
     name: str
     state_dir: Path
     found: bool = False  # found on the local network (said in the title)
+    trust: Trust | None = None  # TLS
 
 
 async def join_program(bridge: Bridge, options: JoinOptions) -> None:
@@ -47,7 +49,7 @@ async def join_program(bridge: Bridge, options: JoinOptions) -> None:
     commands = bridge.enter_trio()
     where = f"{options.host}:{options.port}"
     session = Session(
-        tcp(options.host, options.port),
+        connector(options.host, options.port, options.trust),
         options.name,
         server=where,
         store=SecretStore(options.state_dir),
