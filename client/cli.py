@@ -343,7 +343,7 @@ def _default_name() -> str:
     return name or "Player"
 
 
-def _choose_server() -> tuple[str, int, bool] | None:
+def _choose_server() -> tuple[str, int, bool, bool] | None:
     """A server heard on the local network: the only one, or the one chosen."""
     import trio
 
@@ -358,9 +358,10 @@ def _choose_server() -> tuple[str, int, bool] | None:
         )
         return None
     if len(found) == 1:
-        return found[0].host, found[0].port, True
+        return found[0].host, found[0].port, True, found[0].tls
     for i, server in enumerate(found, start=1):
-        print(f"  {i}. {server.name}  ({server.host}:{server.port})")
+        tls = ", TLS" if server.tls else ""
+        print(f"  {i}. {server.name}  ({server.host}:{server.port}{tls})")
     while True:
         try:
             answer = input(f"Which server (1-{len(found)})? ").strip()
@@ -368,7 +369,7 @@ def _choose_server() -> tuple[str, int, bool] | None:
             return None
         if answer.isdigit() and 1 <= int(answer) <= len(found):
             chosen = found[int(answer) - 1]
-            return chosen.host, chosen.port, True
+            return chosen.host, chosen.port, True, chosen.tls
 
 
 def _join(args: argparse.Namespace) -> int:
@@ -394,7 +395,8 @@ def _join(args: argparse.Namespace) -> int:
         chosen = _choose_server()
         if chosen is None:
             return 1
-        host, port, found = chosen
+        host, port, found, tls = chosen
+        args.tls = args.tls or tls  # the beacon says the port serves TLS
     state_dir = Path(args.state_dir) if args.state_dir else default_state_dir()
     if not _terminal_logging("join", state_dir):
         return 2

@@ -9,7 +9,8 @@ msgpack map:
     {"type": "oriflamme_server", "version": 1, "port": 7531, "name": "Friday game night"}
 
 `port` is the server's TCP port (1..65535) and `name` its name (at most 64
-characters); extra keys are ignored, for later versions to add. The host is
+characters); ``"tls": true`` says the port serves TLS; other keys are
+ignored, for later versions to add. The host is
 the datagram's source address, never something the datagram says.
 
 Anyone on the network can send such a datagram, so `parse_beacon` treats it
@@ -54,6 +55,7 @@ class FoundServer:
     host: str
     port: int
     name: str
+    tls: bool = False  # the port serves TLS (the beacon says "tls": true)
 
 
 def parse_beacon(data: bytes, sender_host: str) -> FoundServer | None:
@@ -85,7 +87,8 @@ def parse_beacon(data: bytes, sender_host: str) -> FoundServer | None:
         or type(name) is not str
     ):
         return None
-    return FoundServer(sender_host, port, _printable(name)[:MAX_NAME].strip())
+    tls = value.get("tls") is True
+    return FoundServer(sender_host, port, _printable(name)[:MAX_NAME].strip(), tls)
 
 
 def _printable(text: str) -> str:

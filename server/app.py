@@ -22,6 +22,7 @@ import signal
 import socket
 import ssl
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 import trio
@@ -145,7 +146,9 @@ async def serve(
                 nursery.start_soon(records.run)
                 await nursery.start(server.run, listeners)
                 if announced(options):
-                    nursery.start_soon(run_beacon, port, options.name)
+                    nursery.start_soon(
+                        partial(run_beacon, port, options.name, tls=context is not None)
+                    )
                 log.info("serving on %s port %d; data in %s", options.host, port, options.data_dir)
                 task_status.started(port)
                 await _until_stopped(options)

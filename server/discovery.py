@@ -40,7 +40,7 @@ BEACON_VERSION = 1
 MAX_NAME = 64
 
 
-def beacon_datagram(port: int, name: str) -> bytes:
+def beacon_datagram(port: int, name: str, tls: bool = False) -> bytes:
     """The datagram announcing a server on TCP `port` as `name`; a name too long
     is cut to `MAX_NAME` characters and characters UTF-8 cannot carry (lone
     surrogates) are replaced, so a server's name never stops its beacon."""
@@ -49,7 +49,10 @@ def beacon_datagram(port: int, name: str) -> bytes:
     if not isinstance(name, str):
         raise TypeError(f"name must be str, not {type(name).__name__}")
     text = name[:MAX_NAME].encode("utf-8", "replace").decode("utf-8")
-    return pack({"type": BEACON_TYPE, "version": BEACON_VERSION, "port": port, "name": text})
+    beacon = {"type": BEACON_TYPE, "version": BEACON_VERSION, "port": port, "name": text}
+    if tls:
+        beacon["tls"] = True  # the port serves TLS
+    return pack(beacon)
 
 
 async def run_beacon(
@@ -59,6 +62,7 @@ async def run_beacon(
     interval: float = 2.0,
     beacon_port: int = BEACON_PORT,
     targets: Sequence[str] = ("255.255.255.255",),
+    tls: bool = False,
     task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Announce the server until cancelled. Never raises for the network's
@@ -69,7 +73,7 @@ async def run_beacon(
         raise ValueError(f"interval must be a positive number of seconds, not {interval!r}")
     if isinstance(targets, str):  # one address, not a sequence of one-letter ones
         targets = (targets,)
-    datagram = beacon_datagram(port, name)
+    datagram = beacon_datagram(port, name, tls)
     task_status.started()
     sock: trio.socket.SocketType | None = None
     socket_failed = False  # logged already

@@ -343,3 +343,16 @@ async def test_two_listeners_on_one_machine_can_look_at_once() -> None:
             nursery.start_soon(look)
             nursery.start_soon(look)
     assert len(took) == 2 and min(took) >= 0.25  # neither was refused the port
+
+
+def test_a_beacon_says_whether_the_port_serves_tls() -> None:
+    plain = parse_beacon(beacon_datagram(7531, "plain"), "10.0.0.2")
+    secure = parse_beacon(beacon_datagram(7531, "secure", tls=True), "10.0.0.3")
+    assert plain == FoundServer("10.0.0.2", 7531, "plain", False)
+    assert secure == FoundServer("10.0.0.3", 7531, "secure", True)
+    # only true itself says TLS
+    odd = msgpack.packb(
+        {"type": "oriflamme_server", "version": 1, "port": 1, "name": "x", "tls": 1}
+    )
+    found = parse_beacon(odd, "10.0.0.4")
+    assert found is not None and found.tls is False
