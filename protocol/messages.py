@@ -68,6 +68,7 @@ from .schema import (
     Invalid,
     KnownCard,
     ListOf,
+    Name,
     OneOf,
     PassedList,
     PlaceAt,
@@ -108,8 +109,8 @@ GAME_ID = Bin(GAME_ID_SIZE)
 SEED = Bin(SEED_SIZE)
 NONCE = Bin(NONCE_SIZE)
 COMMITMENT = Bin(COMMITMENT_SIZE)
-NAME = Text(1, 32)
-ROOM_NAME = Text(1, 40)
+NAME = Name(1, 32)
+ROOM_NAME = Name(1, 40)
 CHAT_TEXT = Text(1, 500)
 RECORD_ID = Text(1, 64)  # this server's are the game id in lowercase hex
 # A record fits in one frame: the largest game of this version writes about 30 KB.

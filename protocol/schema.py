@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import unicodedata
 from collections.abc import Callable, Iterator
 from typing import Any, ClassVar, TypeVar, dataclass_transform, overload
 
@@ -188,6 +189,34 @@ class Text(WireType):
 
     def notation(self) -> str:
         return f"str, {self.lo}..{self.hi} characters"
+
+
+_HIDDEN_CATEGORIES = frozenset({"Cf", "Zl", "Zp", "Co", "Cs", "Cn"})
+
+
+class Name(Text):
+    """Text shown to others as a name: besides `Text`'s rules, no format
+    characters (a right-to-left override, a zero-width space...), line or
+    paragraph separators, private-use or unassigned code points, and not blank,
+    so that a name cannot hide itself or disguise another."""
+
+    def check(self, value: object) -> None:
+        super().check(value)
+        assert isinstance(value, str)
+        for ch in value:
+            if unicodedata.category(ch) in _HIDDEN_CATEGORIES:
+                raise Invalid(
+                    f"U+{ord(ch):04X} is not allowed in a name (format, separator,"
+                    " private-use and unassigned characters are refused)"
+                )
+        if not value.strip():
+            raise Invalid("a name must show something: not only spaces")
+
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(), "visible": True}
+
+    def notation(self) -> str:
+        return f"str, {self.lo}..{self.hi} characters, a visible name"
 
 
 class Token(WireType):
