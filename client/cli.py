@@ -292,7 +292,7 @@ def _play(args: argparse.Namespace) -> int:
         return 2
     options = PlayOptions(
         bots=args.bots,
-        name=args.name,
+        name=args.name or _default_name(),
         level=args.level,
         turn_timer=args.turn_timer,
         state_dir=state_dir,
@@ -552,7 +552,7 @@ def build_parser() -> argparse.ArgumentParser:
         "play", help="play a game against bots in this terminal (a server runs inside)"
     )
     pp.add_argument("--bots", type=int, default=2, help="bot opponents, 1-4 (default 2)")
-    pp.add_argument("--name", default="You", help="your name at the table")
+    pp.add_argument("--name", help="your name at the table (default: your login name)")
     pp.add_argument(
         "--level",
         choices=["easy", "normal"],

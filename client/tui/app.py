@@ -83,7 +83,6 @@ COLOURS = {
     "owner.green": "ansigreen bold",
     "owner.yellow": "ansiyellow bold",
     "owner.black": "ansibrightblack bold",
-    "card.back": "ansibrightblack",
     "card.up": "bold",
     "card.mine": "italic",
     "tokens": "ansiyellow",
@@ -237,6 +236,14 @@ def build_application(
         name = key_name(event)
         if name is not None:
             controller.key(name)
+
+    # prompt_toolkit reads some escape sequences (a pasted colour code, say)
+    # as mouse events, and its own mouse handler fails on them: we take no
+    # mouse input, so they are dropped here.
+    @bindings.add(Keys.Vt100MouseEvent)
+    @bindings.add(Keys.WindowsMouseEvent)
+    def _mouse(event: KeyPressEvent) -> None:
+        pass
 
     @bindings.add(Keys.ControlC)
     def _interrupt(event: KeyPressEvent) -> None:

@@ -25,7 +25,7 @@ physical end resolves first.
 >>> [o.key for o in c.offers()]
 ['r', 'k']
 >>> c.press("x"), c.status
-(None, 'x does nothing now: press one of the keys listed below')
+(None, 'x does nothing now: press one of the keys listed above')
 >>> c.press("k")
 Keep()
 """
@@ -56,7 +56,7 @@ KEY_SYMBOLS = {LEFT: "←", RIGHT: "→", ENTER: "Enter"}
 TITLES = {
     "direction": "you play first: choose the direction of resolution",
     "place": "place a card",
-    "reveal": "your face-down card comes up: reveal it or keep it hidden",
+    "reveal": "your face-down card comes up: reveal it or keep it",
     "eliminate": "choose the card to eliminate",
     "steal": "choose whose card to steal from",
     "copy": "choose the card to copy",
@@ -111,6 +111,13 @@ class Chooser:
         if self.kind == "place" and self.card is not None:
             label = hand_labels(self.hand())[self.hand().index(self.card)]
             return f"place your {label}: where?"
+        if self.kind == "reveal" and self.pid in self.position_of:
+            top = next(t for t in self.tops if t["pid"] == self.pid)
+            name = card_name(top["card"]) or "card"
+            tokens = f", {top['tokens']} ◆" if top["tokens"] else ""
+            return (
+                f"card {self.position_of[self.pid]} (your {name}{tokens}) comes up: reveal or keep?"
+            )
         return TITLES.get(self.kind, self.kind)
 
     def hand(self) -> list[Any]:
@@ -147,7 +154,7 @@ class Chooser:
             ]
         if self.kind == "move_to":
             return [
-                Offer(str(a.index + 1), f"position {a.index + 1}")
+                Offer(str(a.index + 1), self._destination(a.index))
                 for a in self.options
                 if isinstance(a, MoveTo)
             ]
@@ -176,6 +183,23 @@ class Chooser:
                 name = card_name(top["card"]) if top is not None else None
                 out.append(Offer(str(self.position_of.get(at, "?")), f"on your {name or 'card'}"))
         return out
+
+    def _destination(self, index: int) -> str:
+        """Where a Royal Decree's move to queue index `index` puts the card,
+        said with the positions the queue shows now."""
+        chosen = (self.view.get("resolving") or {}).get("chosen")
+        queue = [slot for slot in self.view.get("queue", []) if slot]
+        # the positions that stay when the card leaves (its slot, if it was alone)
+        staying = [
+            i + 1
+            for i, slot in enumerate(queue)
+            if not (len(slot) == 1 and slot[0]["pid"] == chosen)
+        ]
+        if index <= 0 or not staying:
+            return "the first end" + (f" (before {staying[0]})" if staying else "")
+        if index >= len(staying):
+            return f"the last end (after {staying[-1]})"
+        return f"between {staying[index - 1]} and {staying[index]}"
 
     @property
     def highlighted(self) -> set[int]:
@@ -251,6 +275,8 @@ class Chooser:
             self.digits = typed
             if typed in numbers:
                 self.status = f"{typed}: press Enter to choose {typed}, or type the next digit"
+            else:
+                self.status = f"{typed}…: type the next digit"
             return None
         self.digits = ""
         self.status = self._refusal(typed)
@@ -286,8 +312,8 @@ class Chooser:
     def _refusal(self, key: str) -> str:
         """Why `key` picks nothing, in plain words."""
         shown = KEY_SYMBOLS.get(key, key)
-        if not key.isdigit():
-            return f"{shown} does nothing now: press one of the keys listed below"
+        if not key.isdigit() or self.kind in ("direction", "reveal"):
+            return f"{shown} does nothing now: press one of the keys listed above"
         n = int(key)
         if self.kind == "place" and self.card is None:
             return f"You have no card {n} in hand: press 1-{len(self.hand())}"

@@ -98,6 +98,7 @@ class GameController:
         self.saved = ""
         self._game: bytes | None = None
         self._seen_events = 0
+        self._announced = False
         self._last_chat: m.ChatMessage | None = None
         self._chooser_turn: int | None = None
         self._answered: int | None = None
@@ -150,11 +151,16 @@ class GameController:
             self._seen_events = 0
             self.log.cards.clear()  # pids start again at 0 in every game
             self.end = None
-            self.log.note(f"── A new game: {len(self.names())} players")
+            self._announced = False
             self._answered = None
         view = game.view()
-        if view is not None and self._seen_events == 0:
+        if view is not None and not self._announced:
+            self._announced = True
             self.log.learn_view(view)
+            if not game.events and (view.get("queue") or view.get("round", 1) > 1):
+                self.log.note("── Back in the game (what happened before is not shown)")
+            else:
+                self.log.note(f"── A new game: {len(self.names())} players")
         new = game.events[self._seen_events :]
         self._seen_events = len(game.events)
         for i, event in enumerate(new):
@@ -190,6 +196,27 @@ class GameController:
                 return True
         return False
 
+    def revealed_view(self) -> dict[str, Any] | None:
+        """The view, and once the game is over every face-down card shown as
+        its opening (all were opened and checked at the end)."""
+        game = self.state.game
+        if game is None:
+            return None
+        view = game.view()
+        if view is None or game.end is None:
+            return view
+        openings = {**game.openings, **{o.pid: o for o in game.end.openings}}
+        queue = [
+            [
+                {**c, "card": card_to_data(openings[c["pid"]].card)}
+                if not c["face_up"] and c["pid"] in openings
+                else c
+                for c in slot
+            ]
+            for slot in view["queue"]
+        ]
+        return {**view, "queue": queue}
+
     def _take_chat(self) -> None:
         chat = self.state.chat
         new = []
@@ -214,10 +241,8 @@ class GameController:
         else:
             checked = len([v for v in ours if v.ok])
             here = " (here too)" if checked else ""
-            verified = (
-                f"Verified{here}: fair deal for all {len(end.scores)} seats,"
-                " every hidden card opened and checked."
-            )
+            seats = "both seats" if len(end.scores) == 2 else f"all {len(end.scores)} seats"
+            verified = f"Verified{here}: fair deal for {seats}, every hidden card checked."
         keys = (
             "[a] play again  [l] lobby  [q] quit" if self.leave_key else "[a] play again  [q] quit"
         )
@@ -237,7 +262,7 @@ class GameController:
 
     def scene(self) -> Scene:
         game = self.state.game
-        view = game.view() if game is not None else None
+        view = self.revealed_view()
         d = game.decision if game is not None else None
         seconds = None
         if self._deadline is not None and d is not None and self._deadline[0] == d.turn:
@@ -271,6 +296,7 @@ class GameController:
             chat_input=self.chat_input,
             help=self.help,
             stand_ins=stand_ins,
+            reveal_all=game is not None and game.end is not None,
         )
 
     # ------------------------------------------------------------ keys
@@ -279,6 +305,8 @@ class GameController:
         """One key press (a character, or ``left``, ``right``, ``enter``,
         ``escape``, ``backspace``)."""
         self.status = ""
+        if self.chooser is not None:
+            self.chooser.status = ""
         if self.help:
             self.help = False
             return
@@ -295,7 +323,10 @@ class GameController:
             self.send(Quit())
             return
         if self.end is not None:
-            if key == "a":
+            game = self.state.game
+            if key == "a" and game is not None and game.seat is None:
+                self.status = "Spectators do not play: [l] goes back to the lobby"
+            elif key == "a":
                 self.again_for = self._game
                 self.status = "Ready for another game: waiting for the others…"
                 self.send(PlayAgain())
@@ -331,7 +362,7 @@ class GameController:
             self._answered = None
             self._chooser_turn = None
             self.changed(self._now)
-        self.status = f"Refused: {safe(message)}"
+        self.status = f"Refused: {plain(message)}"
 
     def _chat_key(self, key: str) -> None:
         assert self.chat_input is not None
@@ -363,3 +394,13 @@ def scores_before(scores: list[int], later: list[dict[str, Any]]) -> list[int]:
             before[e["seat"]] -= e["points"]
             before[e["victim"]] += e["points"]
     return before
+
+
+def plain(message: str) -> str:
+    """A server's refusal for a player: without the pointer into the protocol's
+    documentation (meant for client authors).
+
+    >>> plain("room 1 has no free seat (see docs/PROTOCOL.md, Errors)")
+    'room 1 has no free seat'
+    """
+    return safe(message).split(" (see docs/")[0]

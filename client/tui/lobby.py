@@ -28,7 +28,7 @@ from oriflamme.protocol import messages as m
 
 from ..state import ClientState
 from .choices import BACKSPACE, ENTER, ESCAPE, LEFT, RIGHT
-from .controller import Command, Download, Quit, Request
+from .controller import Command, Download, Quit, Request, plain
 from .screen import MIN_HEIGHT, MIN_WIDTH, Line, Row, pad, rule, too_small
 from .text import fit, safe
 
@@ -76,7 +76,7 @@ class RoomForm:
             f"{self.players} ({variant})",
             self.edition,
             "none" if self.turn_timer is None else f"{self.turn_timer} s a decision",
-            "the host picks" if self.first_player == "host" else "random",
+            "the host plays first" if self.first_player == "host" else "random",
             "yes: join by invite code" if self.private else "no: listed",
         ]
 
@@ -121,7 +121,7 @@ class LobbyController:
             self.records = answer.records
             self.selected = 0
         elif isinstance(answer, m.Error):
-            self.status = f"Refused: {safe(answer.message)}"
+            self.status = f"Refused: {plain(answer.message)}"
         elif isinstance(request, m.CreateRoom):
             self.status = "Room created: add bots or wait for players, then [r] ready"
         elif isinstance(request, m.JoinRoom | m.Spectate):
@@ -377,15 +377,16 @@ class LobbyController:
             out.append(Row(width).add("   None yet (or the list is on its way).").line())
         for i, r in enumerate(records[: max(1, height - 1)]):
             scores = ", ".join(
-                f"{safe(n, 10)} {s}" + ("*" if seat in r.winners else "")
+                f"{'you' if seat == r.seat else safe(n, 10)} {s}"
+                + (" (won)" if seat in r.winners else "")
                 for seat, (n, s) in enumerate(zip(r.names, r.scores, strict=False))
             )
             mark = " ▸ " if i == self.selected else "   "
-            valid = "" if r.valid else "  (not valid)"
+            valid = "" if r.valid else "  (not valid: a seat forfeited)"
             out.append(
                 Row(width)
                 .add(mark, "class:turn")
-                .add(f"{fit(safe(r.room_name), 12)} {scores}{valid}")
+                .add(f"{fit(safe(r.room_name), 14)} · {scores}{valid}")
                 .line()
             )
         return out
@@ -409,15 +410,15 @@ class LobbyController:
             if room.seat is None:
                 keys = "[l] leave  [/] chat  [q] quit"
             elif room.host == self.state.player:
-                keys = "[r] ready  [b] add bot  [e] easy bot  [x] remove bot  [g] start  [l] leave  [/] chat"
+                keys = "[r] ready  [b] bot  [e] easy bot  [x] no bot  [g] start  [l] leave  [/] chat  [q] quit"
             else:
                 keys = "[r] ready  [l] leave  [/] chat  [q] quit"
         else:
-            keys = "[j] join  [s] spectate  [n] new room  [c] invite code  [h] games  [/] chat  [q] quit"
-        row = Row(width).add(" ")
+            keys = "[j] join  [s] watch  [n] new room  [c] invite  [h] games  [/] chat  [q] quit"
+        row = Row(width)
         for part in keys.split("  "):
             key, _, label = part.partition("] ")
-            row.add(key + "]", "class:key").add(" " + label + "  ")
+            row.add(" " + key + "]", "class:key").add(" " + label)
         return row.line()
 
 

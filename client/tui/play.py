@@ -112,7 +112,7 @@ async def seat_at_table(session: Session, options: PlayOptions) -> None:
     await session.request(
         m.CreateRoom(
             settings=settings,
-            name="play" if options.name == "You" else f"{options.name}'s table"[:32],
+            name=f"{options.name}'s table"[:40],
         )
     )
     strategy = LEVELS.get(options.level, options.level)
@@ -213,7 +213,8 @@ async def _download(session: Session, record_id: str, records: Path) -> str:
         return f"The server sent a record that cannot be read: {exc}"
     except OSError as exc:
         return f"Cannot save the record: {exc.strerror}"
-    return f"Saved {path}: " + ("it verifies" if ok else f"it does NOT verify: {why}")
+    checked = "it verifies" if ok else f"it does NOT verify: {why}"
+    return f"Saved {path.name} in {path.parent.name}/: {checked}"
 
 
 async def _answer(session: Session, bridge: Bridge, command: Answer) -> None:

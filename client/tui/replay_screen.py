@@ -22,7 +22,7 @@ from .text import safe
 from .words import EventLog
 
 HOME, END, PAGE_UP, PAGE_DOWN = "home", "end", "pageup", "pagedown"
-KEYS = "[←] back  [→] forward  [PgUp PgDn] 10 steps  [Home End] deal, end  [q] quit"
+KEYS = "[← →] a step  [PgUp PgDn] ten  [Home End] the deal, the end  [q] quit"
 
 
 class ReplayController:
@@ -53,7 +53,7 @@ class ReplayController:
         elif key == "q":
             self.on_quit()
         else:
-            self.status = f"{key} does nothing here: {KEYS}"
+            self.status = f"{key} does nothing here: the keys are ← → PgUp PgDn Home End q"
 
     def _named(self, text: str) -> str:
         """A step's description with the players' names for "seat N"."""
@@ -109,6 +109,7 @@ class ReplayController:
             decision_seat=nxt if decision != "over" else None,
             decision_kind=str(decision) if decision and decision != "over" else None,
             status=self.status or KEYS,
+            help_key="q quits",
             reveal_all=True,
             hand_of=nxt if nxt is not None else step.actor,
             footer=footer,

@@ -90,6 +90,7 @@ class Scene:
     help: bool = False
     stand_ins: frozenset[int] = field(default_factory=frozenset)
     reveal_all: bool = False  # a finished game's replay: every card is known
+    help_key: str = "? help"
     hand_of: int | None = None  # whose hand to show when `seat` is None
     footer: Sequence[Line] = ()  # lines in place of the decision (a replay's)
 
@@ -170,7 +171,8 @@ def render(scene: Scene, width: int, height: int) -> list[Line]:
     if width < MIN_WIDTH or height < MIN_HEIGHT:
         return too_small(width, height)
     if scene.help:
-        return pad(_help(width), width, height)
+        edition = (scene.view or {}).get("edition", "revised")
+        return pad(_help(width, edition), width, height)
     view = scene.view
     lines: list[Line] = [_title(scene, width)]
     if view is None:
@@ -214,10 +216,16 @@ def _title(scene: Scene, width: int) -> Line:
     right = ""
     if scene.seconds_left is not None:
         right += f"⏱ {clock(scene.seconds_left)}  "
-    right += "? help"
+    right += scene.help_key
     row.to(width - len(right))
     row.add(right, "class:title")
     return row.line(style="class:title")
+
+
+def family_style(card: dict[str, Any]) -> str:
+    """The style of a card's family (its colour, whoever sees it)."""
+    family = card["card"][0] if card.get("card") else "none"
+    return f"class:owner.{family}"
 
 
 def _card_text(card: dict[str, Any], seat: int | None, reveal_all: bool) -> tuple[str, str]:
@@ -228,7 +236,7 @@ def _card_text(card: dict[str, Any], seat: int | None, reveal_all: bool) -> tupl
         return short, "class:card.up"
     if (card["owner"] == seat or reveal_all) and short:
         return f"({short})", "class:card.mine"
-    return BACK, "class:card.back"
+    return BACK, family_style(card) + " class:card.back"
 
 
 def _tokens(n: int) -> str:
@@ -270,14 +278,17 @@ def _queue(scene: Scene, view: dict[str, Any], width: int) -> list[Line]:
             top_row.add(mark, "class:resolving").add(f"{number:>2}", num_style).add(" ")
             top_row.add(fit(label, cell - 4), style + (" class:highlight" if chosen else ""))
             owner = top["owner"]
-            tag = f"{marks[owner]} {'You' if owner == scene.seat else scene.names[owner]}"
+            if view.get("variant") == "two-player":  # two families each: say which
+                tag = f"{marks[owner]} {top['card'][0]}"
+            else:
+                tag = f"{marks[owner]} {'You' if owner == scene.seat else scene.names[owner]}"
             extra = " ".join(
                 part
                 for part in (_tokens(top["tokens"]) if top["tokens"] else "", f"×{len(slot)}")
                 if part and part != "×1"
             )
             room = cell - 3 - len(extra) - (1 if extra else 0)
-            bottom_row.add("  ").add(fit(tag, room).rstrip(), owner_style(view, owner))
+            bottom_row.add("  ").add(fit(tag, room).rstrip(), family_style(top))
             bottom_row.add((" " + extra) if extra else "", "class:tokens")
             bottom_row.to(top_row.used)
         lines.append(top_row.line())
@@ -289,7 +300,7 @@ def _panels(scene: Scene, view: dict[str, Any], width: int, height: int) -> list
     """Players (left) and the log (right), `height` lines."""
     left_width = 46 if width < 100 else width // 2
     right_width = width - left_width - 1
-    left = _players(scene, view, left_width)
+    left = _players(scene, view, left_width, height - 1)
     log_lines = _log(scene.log, right_width, height - 1)
     out = [rule(left_width, "Players") + [("class:rule", " ")] + rule(right_width, "Log")]
     for i in range(height - 1):
@@ -323,7 +334,7 @@ def _log(log: Sequence[str], width: int, height: int) -> list[str]:
     return out[-height:] if height > 0 else []
 
 
-def _players(scene: Scene, view: dict[str, Any], width: int) -> list[Line]:
+def _players(scene: Scene, view: dict[str, Any], width: int, height: int = 99) -> list[Line]:
     marks = initials(scene.names, scene.seat)
     scores = view.get("scores", [])
     hands = view.get("hands", [])
@@ -353,15 +364,27 @@ def _players(scene: Scene, view: dict[str, Any], width: int) -> list[Line]:
         if seat in scene.stand_ins:
             row.add(" away", "class:away")
         rows.append(row.line())
+    # The cards each player has out (eliminated, discarded), as room allows:
+    # yours first, wrapped under the rows.
     me = scene.seat
-    if me is not None and me < len(fronts) and fronts[me]:
-        names = ", ".join(card_name(c) or "?" for c in fronts[me])
-        rows.append(Row(width).add(f"   your cards out: {names}", "class:dim").line())
-    for seat, cards in enumerate(fronts):
-        if seat != me and cards and len(rows) < 8:
-            names = ", ".join(card_name(c) or "?" for c in cards)
-            rows.append(Row(width).add(f"   {marks[seat]} out: {names}", "class:dim").line())
+    order = ([me] if me is not None else []) + [s for s in range(len(fronts)) if s != me]
+    for seat in order:
+        if seat >= len(fronts) or not fronts[seat]:
+            continue
+        names = ", ".join(_short(c) for c in fronts[seat])
+        label = f"{marks[seat]} out: "
+        wrapped = textwrap.wrap(names, width=width - 4 - len(label)) or [""]
+        for i, part in enumerate(wrapped):
+            if len(rows) >= height:
+                return rows
+            lead = "   " + (label if i == 0 else " " * len(label))
+            rows.append(Row(width).add(lead, "class:dim").add(part, "class:dim").line())
     return rows
+
+
+def _short(card: Any) -> str:
+    kind = card[1] if card else None
+    return SHORT_NAMES.get(kind, KIND_NAMES.get(kind, "?")) if kind else "?"
 
 
 def _hand(scene: Scene, view: dict[str, Any], width: int) -> list[Line]:
@@ -419,7 +442,8 @@ def _bottom(scene: Scene, width: int) -> list[Line]:
         lines.append(rule(width))
         lines.append(Row(width).line())
     if scene.chat_input is not None:
-        status = Row(width).add(" say: ", "class:key").add(scene.chat_input + "▏")
+        shown = scene.chat_input[-(width - 9) :]  # the end of a long line: where you type
+        status = Row(width).add(" say: ", "class:key").add(shown + "▏")
         lines.append(status.line())
     else:
         lines.append(_status(scene, width))
@@ -465,7 +489,8 @@ def _end(scene: Scene, width: int) -> list[Line]:
     lines = [
         rule(width, f"Game over · round {view.get('round', ROUNDS)} of {ROUNDS}", "class:rule.turn")
     ]
-    order = sorted(range(len(end.scores)), key=lambda s: (-end.scores[s], s))
+    # the winners first among equal scores (the tie-break: cards in the queue)
+    order = sorted(range(len(end.scores)), key=lambda s: (-end.scores[s], s not in end.winners, s))
     row = Row(width).add(" ")
     for place, seat in enumerate(order):
         name = who(scene.names, seat, scene.seat)
@@ -490,8 +515,8 @@ HELP_KEYS = [
 ]
 
 
-def _help(width: int) -> list[Line]:
-    lines = [rule(width, "Help · the cards (revised edition) · any key closes this")]
+def _help(width: int, edition: str = "revised") -> list[Line]:
+    lines = [rule(width, f"Help · the cards ({edition} edition) · any key closes this")]
     for kind, text in ABILITIES.items():
         row = Row(width).add(f" {KIND_NAMES[kind]:<14}", "class:key").add(text)
         lines.append(row.line())

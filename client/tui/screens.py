@@ -14,7 +14,7 @@ from collections.abc import Callable
 from oriflamme.protocol import messages as m
 
 from ..state import ClientState
-from .controller import Command, GameController
+from .controller import Command, GameController, plain
 from .lobby import LobbyController
 from .screen import Line
 
@@ -89,4 +89,4 @@ class Screens:
     def answered(self, request: m.Message, answer: m.Message) -> None:
         self.lobby.answered(request, answer)
         if isinstance(answer, m.Error) and not self.in_lobby:
-            self.game.status = f"Refused: {answer.message}"
+            self.game.status = f"Refused: {plain(answer.message)}"

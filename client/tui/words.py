@@ -12,7 +12,7 @@ so that a card revealed later is named from then on.
 ...          {"type": "revealed", "seat": 1, "pid": 0, "card": ["blue", "spy"],
 ...           "tokens": 1}])
 >>> log.lines
-['Bo placed a card face down, the first in the queue', 'Bo revealed a Spy (took 1 ◆)']
+['Bo placed a card face down, the first in the queue', 'Bo revealed a Spy (1 ◆ on it)']
 """
 
 from __future__ import annotations
@@ -40,10 +40,10 @@ ABILITIES = {
     "soldier": "eliminate a card next to this one",
     "spy": "steal 1 point from the owner of a card next to it",
     "heir": "gain 2 if no other face-up card in the queue is an Heir",
-    "lord": "gain 1, plus 1 for each neighbouring card of yours",
+    "lord": "gain 1, plus 1 for each neighbouring card of your family",
     "shapeshifter": "copy a face-up Archer, Soldier, Spy, Heir or Lord next to it",
     "assassination": "eliminate any card of the queue, then discard this one",
-    "royal_decree": "move any other card of the queue elsewhere, then discard this one",
+    "royal_decree": "move another card of the queue elsewhere, then discard this one",
     "ambush": "revealed: +1. Eliminated by an opponent: +4, attacker discarded",
     "conspiracy": "revealed: gain twice the Influence on it, then discard it",
 }
@@ -85,6 +85,7 @@ class EventLog:
         self.kept = kept
         self.lines: list[str] = []
         self.cards: dict[int, tuple[int | None, Card]] = {}  # pid -> (owner, card)
+        self.acting: int | None = None  # the card whose ability is being applied
 
     def learn(self, pid: int, owner: int | None, card: Card) -> None:
         """What we know of card `pid`: its owner and identity (a back: unknown)."""
@@ -160,13 +161,13 @@ class EventLog:
             return f"{who(e['seat'])} kept {what} face down ({e['tokens']} ◆ on it)"
         if kind == "revealed":
             self.learn(e["pid"], e["seat"], e["card"])
-            return f"{who(e['seat'])} revealed {self._a(e['card'])} (took {e['tokens']} ◆)"
+            tokens = f" ({e['tokens']} ◆ on it)" if e["tokens"] else ""
+            return f"{who(e['seat'])} revealed {self._a(e['card'])}{tokens}"
         if kind == "ability_used":
+            self.acting = e["pid"]
             ability = e.get("ability")
             if ability and ability != "shapeshifter" and self._kind(e["pid"]) == "shapeshifter":
-                return (
-                    f"{self.card(e['pid'])} copied a {KIND_NAMES.get(e['ability'], e['ability'])}"
-                )
+                return f"{self.card(e['pid'])} copied {self._a([None, ability])}"
             return None
         if kind == "no_effect":
             return f"{self.card(e['pid'])} had no effect"
@@ -183,9 +184,15 @@ class EventLog:
         if kind == "scored":
             points = int(e["points"])
             sign = "+" if points >= 0 else ""
+            if e["reason"] in ("heir", "lord") and self.acting is not None:
+                # a card's own ability scoring: the card says it
+                return f"{self.card(self.acting)}: {sign}{points}"
             return f"  {who(e['seat'])} {sign}{points} ({REASONS.get(e['reason'], e['reason'])})"
         if kind == "stolen":
-            return f"  {who(e['seat'])} stole {e['points']} from {who(e['victim'])}"
+            victim = who(e["victim"])
+            victim = "you" if victim == "You" else victim
+            thief = self.card(self.acting) if self.acting is not None else who(e["seat"])
+            return f"{thief} stole {e['points']} from {victim}"
         if kind == "drew":
             return f"{who(e['seat'])} drew {len(e['cards'])} cards"
         if kind == "round_ended":
@@ -196,8 +203,10 @@ class EventLog:
 
     @staticmethod
     def _a(card: Card) -> str:
-        name = card_name(card) or "a card"
-        return f"an {name}" if name[0] in "AEIOU" else f"a {name}"
+        name = card_name(card)
+        if name is None:
+            return "a card"
+        return f"an {name}" if name[0] in "AEIOU" or name == "Heir" else f"a {name}"
 
     def _kind(self, pid: int) -> str | None:
         card = self.cards.get(pid, (None, None))[1]

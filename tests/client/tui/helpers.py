@@ -123,7 +123,7 @@ def queue_cells(lines: Sequence[Line]) -> list[dict[str, Any]]:
     for row in range(start, end):
         line = lines[row]
         for i, (style, piece) in enumerate(line):
-            if style.startswith("class:card."):
+            if "class:card." in style:
                 cells.append(
                     {
                         "mark": line[i - 3][1],
@@ -133,7 +133,7 @@ def queue_cells(lines: Sequence[Line]) -> list[dict[str, Any]]:
                         "style": style,
                     }
                 )
-            elif style.startswith("class:owner."):
+            elif style.startswith("class:owner.") and piece.strip():
                 following = line[i + 1] if i + 1 < len(line) else ("", "")
                 tokens = following[1] if following[0] == "class:tokens" else ""
                 below.append(piece + tokens)

@@ -126,6 +126,21 @@ def test_terminal_bytes_become_the_controllers_keys() -> None:
     assert screen.drawn > 0
 
 
+def test_escape_sequences_read_as_mouse_events_do_no_harm() -> None:
+    """A pasted colour code (ESC [ 3 1 m) or a mouse report is read by
+    prompt_toolkit as a mouse event, whose own handler fails on it: they
+    are dropped, the application goes on, and the keys after them count."""
+    screen = Keys()
+
+    async def steps(pipe: PipeInput, application: Application[int]) -> None:
+        pipe.send_text("\x1b[31mred\x1b[<0;1Mx\x1b[Mabc")
+        await until(lambda: "x" in screen.keys, "the keys after the sequences")
+        assert application.is_running
+
+    assert run_app(screen, steps) == 0
+    assert screen.keys[:3] == ["r", "e", "d"]
+
+
 def test_ctrl_c_exits_or_quits_through_the_program() -> None:
     async def interrupt(pipe: PipeInput, application: Application[int]) -> None:
         pipe.send_text(CTRL_C)

@@ -175,7 +175,7 @@ def test_a_first_digit_waits_for_the_second() -> None:
     g = position(queue, step="eliminate", index=11, ability="soldier")
     chooser = chooser_at(g)
     assert [o.key for o in chooser.offers()] == ["11", "13"]
-    assert chooser.press("1") is None and chooser.status == ""
+    assert chooser.press("1") is None and chooser.status == "1…: type the next digit"
     assert chooser.press("3") == Target(g.queue[12][-1].pid)
 
 
@@ -198,7 +198,7 @@ def test_refusals_say_why_in_plain_words() -> None:
     )
     chooser = chooser_at(g)
     assert chooser.press("x") is None
-    assert chooser.status == "x does nothing now: press one of the keys listed below"
+    assert chooser.status == "x does nothing now: press one of the keys listed above"
     assert chooser.press("7") is None
     assert chooser.status == "You have no card 7 in hand: press 1-3"
     assert chooser.press(LEFT) is None and "does nothing now" in chooser.status
@@ -288,7 +288,13 @@ def test_move_to_names_the_new_position() -> None:
     g = position(queue, step="move_to", index=2, ability="royal_decree", chosen=0)
     chooser = chooser_at(g)
     assert [o.key for o in chooser.offers()] == ["2", "3", "4", "5"]
-    assert [o.label for o in chooser.offers()][0] == "position 2"
+    # said with the positions shown now, the Lord (1) gone from its place
+    assert [o.label for o in chooser.offers()] == [
+        "between 2 and 3",
+        "between 3 and 4",
+        "between 4 and 5",
+        "the last end (after 5)",
+    ]
     assert chooser.press("1") is None
     assert chooser.status == "The card cannot go to position 1"
     assert chooser.press("4") == MoveTo(3)

@@ -30,7 +30,7 @@ from oriflamme.client.tui.screen import (
 )
 from oriflamme.client.tui.text import cells
 from oriflamme.client.tui.words import ABILITIES, KIND_NAMES
-from oriflamme.engine import to_data, view
+from oriflamme.engine import FAMILY_NAMES, to_data, view
 from tests.engine.builders import position
 
 from .helpers import NAMES, chooser_of, queue_cells, scene_of, screen_text, text, walk
@@ -183,8 +183,9 @@ def test_the_queue_shows_each_card_as_its_owner_may_see_it(players: int, seed: i
             elif top.owner == 0:
                 assert cell["style"].split()[0] == "class:card.mine"
                 assert cell["label"].startswith("(" + short(kind)[:6])
-            else:  # another seat's face-down card: its back, never its name
-                assert cell["style"].split()[0] == "class:card.back"
+            else:  # another seat's face-down card: its back in its colour, never its name
+                family = FAMILY_NAMES[top.card.family]
+                assert cell["style"].split()[:2] == [f"class:owner.{family}", "class:card.back"]
                 assert cell["label"].strip() == BACK
             # the owner's initial (the name after it is cut to make room for ◆ and ×N)
             assert cell["below"][0] == ("Y" if top.owner == 0 else NAMES[top.owner][0])
