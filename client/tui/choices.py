@@ -126,7 +126,9 @@ class Chooser:
         for a in self.options:
             if isinstance(a, Place) and a.card not in cards:
                 cards.append(a.card)
-        return cards
+        # two families (the two-player variant): one family after the other,
+        # as the hand is drawn
+        return sorted(cards, key=lambda c: FAMILY_NAMES[c.family])
 
     def offers(self) -> list[Offer]:
         """What can be pressed now, in the order shown."""
@@ -334,15 +336,17 @@ class Chooser:
 
 
 def hand_labels(cards: list[Any]) -> list[str]:
-    """Each card's name, with its family where two cards of the hand share a
-    name (the two-player variant: a Spy of each family).
+    """Each card's name, with its family when the hand holds two families
+    (the two-player variant, where family decides a Lord's neighbours, a
+    Spy's victims and which stacks a card may cover).
 
     >>> from oriflamme.engine import card
     >>> hand_labels([card("red", "spy"), card("blue", "spy"), card("red", "lord")])
-    ['Spy (red)', 'Spy (blue)', 'Lord']
+    ['Spy (red)', 'Spy (blue)', 'Lord (red)']
+    >>> hand_labels([card("red", "spy"), card("red", "lord")])
+    ['Spy', 'Lord']
     """
     names = [card_name(card_to_data(c)) or "?" for c in cards]
-    return [
-        f"{name} ({FAMILY_NAMES[c.family]})" if names.count(name) > 1 else name
-        for name, c in zip(names, cards, strict=True)
-    ]
+    if len({c.family for c in cards}) < 2:
+        return names
+    return [f"{name} ({FAMILY_NAMES[c.family]})" for name, c in zip(names, cards, strict=True)]

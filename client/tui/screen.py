@@ -400,9 +400,15 @@ def _hand(scene: Scene, view: dict[str, Any], width: int) -> list[Line]:
         if chooser is not None and chooser.kind == "place" and chooser.card is not None
         else None
     )
+    families = sorted({c[0] for c in hand})
+    if len(families) > 1:  # the two-player variant: the cards by family
+        hand = sorted(hand, key=lambda c: families.index(c[0]))
+        names = [card_name(card) or "?" for card in hand]
+    family = None
     for card, name in zip(hand, names, strict=True):
-        if names.count(name) > 1:  # the two-player variant: say which family
-            name = f"{name} ({card[0]})"
+        if len(families) > 1 and card[0] != family:
+            family = card[0]
+            row.add(f"{family}:", family_style({"card": card})).add(" ")
         picked = picked_card is not None and list(card) == list(picked_card)
         row.add(name, "class:hand" + (" class:highlight" if picked else "")).add("  ")
     aside = view.get("set_aside", [])
@@ -454,15 +460,15 @@ def _offers(chooser: Chooser, width: int) -> list[Line]:
     """The choices with their keys, wrapped over at most 3 lines."""
     rows: list[Line] = []
     row = Row(width).add(" ")
-    for offer in chooser.offers():
-        text = offer.shown
+    shown = [offer.shown for offer in chooser.offers()]
+    if chooser.kind == "place" and chooser.card is not None:
+        shown.append("[Esc] another card")
+    for text in shown:
         if row.used + cells(text) + 2 > width and row.used > 1:
             rows.append(row.line())
             row = Row(width).add(" ")
         key, _, label = text.partition("] ")
         row.add(key + "]", "class:key").add(" " + label).add("  ")
-    if chooser.kind == "place" and chooser.card is not None:
-        row.add("[Esc] another card", "class:dim")
     rows.append(row.line())
     return rows[:5]
 

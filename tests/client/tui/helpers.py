@@ -21,6 +21,7 @@ from oriflamme.client.tui.controller import Answer, Command, GameController
 from oriflamme.client.tui.screen import Line, Scene
 from oriflamme.client.tui.words import EventLog
 from oriflamme.engine import (
+    FAMILY_NAMES,
     Action,
     Game,
     MoveTo,
@@ -175,6 +176,7 @@ def keys_for(chooser: Chooser, action: Action) -> list[str]:
         for a in chooser.options:
             if isinstance(a, Place) and a.card not in hand:
                 hand.append(a.card)
+        hand.sort(key=lambda c: FAMILY_NAMES[c.family])  # two families: one, then the other
         first = number_keys(hand.index(action.card) + 1, [str(i + 1) for i in range(len(hand))])
         if not tops:
             return [*first, ENTER]

@@ -247,12 +247,13 @@ def test_the_two_player_variant_covers_only_a_card_of_the_same_family() -> None:
         hands=[["red archer", "blue lord"], ["green spy"]],
     )
     chooser = chooser_at(g)
-    assert chooser.press("1") is None and chooser.card == card("red", "archer")
+    # the hand by family, as drawn: blue, then red
+    assert chooser.press("2") is None and chooser.card == card("red", "archer")
     assert [o.key for o in chooser.offers()] == [LEFT, RIGHT, "1"]
     assert chooser.press("3") is None
     assert chooser.status == "Card 3 cannot be covered with your red card"
     chooser.press(ESCAPE)
-    assert chooser.press("2") is None and chooser.card == card("blue", "lord")
+    assert chooser.press("1") is None and chooser.card == card("blue", "lord")
     assert chooser.press("1") is None
     assert chooser.status == "Card 1 cannot be covered with your blue card"
     assert chooser.press("3") == Place(card("blue", "lord"), g.queue[2][-1].pid)

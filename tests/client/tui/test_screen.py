@@ -157,7 +157,7 @@ def test_every_offer_is_visible_with_many_cards_of_ours_to_cover() -> None:
         hands=[["red conspiracy", "blue spy"], ["green ambush"]],
     )
     chooser = chooser_of(g)
-    chooser.press("1")  # the Conspiracy
+    chooser.press("2")  # the Conspiracy (the hand by family: blue, then red)
     assert len(chooser.offers()) == 9
     lines = render(scene_of(g, chooser=chooser), 80, 24)
     bottom = screen_text(lines).split("Your turn")[1]
