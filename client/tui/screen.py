@@ -136,17 +136,21 @@ def who(names: Sequence[str], seat: int | None, me: int | None) -> str:
 
 
 def initials(names: Sequence[str], me: int | None) -> list[str]:
-    """One character per seat, distinct: the name's first letter where it is
-    free, else its last letter or digit ("Bot 2": 2), else a free letter;
-    ``Y`` is kept for you."""
+    """One letter per seat, distinct: the name's first letter where it is
+    free, else its next letter, else a free letter; ``Y`` is kept for you.
+
+    >>> initials(["Ann", "Bot 1", "Bot 2", "Bot 3"], 0)
+    ['Y', 'B', 'O', 'T']
+    """
     taken = {"Y"} if me is not None else set()
     out = []
     for seat, name in enumerate(names):
         if seat == me:
             out.append("Y")
             continue
-        chars = [c.upper() for c in name if c.isalnum()]
-        wanted = chars[:1] + chars[-1:] + chars + list("ABCDEFGHIJKLMNOPQRSTUVWXZ")
+        # letters only: a digit would read as a queue position
+        chars = [c.upper() for c in name if c.isalpha() and c.isascii()]
+        wanted = chars + list("ABCDEFGHIJKLMNOPQRSTUVWXZ")
         mark = next(c for c in wanted if c not in taken)
         taken.add(mark)
         out.append(mark)
