@@ -96,9 +96,24 @@ def _serve(args: argparse.Namespace) -> int:
     from oriflamme.server.store import StoreError
 
     _logging(args.log_level)
+    from dataclasses import replace
+
+    from oriflamme.server.core import ServerConfig
+
+    limits = {
+        name: getattr(args, name)
+        for name in ("message_rate", "message_burst", "connections_per_address")
+        if getattr(args, name) is not None
+    }
+    try:
+        config = replace(ServerConfig(), **limits)
+    except ValueError as exc:
+        print(f"oriflamme serve: {exc}", file=sys.stderr)
+        return 2
     options = ServeOptions(
         host=args.host,
         port=args.port,
+        config=config,
         data_dir=Path(args.data_dir) if args.data_dir else default_data_dir(),
         discovery=not args.no_discovery,
         tls_cert=Path(args.tls_cert) if args.tls_cert else None,
@@ -507,6 +522,18 @@ def build_parser() -> argparse.ArgumentParser:
         help="do not announce the server on the local network (UDP port 7532)",
     )
     sv.add_argument("--name", help="the server's name on the local network (default: host name)")
+    # (defaults: the server's, ServerConfig; not imported here, to keep the launcher light)
+    sv.add_argument(
+        "--message-rate", type=float, help="messages a second one connection may send (200)"
+    )
+    sv.add_argument(
+        "--message-burst", type=int, help="messages one connection may send at once (400)"
+    )
+    sv.add_argument(
+        "--connections-per-address",
+        type=int,
+        help="connections open at once from one address (64)",
+    )
     sv.add_argument("--tls-cert", metavar="FILE", help="serve TLS with this certificate (PEM)")
     sv.add_argument(
         "--tls-key", metavar="FILE", help="its private key (PEM; default: in the certificate file)"

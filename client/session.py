@@ -49,6 +49,8 @@ from oriflamme.protocol.errors import (
     HANDSHAKE_REQUIRED,
     SESSION_REPLACED,
     UNSUPPORTED_VERSION,
+    WRONG_STATE,
+    LocalProtocolError,
     ProtocolError,
 )
 
@@ -329,6 +331,11 @@ class Session:
                 raise ConnectionLost(
                     f"the connection went down while sending {message.TYPE}"
                 ) from None
+            except LocalProtocolError as exc:
+                if exc.code != WRONG_STATE:  # a message we may not send: our bug
+                    raise
+                # the server closed the connection just before: it is going down
+                raise ConnectionLost(f"the connection closed before {message.TYPE}") from None
             event = link.waiting.get(request_id)
             if event is not None:
                 await event.wait()

@@ -125,7 +125,9 @@ _CATALOG = (
     ),
     ErrorCode(
         SERVER_BUSY,
-        "The server has no room for another connection or session now. Try again later.",
+        "The server has no room for another connection or session now (it holds as many"
+        " sessions as it can, or as many connections from your address as it allows:"
+        " close some). Try again later.",
         False,
         "local",
     ),
@@ -226,7 +228,9 @@ _CATALOG = (
     ),
     ErrorCode(
         RATE_LIMITED,
-        "Too many requests in too short a time. The request is ignored; slow down.",
+        "Too many requests in too short a time: past the server's message rate (the"
+        " error carries the request's id), past the answers you leave unread (no id), or"
+        " past the chat's pace. The request is ignored; slow down.",
         True,
         "remote",
     ),

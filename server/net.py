@@ -180,9 +180,13 @@ class NetServer:
                 assert self._nursery is not None
                 self._nursery.start_soon(self.serve_stream, stream)
 
-    async def serve_stream(self, stream: trio.abc.Stream, peer: str | None = None) -> None:
-        """Serve one connection until it ends."""
+    async def serve_stream(
+        self, stream: trio.abc.Stream, peer: str | None = None, *, ours: bool = False
+    ) -> None:
+        """Serve one connection until it ends. `ours`: a server bot's, which
+        no abuse limit counts."""
         conn = f"{self.generation}.{next(self._ids)}"
+        address = None if ours else _peer_host(stream)
         if peer is None:
             peer = _peer(stream)
         outbox_send, outbox = trio.open_memory_channel[bytes | None](OUTBOX)
@@ -191,7 +195,7 @@ class NetServer:
                 connection = _Connection(outbox_send, nursery.cancel_scope, peer)
                 self._connections[conn] = connection
                 log.info("connection %s from %s", conn, peer)
-                await self._inbox_send.send(("open", conn, b""))
+                await self._inbox_send.send(("open", conn, Opened(address, limited=not ours)))
                 nursery.start_soon(self._writer, conn, stream, outbox, connection)
                 await self._reader(conn, stream, connection)
         finally:
@@ -292,7 +296,8 @@ class NetServer:
             assert isinstance(data, FetchedRecord)
             gateway.record_loaded(conn, data.request_id, data.record_id, data.data)
         elif kind == "open":
-            gateway.open(conn, now)
+            assert isinstance(data, Opened)
+            gateway.open(conn, now, address=data.address, limited=data.limited)
             if self._shutting_down:
                 gateway.shut_down()
         elif kind == "shut_down":
@@ -454,7 +459,9 @@ class NetServer:
         async def connect() -> trio.abc.Stream:
             near, far = trio.testing.memory_stream_pair()
             assert server._nursery is not None
-            server._nursery.start_soon(server.serve_stream, far, f"bot {effect.player}")
+            server._nursery.start_soon(
+                partial(server.serve_stream, far, f"bot {effect.player}", ours=True)
+            )
             return near
 
         session = Session(
@@ -519,6 +526,25 @@ def _handed(rules: Rules, game_id: bytes, seat: int, *, handed: HandedSeat) -> S
         openings=handed.openings,
         drawn=handed.drawn,
     )
+
+
+@dataclass(frozen=True, slots=True)
+class Opened:
+    """A connection accepted: its peer's host (None: not counted) and
+    whether its messages are rate limited."""
+
+    address: str | None
+    limited: bool
+
+
+def _peer_host(stream: trio.abc.Stream) -> str | None:
+    """The host of the peer of a TCP (or TLS) stream; None for another stream."""
+    transport = getattr(stream, "transport_stream", stream)
+    socket = getattr(transport, "socket", None)
+    try:
+        return str(socket.getpeername()[0])  # type: ignore[union-attr]
+    except (AttributeError, OSError, ValueError, TypeError, IndexError):
+        return None
 
 
 def _peer(stream: trio.abc.Stream) -> str:

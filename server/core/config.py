@@ -35,6 +35,13 @@ class ServerConfig:
     max_rooms: int = 2000
     max_sessions: int = 20000
     strategies: tuple[str, ...] = DEFAULT_STRATEGIES
+    # Abuse limits (each refusal is a documented error): messages a
+    # connection may send (a token bucket: `message_burst` at once, then
+    # `message_rate` a second; the server's own bots are not limited), and
+    # connections open at once from one address.
+    message_rate: float = 200.0
+    message_burst: int = 400
+    connections_per_address: int = 64
 
     def __post_init__(self) -> None:
         for name in ("reply_timer", "grace", "session_ttl"):
@@ -42,3 +49,7 @@ class ServerConfig:
                 raise ValueError(f"{name} must be positive")
         if self.history < 1:
             raise ValueError("history keeps at least one push")
+        if not (self.message_rate > 0 and self.message_burst >= 1):
+            raise ValueError("message_rate and message_burst must be positive")
+        if self.connections_per_address < 1:
+            raise ValueError("connections_per_address must be at least 1")

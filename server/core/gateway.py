@@ -44,6 +44,7 @@ from oriflamme.protocol.errors import (
     INTERNAL,
     NO_SUCH_RECORD,
     RATE_LIMITED,
+    SERVER_BUSY,
     SHUTTING_DOWN,
     TIMEOUT,
     LocalProtocolError,
@@ -65,6 +66,10 @@ class _Link:
     closing: bool = False
     welcomed: bool = False
     unread: int = 0  # answers written since the shell last took the outbox
+    address: str | None = None  # the peer's address (None: not counted)
+    limited: bool = True  # its messages are rate limited (not a server bot's)
+    tokens: float = 0.0  # the token bucket of its messages
+    refilled: float = 0.0  # when the bucket was last refilled
 
 
 class Gateway:
@@ -86,13 +91,40 @@ class Gateway:
         self._links: dict[Hashable, _Link] = {}
         self._effects: list[Effect] = []
         self._dirty: set[Hashable] = set()
+        self._per_address: dict[str, int] = {}
 
     # ------------------------------------------------------------ the shell's calls
 
-    def open(self, conn: Hashable, now: float) -> None:
+    def open(
+        self, conn: Hashable, now: float, *, address: str | None = None, limited: bool = True
+    ) -> None:
+        """A connection was accepted, from `address` (its host: connections
+        from one address are counted; None: not counted). `limited`: its
+        messages are rate limited (a server bot's are not)."""
         if conn in self._links:
             raise ValueError(f"connection {conn!r} is open already")
-        self._links[conn] = _Link(ServerConnection(), now, now)
+        config = self.lobby.config
+        link = _Link(
+            ServerConnection(),
+            now,
+            now,
+            address=address,
+            limited=limited,
+            tokens=float(config.message_burst),
+            refilled=now,
+        )
+        self._links[conn] = link
+        if address is not None:
+            count = self._per_address.get(address, 0) + 1
+            self._per_address[address] = count
+            if count > config.connections_per_address:
+                error = RemoteProtocolError(
+                    SERVER_BUSY,
+                    f"too many connections from your address ({config.connections_per_address}"
+                    " at most): close some, or try later",
+                    fatal=True,
+                )
+                self._refuse(conn, link, error)
 
     def receive_data(self, conn: Hashable, data: bytes, now: float) -> None:
         link = self._links.get(conn)
@@ -131,7 +163,14 @@ class Gateway:
         return link is None or link.closing
 
     def closed(self, conn: Hashable, now: float) -> None:
-        if self._links.pop(conn, None) is not None:
+        link = self._links.pop(conn, None)
+        if link is not None and link.address is not None:
+            left = self._per_address.get(link.address, 1) - 1
+            if left > 0:
+                self._per_address[link.address] = left
+            else:
+                self._per_address.pop(link.address, None)
+        if link is not None:
             try:
                 effects = self.lobby.closed(conn, now)
             except Exception:  # a bug of ours: report it, go on
@@ -206,6 +245,15 @@ class Gateway:
 
     def _handle(self, conn: Hashable, link: _Link, message: m.Message, now: float) -> list[Effect]:
         request_id = getattr(message, "id", None)
+        if link.limited and not self._take_token(link, now):
+            config = self.lobby.config
+            error = RemoteProtocolError(
+                RATE_LIMITED,
+                f"more than {config.message_rate:g} messages a second (bursts of"
+                f" {config.message_burst}): this {message.TYPE} was ignored",
+                id=request_id,
+            )
+            return [Send(conn, m.error_message(error))]
         if link.unread >= self.max_unread:
             # The client asks without reading the answers: refuse, without its id.
             error = RemoteProtocolError(
@@ -228,6 +276,18 @@ class Gateway:
             if hello:
                 return [Close(conn, m.error_message(error)), fault]
             return [Send(conn, m.error_message(error)), fault]
+
+    def _take_token(self, link: _Link, now: float) -> bool:
+        """One message's worth of the link's token bucket, if there is one."""
+        config = self.lobby.config
+        link.tokens = min(
+            float(config.message_burst), link.tokens + (now - link.refilled) * config.message_rate
+        )
+        link.refilled = now
+        if link.tokens < 1:
+            return False
+        link.tokens -= 1
+        return True
 
     def _refuse(self, conn: Hashable, link: _Link, error: RemoteProtocolError) -> None:
         """A message the protocol refuses: tell the client; close if fatal."""

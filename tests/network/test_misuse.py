@@ -67,11 +67,14 @@ FAST = Backoff(first=0.05, most=0.5)  # a session cut off comes back at once
 
 @asynccontextmanager
 async def running_server(
-    *, entropy: FixedEntropy | None = None, **net_options: Any
+    *,
+    entropy: FixedEntropy | None = None,
+    config: ServerConfig | None = None,
+    **net_options: Any,
 ) -> AsyncIterator[tuple[int, list[GameFinished], NetServer]]:
     """A `NetServer` on 127.0.0.1, on a port the system chose."""
     records: list[GameFinished] = []
-    lobby = Lobby(ServerConfig(), entropy)
+    lobby = Lobby(config or ServerConfig(), entropy)
     server = NetServer(Gateway(lobby), on_record=records.append, **net_options)
     listeners = await trio.open_tcp_listeners(0, host=HOST)
     port = listeners[0].socket.getsockname()[1]
@@ -1148,8 +1151,9 @@ FLOOD = 5000  # requests in one burst: 95 kB, far beyond 256 answers in one read
 @pytest.mark.trio
 async def test_a_burst_of_requests_is_rate_limited_and_the_game_goes_on_at_its_pace() -> None:
     """A spectator sends 5000 pings at once, without reading: the server answers
-    the first ones and refuses the rest with `rate_limited` (no id, not
-    fatal), one answer per request, and keeps the connection. Meanwhile the
+    the first ones and refuses the rest with `rate_limited` (not fatal: with
+    the request's id past the message rate, without one past the answers
+    left unread), one answer per request, and keeps the connection. Meanwhile the
     players' round trips stay short, and once Ann answers the game ends as
     fast as ever, every seat verified."""
     held = Held(Bot("random", seed="ann"), in_round_two_place)
@@ -1181,7 +1185,8 @@ async def test_a_burst_of_requests_is_rate_limited_and_the_game_goes_on_at_its_p
             assert len(pongs) == len(set(pongs)) >= 256
             assert set(pongs) <= set(range(1000, 1000 + FLOOD))
             assert len(limited) == FLOOD - len(pongs) > 0
-            assert {(e.code, e.id, e.fatal) for e in limited} == {("rate_limited", None, False)}
+            assert {(e.code, e.fatal) for e in limited} == {("rate_limited", False)}
+            assert all(e.id is None or 1000 <= e.id < 1000 + FLOOD for e in limited)
             nursery.cancel_scope.cancel()
 
     assert rest_of_game < 5.0
@@ -1263,9 +1268,14 @@ async def test_a_client_that_sends_without_reading_is_not_read_either() -> None:
 
     The flooder is connected by a lockstep stream (no buffer at all: a
     write waits for the reader), since on loopback TCP the kernel's buffers
-    would hold megabytes before anything stalled."""
+    would hold megabytes before anything stalled. (The message rate limit
+    is lifted here: it would refuse the flood first.)"""
+    unlimited = ServerConfig(message_rate=1e9, message_burst=10**9)
     with trio.fail_after(30):
-        async with running_server() as (port, _, server), trio.open_nursery() as nursery:
+        async with (
+            running_server(config=unlimited) as (port, _, server),
+            trio.open_nursery() as nursery,
+        ):
             bo = Session(tcp(HOST, port), "Bo")
             await nursery.start(bo.run)
             near, far = trio.testing.lockstep_stream_pair()
@@ -1306,3 +1316,30 @@ async def test_a_client_that_sends_without_reading_is_not_read_either() -> None:
             assert sent == len(chunks) and refused == 0
             bo.close()
             await near.aclose()  # and the server's side of it ends
+
+
+@pytest.mark.trio
+async def test_connections_past_the_limit_of_one_address_are_refused_over_tcp() -> None:
+    """docs/SERVER.md, abuse limits: the fourth connection from 127.0.0.1
+    (the limit set to 3 here) gets a fatal `server_busy` and is closed; the
+    first three are served, and a slot freed is taken again."""
+    with trio.fail_after(20):
+        async with running_server(config=ServerConfig(connections_per_address=3)) as (port, _, _):
+            streams = [await trio.open_tcp_stream(HOST, port) for _ in range(3)]
+            extra = await trio.open_tcp_stream(HOST, port)
+            decoder = FrameDecoder()
+            while (frame := decoder.next_frame()) is None:
+                data = await extra.receive_some(4096)
+                assert data, "closed without a word"
+                decoder.feed(data)
+            assert (frame["code"], frame["fatal"]) == ("server_busy", True)
+            assert await extra.receive_some(4096) == b""  # and closed
+            await extra.aclose()
+            first = Raw(streams[0])
+            assert isinstance(await first.hello("Ann"), m.Welcome)
+            await streams[1].aclose()
+            await trio.sleep(0.2)
+            again = Raw(await trio.open_tcp_stream(HOST, port))
+            assert isinstance(await again.hello("Bo"), m.Welcome)
+            for stream in (streams[0], streams[2], again.stream):
+                await stream.aclose()

@@ -625,3 +625,67 @@ def test_every_error_names_the_section_of_the_protocol_to_read() -> None:
     # The server's log gets the same, at debug level.
     sent = [e for e in gw.take_effects() if isinstance(e, ErrorSent)]
     assert [e.error.code for e in sent] == ["invalid_field", "no_such_room"]
+
+
+# ------------------------------------------------------------ abuse limits
+
+
+def limited_gateway(**limits: Any) -> Gateway:
+    return Gateway(Lobby(ServerConfig(**limits), FixedEntropy("limits")))
+
+
+def test_messages_past_the_rate_are_refused_with_their_id_and_the_connection_stays() -> None:
+    gw = limited_gateway(message_rate=10.0, message_burst=20)
+    ann = Peer(gw, "ann")  # the hello took one token
+    pings = b"".join(encode_frame({"type": "ping", "id": 100 + i}) for i in range(30))
+    assert ann.welcome is not None
+    gw.receive_data("ann", pings, 0.0)
+    answers = frames(gw.data_to_send("ann"))  # (raw frames: the peer did not send these)
+    pongs = [a["id"] for a in answers if a["type"] == "pong"]
+    refused = [a for a in answers if a["type"] == "error"]
+    assert pongs == list(range(100, 119))  # 20 tokens, one of them the hello's
+    assert [e["id"] for e in refused] == list(range(119, 130))
+    assert {(e["code"], e["fatal"]) for e in refused} == {("rate_limited", False)}
+    assert "10 messages a second" in refused[0]["message"]
+    assert not gw.must_close("ann")
+    # A second later, ten more tokens: the connection goes on.
+    gw.receive_data("ann", encode_frame({"type": "ping", "id": 500}), 1.0)
+    assert [a["type"] for a in frames(gw.data_to_send("ann"))] == ["pong"]
+
+
+def test_a_server_bot_is_not_rate_limited() -> None:
+    gw = limited_gateway(message_rate=1.0, message_burst=2)
+    gw.open("bot", 0.0, limited=False)
+    gw.receive_data("bot", hello_frame(), 0.0)
+    gw.receive_data(
+        "bot", b"".join(encode_frame({"type": "ping", "id": 10 + i}) for i in range(50)), 0.0
+    )
+    replies = [f for f in frames(gw.data_to_send("bot")) if f["type"] in ("pong", "error")]
+    assert [f["type"] for f in replies] == ["pong"] * 50
+
+
+def test_connections_past_the_limit_of_one_address_are_refused_and_counted_again() -> None:
+    gw = limited_gateway(connections_per_address=3)
+    for i in range(3):
+        gw.open(f"a{i}", 0.0, address="10.0.0.1")
+        assert not gw.must_close(f"a{i}")
+    gw.open("a3", 0.0, address="10.0.0.1")
+    error = error_of(gw.data_to_send("a3"))
+    assert (error["code"], error["fatal"]) == ("server_busy", True)
+    assert "too many connections from your address (3 at most)" in error["message"]
+    assert gw.must_close("a3")
+    gw.open("b0", 0.0, address="10.0.0.2")  # another address is not affected
+    gw.open("c0", 0.0)  # nor a stream without one (an in-process client)
+    assert not gw.must_close("b0") and not gw.must_close("c0")
+    gw.closed("a3", 0.0)
+    gw.closed("a0", 0.0)
+    gw.open("a4", 0.0, address="10.0.0.1")  # a slot is free again
+    assert not gw.must_close("a4")
+    gw.receive_data("a4", hello_frame(), 0.0)
+    assert frames(gw.data_to_send("a4"))[0]["type"] == "welcome"
+
+
+def test_the_limits_must_make_sense() -> None:
+    for bad in ({"message_rate": 0}, {"message_burst": 0}, {"connections_per_address": 0}):
+        with pytest.raises(ValueError):
+            ServerConfig(**bad)  # type: ignore[arg-type]
