@@ -89,9 +89,48 @@ def _logging(level: str) -> None:
     )
 
 
+def _check(args: argparse.Namespace) -> int:
+    """`oriflamme serve --check`: is the server of these options up and
+    answering? Exit 0 (and one line) if a client gets its room list within
+    the timeout, 1 if not: for a container's healthcheck or a monitor."""
+    from functools import partial
+
+    import trio
+
+    from oriflamme.client.commands import list_rooms
+    from oriflamme.client.tls import Trust
+    from oriflamme.server.app import default_data_dir
+    from oriflamme.server.tls import certificate_fingerprint
+
+    host = (
+        "127.0.0.1" if args.host in ("0.0.0.0", "") else "::1" if args.host == "::" else args.host
+    )
+    trust = None
+    data_dir = Path(args.data_dir) if args.data_dir else default_data_dir()
+    cert = Path(args.tls_cert) if args.tls_cert else data_dir / "tls" / "cert.pem"
+    if args.tls_cert or args.tls_self_signed:
+        try:
+            trust = Trust(fingerprint=certificate_fingerprint(cert))
+        except (OSError, ValueError) as exc:
+            print(f"not ok: cannot read the certificate {cert}: {exc}")
+            return 1
+    try:
+        rooms = trio.run(
+            partial(list_rooms, host, args.port, timeout=args.check_timeout, trust=trust)
+        )
+    except Exception as exc:  # noqa: BLE001 -- any failure is the answer
+        print(f"not ok: {host} port {args.port}: {exc or type(exc).__name__}")
+        return 1
+    playing = sum(r.state == "playing" for r in rooms.rooms)
+    print(f"ok: {host} port {args.port} answers; {len(rooms.rooms)} rooms, {playing} playing")
+    return 0
+
+
 def _serve(args: argparse.Namespace) -> int:
     import trio
 
+    if args.check:
+        return _check(args)
     from oriflamme.server.app import ServeOptions, default_data_dir, serve
     from oriflamme.server.store import StoreError
 
@@ -471,6 +510,19 @@ def _replay(args: argparse.Namespace) -> int:
     return 0
 
 
+def _backup(args: argparse.Namespace) -> int:
+    from oriflamme.server.backup import backup
+    from oriflamme.server.store import StoreError
+
+    try:
+        copied = backup(Path(args.data_dir), Path(args.destination))
+    except StoreError as exc:
+        print(f"oriflamme backup: {exc}", file=sys.stderr)
+        return 2
+    print(f"backed up {args.data_dir} to {args.destination}: {', '.join(copied)}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="oriflamme", description="Oriflamme played across machines."
@@ -517,6 +569,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sv.add_argument("--log-level", choices=levels, default="info")
     sv.add_argument(
+        "--check",
+        action="store_true",
+        help="do not serve: check that the server of these options answers (exit 0) or not (1),"
+        " for a healthcheck",
+    )
+    sv.add_argument(
+        "--check-timeout", type=float, default=5.0, help="seconds --check waits (default 5)"
+    )
+    sv.add_argument(
         "--no-discovery",
         action="store_true",
         help="do not announce the server on the local network (UDP port 7532)",
@@ -545,6 +606,13 @@ def build_parser() -> argparse.ArgumentParser:
         " (its fingerprint is logged)",
     )
     sv.set_defaults(func=_serve)
+
+    bk = sub.add_parser(
+        "backup", help="copy a server's data directory while it runs (SQLite online backup)"
+    )
+    bk.add_argument("data_dir", metavar="DATA_DIR", help="the server's data directory")
+    bk.add_argument("destination", metavar="DEST", help="a new directory for the copy")
+    bk.set_defaults(func=_backup)
 
     rp = sub.add_parser("rooms", help="list a server's rooms")
     rp.add_argument("server", metavar="HOST[:PORT]")

@@ -245,3 +245,20 @@ def test_at_run_time_the_sans_io_layers_load_no_io_module() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
     )
     assert result.stdout.strip() == "", f"loaded at import: {result.stdout.strip()}"
+
+
+def test_every_package_folder_is_installed() -> None:
+    """pyproject.toml lists the packages one by one (the folders map onto the
+    `oriflamme` namespace): a folder left out would be missing from a wheel."""
+    import tomllib
+
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    listed = set(config["tool"]["setuptools"]["packages"])
+    found = set()
+    for folder, package in FOLDERS.items():
+        if folder == "tools":
+            continue
+        for init in (ROOT / folder).rglob("__init__.py"):
+            parts = init.parent.relative_to(ROOT / folder).parts
+            found.add(".".join([package, *parts]))
+    assert found <= listed, f"packages missing from pyproject.toml: {sorted(found - listed)}"
