@@ -21,6 +21,7 @@ server's code (it is the server's own, mode 0700).
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import pickle
 from dataclasses import dataclass
@@ -72,9 +73,14 @@ def server_key(path: Path) -> bytes:
 def restore(data_dir: Path, config: ServerConfig) -> Restored:
     """The lobby of `data_dir` (see the module docstring); StoreError with a
     message for a person if it cannot be had."""
-    data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-    key = server_key(data_dir / KEY_FILE)
-    store = SqliteStore(data_dir / DATABASE_FILE)
+    try:
+        data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        key = server_key(data_dir / KEY_FILE)
+        store = SqliteStore(data_dir / DATABASE_FILE)
+    except OSError as exc:  # read-only, full, not a directory...
+        raise StoreError(
+            f"cannot use the data directory {data_dir}: {exc.strerror or exc}"
+        ) from None
     try:
         snapshot, entries = store.load()
         if snapshot is None:
@@ -83,6 +89,7 @@ def restore(data_dir: Path, config: ServerConfig) -> Restored:
             return Restored(lobby, store, [], 0, new=True)
         lobby = _unpickle(snapshot)
         lobby.rekey(key)
+        lobby.config = with_limits(lobby.config, config)
         if lobby.config != config:
             log.warning(
                 "this data directory's settings are kept (they are part of its games): %s",
@@ -94,6 +101,23 @@ def restore(data_dir: Path, config: ServerConfig) -> Restored:
     except BaseException:
         store.close()
         raise
+
+
+# Settings that are no part of any game: the ones given at start apply.
+LIMITS = ("message_rate", "message_burst", "connections_per_address")
+
+
+def with_limits(kept: ServerConfig, given: ServerConfig) -> ServerConfig:
+    """The data directory's settings (part of its games), with the abuse
+    limits given now: they are part of no game, and a directory written
+    before they existed has none."""
+    values = {
+        f.name: getattr(given, f.name)
+        if f.name in LIMITS
+        else getattr(kept, f.name, getattr(given, f.name))
+        for f in dataclasses.fields(ServerConfig)
+    }
+    return ServerConfig(**values)
 
 
 def _unpickle(snapshot: bytes) -> JournaledLobby:

@@ -13,7 +13,7 @@ import pytest
 from oriflamme.protocol import messages as m
 from oriflamme.server.core import ServerConfig
 from oriflamme.server.core.journal import CLOSED, TICK, Entry
-from oriflamme.server.persistence import DATABASE_FILE, KEY_FILE, restore
+from oriflamme.server.persistence import DATABASE_FILE, KEY_FILE, restore, with_limits
 from oriflamme.server.store import SCHEMA_VERSION, SqliteStore, StoreError
 
 
@@ -122,3 +122,28 @@ def test_serve_says_why_it_cannot_use_a_data_directory(tmp_path: Path) -> None:
     assert done.returncode == 2
     assert "written by a newer version of the server (schema 99)" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_the_abuse_limits_given_at_start_apply_to_a_kept_data_directory(tmp_path: Path) -> None:
+    """The settings of a data directory are kept (they are part of its games),
+    except the abuse limits, which are part of none: those given now apply,
+    also to a directory written before they existed."""
+    data = tmp_path / "data"
+    first = restore(data, ServerConfig(grace=30, connections_per_address=64))
+    first.store.close()
+    second = restore(data, ServerConfig(connections_per_address=3, message_rate=5.0))
+    assert second.lobby.config.grace == 30  # kept
+    assert second.lobby.config.connections_per_address == 3  # given now
+    assert second.lobby.config.message_rate == 5.0
+    second.store.close()
+    # A config pickled before the limits existed: its state lacks them.
+    old = ServerConfig(grace=45)
+    object.__delattr__(old, "message_rate")
+    merged = with_limits(old, ServerConfig(message_rate=7.0))
+    assert merged.grace == 45 and merged.message_rate == 7.0
+
+
+def test_a_data_directory_that_cannot_be_made_is_said_plainly(tmp_path: Path) -> None:
+    (tmp_path / "a file").write_text("x")
+    with pytest.raises(StoreError, match="cannot use the data directory .*Not a directory"):
+        restore(tmp_path / "a file" / "data", ServerConfig())
