@@ -126,6 +126,25 @@ def fd_limit_of(pid: int) -> str:
     return "?"
 
 
+def journal_state(database: Path) -> tuple[int, int]:
+    """(the size of the server's last snapshot of its lobby, the entries
+    journaled since), read from its SQLite file (WAL: a reader does not stop
+    the server's writes). A snapshot pickles the whole lobby in the core
+    task, every 50,000 entries: a pause, and memory taken for a while."""
+    import sqlite3
+
+    try:
+        db = sqlite3.connect(f"file:{database}?mode=ro", uri=True, timeout=2)
+        try:
+            row = db.execute("SELECT length(data) FROM snapshot WHERE id = 1").fetchone()
+            count = db.execute("SELECT count(*) FROM journal").fetchone()
+        finally:
+            db.close()
+    except sqlite3.Error:
+        return -1, -1
+    return (int(row[0]) if row else 0), int(count[0])
+
+
 def mb(kb: float) -> str:
     return f"{kb / 1024:,.1f}"
 
@@ -381,6 +400,8 @@ class Step:
     failures: dict[str, int]
     server_cpu: float  # seconds, while opening
     other_cpu: float  # seconds of CPU of neither the server nor the drivers (nor this process)
+    snapshot: bool  # the server snapshotted its lobby meanwhile (its RSS is not the connections')
+    journal: tuple[int, int]  # after the step: snapshot bytes, entries since
 
     @property
     def rate(self) -> float:
@@ -389,6 +410,10 @@ class Step:
     @property
     def kb_per_connection(self) -> float:
         return (self.rss_after - self.rss_before) / self.held if self.held else math.nan
+
+    @property
+    def step_kb(self) -> float:
+        return (self.rss_after - self.rss_step_before) / self.asked if self.asked else math.nan
 
 
 @dataclass
@@ -407,7 +432,7 @@ class Window:
     rss_before: int
     rss_after: int
     fds: int
-    notes: list[str] = field(default_factory=list)
+    snapshot: bool = False  # the server snapshotted its lobby during the window or its tail
 
     def total(self, name: str) -> int:
         return sum(getattr(s, name) for s in self.stats)
@@ -437,6 +462,8 @@ class Run:
         self.idle_links: list[multiprocessing.connection.Connection] = []
         self.idle_pids: list[int] = []
         self.held = 0
+        self.database = workdir / "data" / "server.sqlite3"
+        self.journal = journal_state(self.database)
 
     # ------------------------------------------------------------ processes
 
@@ -522,6 +549,7 @@ class Run:
         time.sleep(self.args.settle)  # the server's journal, its last writes
         self.watch.check()
         rss_after = rss_kb(self.pid)
+        journal, snapshot = self.journal_moved()
         held = sum(a["held"] for a in answers)
         failures: dict[str, int] = {}
         for a in answers:
@@ -543,7 +571,16 @@ class Run:
             failures=failures,
             server_cpu=after["server"] - before["server"],
             other_cpu=_other(before, after),
+            snapshot=snapshot,
+            journal=journal,
         )
+
+    def journal_moved(self) -> tuple[tuple[int, int], bool]:
+        """The journal's state now, and whether a snapshot was taken since the last call."""
+        journal = journal_state(self.database)
+        snapshot = journal[0] != self.journal[0] or journal[1] < self.journal[1]
+        self.journal = journal
+        return journal, snapshot
 
     # ------------------------------------------------------------ a window of games
 
@@ -568,8 +605,10 @@ class Run:
         rss1 = rss_kb(self.pid)
         fds = open_files(self.pid)
         pings1 = sum(s["pings"] for s in self.idle_status()) if self.idle_links else 0
+        self.journal_moved()
         deadline = t1 + args.tail + args.game_timeout + 30
         stats = [self.watch.receive(link, deadline, name)[1] for link in self.game_links]
+        _, snapshot = self.journal_moved()
         busy, _, total = (a - b for a, b in zip(after["machine"], before["machine"], strict=True))
         return Window(
             name=name,
@@ -586,6 +625,7 @@ class Run:
             rss_before=rss0,
             rss_after=rss1,
             fds=fds,
+            snapshot=snapshot,
         )
 
     def cpu(self) -> dict[str, Any]:
@@ -637,7 +677,7 @@ def report_step(step: Step) -> str:
     lat = step.latencies
     kb = step.kb_per_connection
     verdict = "within target" if kb <= TARGET_KB else "OVER TARGET"
-    step_kb = (step.rss_after - step.rss_step_before) / step.asked if step.asked else math.nan
+    step_kb = step.step_kb
     line = (
         f"  N={step.target:>6,}: held {step.held:>6,}  opened {step.asked:>6,} in"
         f" {step.seconds:5.1f} s = {step.rate:>6,.0f} conn/s  (hello p50"
@@ -650,6 +690,11 @@ def report_step(step: Step) -> str:
     warning = disturbed(step.other_cpu, step.seconds)
     if warning:
         line += "\n    " + warning.strip()
+    if step.snapshot:
+        line += (
+            f"\n      (the server snapshotted its lobby in this step, {step.journal[0] / 1e6:.1f} MB"
+            " pickled in its core task: this step's RSS is not the connections' alone)"
+        )
     if step.failures:
         line += "\n      failures: " + ", ".join(f"{n} x {why}" for why, n in step.failures.items())
     return line
@@ -679,6 +724,11 @@ def report_window(w: Window) -> str:
     warning = disturbed(w.other_cpu, w.seconds)
     if warning:
         lines.append("  " + warning)
+    if w.snapshot:
+        lines.append(
+            "    (the server snapshotted its lobby, in its core task, during the window or the"
+            " games' end)"
+        )
     errors = [e for s in w.stats for e in s.errors]
     for error in errors[:8]:
         lines.append(f"    ERROR {error}")
@@ -839,6 +889,7 @@ def main(argv: list[str] | None = None) -> int:
 
             limits = run.start_idle_drivers(idle_drivers)
             time.sleep(args.settle)
+            run.journal_moved()
             rss_base = rss_kb(run.pid)
             print(
                 f"\n2. idle connections (hello, welcome, a ping every {args.ping_interval:g} s),"
@@ -925,6 +976,18 @@ def summary(steps: list[Step], windows: list[Window], echo: Any) -> str:
         lines.append(
             f"{s.target:>8,} {s.held:>7,} {s.rate:>7,.0f} {mb(s.rss_after):>8}"
             f" {kb:>8.2f} {'<= 8 KB: ' + ('ok' if kb <= TARGET_KB else 'OVER'):>14}"
+        )
+    clean = []
+    for s in steps:
+        if s.snapshot:
+            break
+        clean.append(s)
+    if clean and len(clean) < len(steps):
+        opened = sum(s.asked for s in clean)
+        kb = sum(s.rss_after - s.rss_step_before for s in clean) / opened
+        lines.append(
+            f"  before the server's snapshot (up to {clean[-1].target:,} held): {kb:.2f} KB per"
+            " idle connection"
         )
     head = f"{'games':>22} {'idle held':>10} {'decisions/s':>12} {'p50 ms':>8} {'p99 ms':>8} {'srv CPU':>8}"
     lines += ["", head, "-" * len(head)]

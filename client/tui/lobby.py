@@ -318,7 +318,11 @@ class LobbyController:
             title = f'Room "{safe(room.name, 20)}"'
             if room.invite:
                 title += f" · invite {room.invite}"
-            left = []
+            settings = room.settings
+            timer = "no timer" if settings.turn_timer is None else f"{settings.turn_timer} s"
+            first = "host first" if settings.first_player == "host" else "first at random"
+            variant = "2-player" if settings.variant == "two-player" else "standard"
+            left = [f"   {variant}, {settings.edition}, {timer}, {first}"]
             for seat in room.seats:
                 if seat.name is None:
                     left.append(f"   {seat.seat + 1} (open seat)")
