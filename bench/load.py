@@ -24,7 +24,13 @@ connection comes from 127.0.0.1), in one run:
    connections). For each step: connections held (welcomed and still
    open), the accept+hello rate while opening, the hello's latency, the
    server's RSS (VmRSS) before and after and so RSS per idle connection,
-   against the target of 8 KB, and the server's open files.
+   against the target of 8 KB, and the server's open files. The
+   baseline's games are played first so that no idle session is left in
+   the server when they are measured; the memory they leave behind is in
+   the RSS "before". Every 50,000 journal entries the server pickles its
+   whole lobby in its core task (a snapshot, read here from its SQLite
+   file): a step or a window in which that happened says so, since its
+   RSS and latencies are then not the connections' alone.
 3. **The same games while the idle connections are held**: the same
    tables, the same window.
 4. **The echo baseline** (`bench/server.py`'s trio echo server, its own
@@ -38,6 +44,7 @@ its listener, journal, log, and trio's own.
     python bench/load.py            # the full set (about 3 minutes)
     python bench/load.py --quick    # smoke run: 1,000 and 2,000 idle, 20 tables (< 1 minute)
     python bench/load.py --steps 1000,19000 --tables 200 --seconds 15
+    python bench/load.py --profile-server   # cProfile of the server, window with idle connections
 """
 
 from __future__ import annotations
@@ -58,7 +65,7 @@ import sys
 import tempfile
 import time
 import traceback
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -100,6 +107,7 @@ from oriflamme.protocol import messages as m  # noqa: E402
 
 HOST = "127.0.0.1"
 TARGET_KB = 8.0  # RSS per idle connection
+STOP_TIMEOUT = 90.0  # SIGTERM to exit, at most (it stores a snapshot of its lobby first)
 FD_HEADROOM = 100  # open files the server keeps for itself (listener, journal, log, trio)
 SERVER_COMMAND = [sys.executable, "-m", "oriflamme.client.cli", "serve"]
 
@@ -143,6 +151,32 @@ def journal_state(database: Path) -> tuple[int, int]:
     except sqlite3.Error:
         return -1, -1
     return (int(row[0]) if row else 0), int(count[0])
+
+
+def sysctl(name: str) -> str:
+    try:
+        return Path("/proc/sys", *name.split(".")).read_text().split("\n")[0].replace("\t", "-")
+    except OSError:
+        return "?"
+
+
+def ceilings(peak_fds: int, server_limit: str, held: int, game_connections: int) -> str:
+    """What bounds the number of connections here, and how near the run came to it."""
+    low, _, high = sysctl("net.ipv4.ip_local_port_range").partition("-")
+    ports = int(high) - int(low) + 1 if low.isdigit() and high.isdigit() else 0
+    return "\n".join(
+        [
+            f"  the server's open files: {peak_fds:,} at the peak, its limit {server_limit}"
+            f" ({held:,} idle + {game_connections} game connections + its own);",
+            f"  the server's sessions: {held + game_connections:,} at the peak, of 20,000"
+            " (ServerConfig.max_sessions; a closed connection's session is kept 10 minutes);",
+            f"  ephemeral ports: {ports:,} ({sysctl('net.ipv4.ip_local_port_range')}) for each"
+            " (client address, server address and port);",
+            f"  listen backlog: somaxconn {sysctl('net.core.somaxconn')}, SYN backlog"
+            f" {sysctl('net.ipv4.tcp_max_syn_backlog')}; connections opening at once"
+            " = drivers x --concurrency",
+        ]
+    )
 
 
 def mb(kb: float) -> str:
@@ -586,6 +620,7 @@ class Run:
 
     def window(self, name: str, profile: bool = False) -> Window:
         args = self.args
+        self.journal_moved()
         t0 = time.monotonic() + args.warmup
         t1 = t0 + args.seconds
         for link in self.game_links:
@@ -605,7 +640,6 @@ class Run:
         rss1 = rss_kb(self.pid)
         fds = open_files(self.pid)
         pings1 = sum(s["pings"] for s in self.idle_status()) if self.idle_links else 0
-        self.journal_moved()
         deadline = t1 + args.tail + args.game_timeout + 30
         stats = [self.watch.receive(link, deadline, name)[1] for link in self.game_links]
         _, snapshot = self.journal_moved()
@@ -864,7 +898,10 @@ def main(argv: list[str] | None = None) -> int:
     windows: list[Window] = []
     echo = None
     notes: list[str] = []
+    stop_note = "not stopped"
     status: list[dict[str, Any]] = []
+    peak_fds = 0
+    server_limit = "?"
     with tempfile.TemporaryDirectory(prefix="oriflamme-load-") as tmp:
         children = bs.Children()
         try:
@@ -907,10 +944,16 @@ def main(argv: list[str] | None = None) -> int:
             print(report_window(windows[-1]), flush=True)
 
             status = run.idle_status()
+            peak_fds = max([s.fds for s in steps] + [w.fds for w in windows])
+            server_limit = fd_limit_of(run.pid)
             run.stop_drivers()
-            exit_status = bs.stop(run.server, timeout=30)
-            if exit_status != 0:
-                notes.append(f"the server's exit status: {exit_status}")
+            stopping = time.monotonic()
+            exit_status = bs.stop(run.server, timeout=STOP_TIMEOUT)
+            stopped = time.monotonic() - stopping
+            if exit_status is None:
+                stop_note = f"not stopped {STOP_TIMEOUT:g} s after SIGTERM: killed"
+            else:
+                stop_note = f"stopped {stopped:.1f} s after SIGTERM, exit status {exit_status}"
             notes += bs._log_notes(run.log_path)
             profile = Path(tmp) / "server.prof"
             if args.profile_server and profile.exists():
@@ -939,6 +982,15 @@ def main(argv: list[str] | None = None) -> int:
                 echo_args,
             )
             print(report_echo(echo), flush=True)
+        except (ServerDied, TimeoutError, RuntimeError) as exc:
+            print(f"\nload: stopped: {exc}", flush=True)
+            log = Path(tmp) / "server.log"
+            if log.exists():
+                tail = log.read_text(errors="replace").splitlines()[-20:]
+                print("the server's log, its end:" if tail else "the server's log is empty")
+                for line in tail:
+                    print(f"  {line}")
+            return 1
         finally:
             children.kill_all()
 
@@ -951,8 +1003,11 @@ def main(argv: list[str] | None = None) -> int:
         f" {_merge([s['closed_after_welcome'] for s in status]) or 'none'};"
         f" drivers' RSS {'+'.join(mb(s['rss_kb']) for s in status)} MB"
     )
+    print(f"  the server (games over, idle connections closed): {stop_note}")
     for note in notes[:15]:
         print(f"  server log: {note}")
+    print("\nceilings:")
+    print(ceilings(peak_fds, server_limit, held, game_connections))
 
     print("\nsummary")
     print(summary(steps, windows, echo))
