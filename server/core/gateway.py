@@ -34,6 +34,7 @@ goes on.
 
 from __future__ import annotations
 
+import math
 import traceback
 from collections.abc import Hashable
 from dataclasses import dataclass, field
@@ -92,6 +93,7 @@ class Gateway:
         self._effects: list[Effect] = []
         self._dirty: set[Hashable] = set()
         self._per_address: dict[str, int] = {}
+        self._sweep_at = math.inf  # never later than the connections' earliest deadline
 
     # ------------------------------------------------------------ the shell's calls
 
@@ -114,6 +116,7 @@ class Gateway:
             refilled=now,
         )
         self._links[conn] = link
+        self._sweep_at = min(self._sweep_at, now + self.handshake_timeout)
         if address is not None:
             count = self._per_address.get(address, 0) + 1
             self._per_address[address] = count
@@ -179,13 +182,8 @@ class Gateway:
 
     def tick(self, now: float) -> None:
         """Time passed: connection deadlines, then the lobby's timers."""
-        for conn, link in list(self._links.items()):
-            if link.closing:
-                continue
-            if not link.welcomed and now - link.opened >= self.handshake_timeout:
-                self._close(conn, link, TIMEOUT, "no hello came in time")
-            elif link.welcomed and now - link.last_heard >= self.idle_timeout:
-                self._close(conn, link, TIMEOUT, f"nothing received for {self.idle_timeout:g} s")
+        if now >= self._sweep_at:
+            self._sweep(now)
         try:
             effects = self.lobby.tick(now)
         except Exception:  # a bug of ours: report it; the next tick tries again
@@ -193,17 +191,38 @@ class Gateway:
         self._carry_out(effects)
 
     def next_deadline(self) -> float | None:
-        times = [
-            (link.last_heard + self.idle_timeout)
-            if link.welcomed
-            else (link.opened + self.handshake_timeout)
-            for link in self._links.values()
-            if not link.closing
-        ]
+        """When `tick` may have something to do next: never later than the
+        next deadline, maybe earlier (None: nothing waits)."""
         lobby = self.lobby.next_deadline()
-        if lobby is not None:
-            times.append(lobby)
+        times = [t for t in (lobby, self._sweep_at) if t is not None and t != math.inf]
         return min(times, default=None)
+
+    # The connections' deadlines (a hello within the handshake timeout, then
+    # something within the idle timeout) are swept together, not looked up
+    # at every input: `_sweep_at` is never later than the earliest of them
+    # (a deadline only moves later when a connection is heard), so each one
+    # fires on time, and a server holding thousands of idle connections
+    # scans them once in a long while rather than at every message.
+
+    def _sweep(self, now: float) -> None:
+        """Close the connections past their deadline; find the next one."""
+        earliest = math.inf
+        for conn, link in list(self._links.items()):
+            if link.closing:
+                continue
+            if not link.welcomed:
+                if now - link.opened >= self.handshake_timeout:
+                    self._close(conn, link, TIMEOUT, "no hello came in time")
+                    continue
+                earliest = min(earliest, link.opened + self.handshake_timeout)
+            else:
+                if now - link.last_heard >= self.idle_timeout:
+                    self._close(
+                        conn, link, TIMEOUT, f"nothing received for {self.idle_timeout:g} s"
+                    )
+                    continue
+                earliest = min(earliest, link.last_heard + self.idle_timeout)
+        self._sweep_at = earliest
 
     def shut_down(self) -> None:
         """Tell every client the server is shutting down (they may resume later)."""
@@ -264,6 +283,7 @@ class Gateway:
         try:
             if isinstance(message, m.Hello):
                 link.welcomed = True
+                self._sweep_at = min(self._sweep_at, now + self.idle_timeout)
                 return self.lobby.hello(conn, message, now)
             return self.lobby.request(conn, message, now)
         except Exception:  # a bug of ours: answer, report, go on
