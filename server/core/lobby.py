@@ -385,7 +385,7 @@ class Lobby:
         ttl = self.config.session_ttl
         times += [
             s.disconnected_at + ttl
-            for s in self.sessions
+            for s in self.sessions.by_player.values()  # (read only: no copy of the list)
             if s.disconnected_at is not None and not self._held(s)
         ]
         return min(times, default=None)
