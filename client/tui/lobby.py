@@ -320,7 +320,7 @@ class LobbyController:
                 title += f" · invite {room.invite}"
             settings = room.settings
             timer = "no timer" if settings.turn_timer is None else f"{settings.turn_timer} s"
-            first = "host first" if settings.first_player == "host" else "first at random"
+            first = "host first" if settings.first_player == "host" else "random first"
             variant = "2-player" if settings.variant == "two-player" else "standard"
             left = [f"   {variant}, {settings.edition}, {timer}, {first}"]
             for seat in room.seats:
