@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import re
 import traceback
+from collections import deque
 from collections.abc import Hashable
 from dataclasses import replace
 
@@ -269,6 +270,8 @@ class Lobby:
     def _chat_refused(self, session: Session, now: float) -> RemoteProtocolError | None:
         """Each chat line reaches many: a player may say `CHAT_LINES` lines in
         any `CHAT_WINDOW` seconds, in a room or in the lobby."""
+        if session.chat_times is None:
+            session.chat_times = deque()
         said = session.chat_times
         while said and said[0] <= now - CHAT_WINDOW:
             said.popleft()

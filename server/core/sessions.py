@@ -62,9 +62,13 @@ class Session:
         self.seat: int | None = None
         self.disconnected_at: float | None = None
         self.last_seq = 0
-        self.history: deque[m.Message] = deque(maxlen=history)
+        # Made at the first push and the first chat line: an empty deque
+        # costs some 700 bytes, and a server holds thousands of sessions
+        # that never get either (idle connections).
+        self._history_size = history
+        self.history: deque[m.Message] | None = None
         self._digests: tuple[bytes, bytes | None] = (b"", None)
-        self.chat_times: deque[float] = deque()
+        self.chat_times: deque[float] | None = None
 
     def __repr__(self) -> str:
         where = "lobby" if self.room is None else f"room {self.room} seat {self.seat}"
@@ -78,6 +82,8 @@ class Session:
         """Number and keep a push of `kind`; sent at once if connected."""
         self.last_seq += 1
         message = kind(seq=self.last_seq, **fields)  # type: ignore[call-arg]  # pushes have a seq
+        if self.history is None:
+            self.history = deque(maxlen=self._history_size)
         self.history.append(message)
         return [Send(self.conn, message)] if self.conn is not None else []
 
@@ -86,9 +92,10 @@ class Session:
         if seq > self.last_seq:
             return None
         missed = self.last_seq - seq
-        if missed > len(self.history):
+        kept = self.history if self.history is not None else ()
+        if missed > len(kept):
             return None
-        return list(self.history)[len(self.history) - missed :]
+        return list(kept)[len(kept) - missed :]
 
 
 class Sessions:
