@@ -101,9 +101,7 @@ def _import_bench_server() -> Any:
 
 bs = _import_bench_server()
 
-from oriflamme.client.session import RequestRefused  # noqa: E402
 from oriflamme.protocol import codec  # noqa: E402
-from oriflamme.protocol import messages as m  # noqa: E402
 
 HOST = "127.0.0.1"
 TARGET_KB = 8.0  # RSS per idle connection
@@ -296,67 +294,6 @@ async def _receive_command(
     return command
 
 
-async def _play_until(
-    table: Any,
-    stats: Any,
-    last_game: dict[int, bytes | None],
-    game_timeout: float,
-    delay: float,
-    until: float,
-) -> None:
-    """Games at one table, one after the other (as `bench/server.py` plays
-    them), until trio's clock passes `until`; the game under way then is
-    played to its end, and every seat says ready again: the table waits for
-    the next window."""
-    host = table.sessions[0]
-    phase = "starting"
-    await trio.sleep(delay)
-    try:
-        while trio.current_time() < until:
-            previous = last_game.get(table.index)
-            phase = "starting"
-            with trio.fail_after(game_timeout):
-                while not bs._started(host, previous):
-                    await host.wait_until(partial(bs._startable, host, previous))
-                    if bs._started(host, previous):
-                        break
-                    seen = host.state.room
-                    try:
-                        await host.request(m.StartGame())
-                    except RequestRefused:
-                        stats.refused += 1
-                        await host.wait_until(partial(bs._moved, host, previous, seen))
-                    else:
-                        await host.wait_until(partial(bs._started, host, previous))
-            began = time.monotonic()
-            answered = table.answered()
-            phase = "playing"
-            assert host.state.game is not None
-            game_id = host.state.game.game_id
-            with trio.fail_after(game_timeout):
-                for session in table.sessions:
-                    await session.wait_until(partial(bs._ended, session, game_id))
-            now = time.monotonic()
-            stats.games_all += 1
-            stats.game_decisions.append(table.answered() - answered)
-            end = host.state.game.end if host.state.game is not None else None
-            if end is not None and any(v.status != "ok" for v in end.verification):
-                stats.games_failed += 1
-            if stats.inside(now):
-                stats.games += 1
-                stats.game_seconds.append(now - began)
-            last_game[table.index] = game_id
-            phase = "ready again"
-            with trio.fail_after(game_timeout):
-                async with trio.open_nursery() as nursery:
-                    for session in table.sessions:
-                        nursery.start_soon(session.request, m.Ready(ready=True))
-    except trio.TooSlowError:
-        stats.error(f"table {table.index}: stalled for {game_timeout:g} s ({phase})")
-    except Exception as exc:  # one table's failure is reported, not fatal
-        stats.error(f"table {table.index}: {phase}: {exc!r}")
-
-
 async def _tables_driver(pipe: multiprocessing.connection.Connection, spec: dict[str, Any]) -> None:
     """Set up the tables once; then, for each ("go", t0, t1), play a window
     and answer what it counted; ("stop",) ends it."""
@@ -390,7 +327,15 @@ async def _tables_driver(pipe: multiprocessing.connection.Connection, spec: dict
                 for table in tables:
                     delay = stagger.uniform(0, spec["stagger"])
                     play.start_soon(
-                        _play_until, table, stats, last_game, spec["game_timeout"], delay, until
+                        partial(
+                            bs._play_table,
+                            table,
+                            stats,
+                            spec["game_timeout"],
+                            delay,
+                            until=until,
+                            last_game=last_game,
+                        )
                     )
             # what went wrong with a session (reconnections, ends) since the start
             stats.connects = setup.connects

@@ -477,15 +477,28 @@ def _ended(session: Session, game_id: bytes) -> bool:
     return game is not None and game.game_id == game_id and game.end is not None
 
 
-async def _play_table(table: Table, stats: DriverStats, game_timeout: float, delay: float) -> None:
-    """Games at one table, one after the other, until cancelled; the first
-    after `delay` seconds (so that the tables do not all start at once)."""
+async def _play_table(
+    table: Table,
+    stats: DriverStats,
+    game_timeout: float,
+    delay: float,
+    *,
+    until: float = math.inf,
+    last_game: dict[int, bytes | None] | None = None,
+) -> None:
+    """Games at one table, one after the other, until cancelled or trio's
+    clock passes `until` (the game under way is played to its end, and every
+    seat says ready again); the first after `delay` seconds (so that the
+    tables do not all start at once). `last_game` keeps each table's last
+    game across calls (`bench/load.py` plays the same tables in several
+    windows)."""
     host = table.sessions[0]
-    previous: bytes | None = None
+    last = last_game if last_game is not None else {}
     phase = "starting"
     await trio.sleep(delay)
     try:
-        while True:
+        while trio.current_time() < until:
+            previous = last.get(table.index)
             phase = "starting"
             with trio.fail_after(game_timeout):
                 while not _started(host, previous):
@@ -517,7 +530,7 @@ async def _play_table(table: Table, stats: DriverStats, game_timeout: float, del
             if stats.inside(now):
                 stats.games += 1
                 stats.game_seconds.append(now - began)
-            previous = game_id
+            last[table.index] = game_id
             phase = "ready again"
             with trio.fail_after(game_timeout):
                 async with trio.open_nursery() as nursery:

@@ -11,6 +11,10 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from oriflamme.client.tls import Trust
 
 
 def _selfplay(args: argparse.Namespace) -> int:
@@ -188,7 +192,7 @@ def _address(args: argparse.Namespace, command: str) -> tuple[str, int] | None:
         return None
 
 
-def _trust(args: argparse.Namespace, command: str, *, quiet: bool = False):  # type: ignore[no-untyped-def]
+def _trust(args: argparse.Namespace, command: str) -> Trust | None | Literal[False]:
     """The TLS trust the options ask for: None without TLS, False when an
     option is wrong (said on stderr)."""
     from oriflamme.client.tls import Trust, default_known_servers
@@ -205,13 +209,12 @@ def _trust(args: argparse.Namespace, command: str, *, quiet: bool = False):  # t
             return False
 
     def first_use(server: str, shown: str) -> None:
-        if not quiet:
-            print(
-                f"oriflamme {command}: {server} has a certificate no authority vouches for;"
-                f" trusting it from now on (first use). Its SHA-256 fingerprint:\n  {shown}\n"
-                f"(compare it with the one in the server's log; kept in {known})",
-                file=sys.stderr,
-            )
+        print(
+            f"oriflamme {command}: {server} has a certificate no authority vouches for;"
+            f" trusting it from now on (first use). Its SHA-256 fingerprint:\n  {shown}\n"
+            f"(compare it with the one in the server's log; kept in {known})",
+            file=sys.stderr,
+        )
 
     known = default_known_servers()
     return Trust(
@@ -220,6 +223,16 @@ def _trust(args: argparse.Namespace, command: str, *, quiet: bool = False):  # t
         known_servers=known,
         on_first_use=first_use,
     )
+
+
+def _where(args: argparse.Namespace, command: str) -> tuple[str, int, Trust | None] | None:
+    """The server the options name (`args.server`) and how to trust it;
+    None when an option is wrong (said on stderr)."""
+    address = _address(args, command)
+    trust = _trust(args, command)
+    if address is None or trust is False:
+        return None
+    return (*address, trust)
 
 
 def _add_tls_options(parser: argparse.ArgumentParser) -> None:
@@ -244,14 +257,12 @@ def _rooms(args: argparse.Namespace) -> int:
 
     from oriflamme.client.commands import format_rooms, list_rooms
 
-    address = _address(args, "rooms")
-    if address is None:
+    where = _where(args, "rooms")
+    if where is None:
         return 2
+    host, port, trust = where
     try:
-        trust = _trust(args, "rooms")
-        if trust is False:
-            return 2
-        rooms = trio.run(partial(list_rooms, *address, trust=trust))
+        rooms = trio.run(partial(list_rooms, host, port, trust=trust))
     except (OSError, trio.TooSlowError, Exception) as exc:  # noqa: BLE001 -- any failure is said plainly
         print(f"oriflamme rooms: cannot get the rooms of {args.server}: {exc}", file=sys.stderr)
         return 1
@@ -267,14 +278,12 @@ def _record(args: argparse.Namespace) -> int:
     from oriflamme.client.commands import download_record
     from oriflamme.client.session import RequestRefused
 
-    address = _address(args, "record")
-    if address is None:
+    where = _where(args, "record")
+    if where is None:
         return 2
+    host, port, trust = where
     try:
-        trust = _trust(args, "record")
-        if trust is False:
-            return 2
-        data = trio.run(partial(download_record, *address, args.record_id, trust=trust))
+        data = trio.run(partial(download_record, host, port, args.record_id, trust=trust))
     except RequestRefused as exc:
         print(f"oriflamme record: {exc.error.message}", file=sys.stderr)
         return 1
@@ -299,15 +308,16 @@ def _bot(args: argparse.Namespace) -> int:
     from oriflamme.client.commands import run_bot
 
     _logging(args.log_level)
-    address = _address(args, "bot")
-    trust = _trust(args, "bot")
-    if address is None or trust is False:
+    where = _where(args, "bot")
+    if where is None:
         return 2
+    host, port, trust = where
     try:
         played = trio.run(
             partial(
                 run_bot,
-                *address,
+                host,
+                port,
                 room=args.room,
                 strategy=args.strategy,
                 games=args.games,
@@ -429,7 +439,6 @@ def _choose_server() -> tuple[str, int, bool, bool] | None:
 def _join(args: argparse.Namespace) -> int:
     from functools import partial
 
-    from oriflamme.client.commands import parse_address
     from oriflamme.client.secret_store import default_state_dir
     from oriflamme.client.state import ClientState
     from oriflamme.client.tui.app import ProgramFailed, run
@@ -439,11 +448,10 @@ def _join(args: argparse.Namespace) -> int:
     if not _need_terminal("join"):
         return 2
     if args.server:
-        try:
-            host, port = parse_address(args.server)
-        except ValueError as exc:
-            print(f"oriflamme join: {exc}", file=sys.stderr)
+        address = _address(args, "join")
+        if address is None:
             return 2
+        host, port = address
         found = False
     else:
         chosen = _choose_server()

@@ -21,9 +21,9 @@ from oriflamme.engine import Action, card_to_data
 from oriflamme.protocol import messages as m
 
 from ..state import ClientState, GameMirror
-from .choices import BACKSPACE, ENTER, ESCAPE, Chooser
+from .choices import ENTER, ESCAPE, Chooser
 from .screen import EndSummary, Line, Scene, render
-from .text import safe
+from .text import edited, safe
 from .words import EventLog
 
 CHAT_LIMIT = 200
@@ -285,7 +285,6 @@ class GameController:
             log=self.log.lines,
             decision_seat=d.seat if d is not None else None,
             decision_kind=str(d.kind) if d is not None else None,
-            decision_pid=d.pid if d is not None else None,
             seconds_left=seconds,
             chooser=self.chooser,
             status=self.chooser.status
@@ -373,10 +372,8 @@ class GameController:
             self.chat_input = None
             if text:
                 self.send(Say(text))
-        elif key == BACKSPACE:
-            self.chat_input = self.chat_input[:-1]
-        elif len(key) == 1 and key.isprintable() and len(self.chat_input) < CHAT_LIMIT:
-            self.chat_input += key
+        else:
+            self.chat_input = edited(self.chat_input, key, CHAT_LIMIT)
 
 
 def scores_before(scores: list[int], later: list[dict[str, Any]]) -> list[int]:

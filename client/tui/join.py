@@ -24,7 +24,7 @@ from ..secret_store import SecretStore
 from ..session import Backoff, ConnectionLost, RequestRefused, Session
 from ..tls import Trust, connector
 from .app import Bridge
-from .play import banner, drive, records_dir
+from .driver import banner, drive, records_dir
 
 CONNECT_TIMEOUT = 10.0
 ROOMS_EVERY = 3.0

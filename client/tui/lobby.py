@@ -27,10 +27,10 @@ from dataclasses import dataclass, field
 from oriflamme.protocol import messages as m
 
 from ..state import ClientState
-from .choices import BACKSPACE, ENTER, ESCAPE, LEFT, RIGHT
+from .choices import ENTER, ESCAPE, LEFT, RIGHT
 from .controller import Command, Download, Quit, Request, plain
 from .screen import MIN_HEIGHT, MIN_WIDTH, Line, Row, pad, rule, too_small
-from .text import fit, safe
+from .text import edited, fit, safe
 
 UP, DOWN = "up", "down"
 
@@ -232,10 +232,7 @@ class LobbyController:
         elif key in (LEFT, RIGHT):
             form.change(-1 if key == LEFT else 1)
         elif form.FIELDS[form.field] == "name":
-            if key == BACKSPACE:
-                form.name = form.name[:-1]
-            elif len(key) == 1 and key.isprintable() and len(form.name) < 40:
-                form.name += key
+            form.name = edited(form.name, key, 40)
         elif key == " ":
             form.change(1)
 
@@ -249,10 +246,8 @@ class LobbyController:
                 self.send(Request(m.Chat(text=text[:500])))
             elif text and what == "invite":
                 self.send(Request(m.JoinRoom(invite=text)))
-        elif key == BACKSPACE:
-            self.typed = self.typed[:-1]
-        elif len(key) == 1 and key.isprintable() and len(self.typed) < 200:
-            self.typed += key
+        else:
+            self.typed = edited(self.typed, key, 200)
 
     # ------------------------------------------------------------ drawing
 

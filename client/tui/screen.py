@@ -80,7 +80,6 @@ class Scene:
     log: Sequence[str] = ()
     decision_seat: int | None = None
     decision_kind: str | None = None
-    decision_pid: int | None = None
     seconds_left: int | None = None
     chooser: Chooser | None = None
     status: str = ""
@@ -400,7 +399,7 @@ def _hand(scene: Scene, view: dict[str, Any], width: int) -> list[Line]:
     row = Row(width).add(" ")
     names = [card_name(card) or "?" for card in hand]
     picked_card = (
-        _data(chooser.card)
+        card_to_data(chooser.card)
         if chooser is not None and chooser.kind == "place" and chooser.card is not None
         else None
     )
@@ -422,10 +421,6 @@ def _hand(scene: Scene, view: dict[str, Any], width: int) -> list[Line]:
     whose = "Your hand" if me == scene.seat else f"{who(scene.names, me, None)}'s hand"
     title = whose + (f" · {extra}" if extra else "")
     return [rule(width, title), row.line()]
-
-
-def _data(card: Any) -> Any:
-    return card_to_data(card)
 
 
 def _bottom(scene: Scene, width: int) -> list[Line]:

@@ -37,6 +37,8 @@ class Screens:
         self.send = send
 
     def _send(self, command: Command) -> None:
+        # Through `self.send` as it is when a key is pressed: the app's
+        # bridge sets it once it is running, after the controllers are made.
         self.send(command)
 
     @property

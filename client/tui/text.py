@@ -71,3 +71,18 @@ def fit(text: str, width: int) -> str:
     if cells(text) > width:
         text = cut(text, width - 1) + "…"
     return text + " " * (width - cells(text))
+
+
+def edited(line: str, key: str, limit: int) -> str:
+    """`line` after one key of a line being typed: ``backspace`` takes the
+    last character back, a printable character is added (up to `limit`),
+    anything else changes nothing.
+
+    >>> edited("hell", "o", 200), edited("hello", "backspace", 200), edited("abc", "d", 3)
+    ('hello', 'hell', 'abc')
+    """
+    if key == "backspace":
+        return line[:-1]
+    if len(key) == 1 and key.isprintable() and len(line) < limit:
+        return line + key
+    return line

@@ -80,7 +80,6 @@ def scene_of(g: Game, log: EventLog | Sequence[str] = (), *, seat: int = 0, **ex
         "log": log.lines if isinstance(log, EventLog) else list(log),
         "decision_seat": d.seat if d is not None else None,
         "decision_kind": str(d.kind) if d is not None else None,
-        "decision_pid": d.pid if d is not None else None,
         "chooser": chooser,
     }
     fields.update(extra)

@@ -1,0 +1,171 @@
+"""The trio side every game screen's program shares (`play`, `join`).
+
+`drive` carries out the commands the keys give (`controller.Command`): an
+answer to the pending decision, a chat line, a request of the lobby, a
+record to download, play again, quit; a refusal goes back to the screen in
+the server's words. Beside it, at the end of every game, the game's record
+is downloaded, checked with `oriflamme verify`'s code, and kept in the
+state directory's `records/`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import trio
+
+from oriflamme.protocol import messages as m
+from oriflamme.protocol.record import RecordError
+from oriflamme.protocol.verify import verify_record_bytes
+
+from ..secret_store import write_private
+from ..session import ConnectionLost, RequestRefused, Session, SessionEnded
+from .app import Bridge
+from .controller import Answer, Command, Download, PlayAgain, Quit, Request, Say
+
+
+def records_dir(state_dir: Path) -> Path:
+    return state_dir / "records"
+
+
+def banner(session: Session) -> str:
+    if session.ended is not None:
+        return f"The session is over: {session.ended}. Press q to quit."
+    if not session.connected:
+        return "Connection to the server lost: reconnecting…"
+    return ""
+
+
+async def ready_and_start(session: Session) -> None:
+    """Say we are ready; as the host, start the game once every seat is
+    taken and ready (server bots are ready as soon as they connect)."""
+    await session.request(m.Ready(ready=True))
+    room = session.state.room
+    if room is not None and room.host == session.state.player:
+        # the bots connect right after they are seated: wait for them
+        await session.wait_until(
+            lambda: (
+                session.state.room is not None
+                and all(s.name is not None and s.ready for s in session.state.room.seats)
+            ),
+            timeout=30,
+        )
+        await session.request(m.StartGame())
+
+
+async def drive(
+    session: Session,
+    bridge: Bridge,
+    commands: trio.MemoryReceiveChannel[Command],
+    records: Path,
+    *,
+    start: bool = False,
+) -> None:
+    """Carry out the keys' commands until Quit; save each game's record at its
+    end. `start`: [a] after a game also starts the next one (we are the host
+    of a table of bots)."""
+    screens = bridge.controller
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(_keep_records, session, bridge, records)
+        async for command in commands:
+            if isinstance(command, Quit):
+                nursery.cancel_scope.cancel()
+                return
+            try:
+                await _carry_out(session, bridge, command, records, start)
+            except RequestRefused as exc:
+                if isinstance(command, Answer):
+                    screens.game.refused(command.turn, exc.error.message)
+                elif isinstance(command, Request):
+                    screens.answered(command.message, exc.error)
+                else:
+                    screens.game.status = screens.lobby.status = f"Refused: {exc.error.message}"
+            except (ConnectionLost, trio.TooSlowError):
+                if isinstance(command, Answer):
+                    screens.game.refused(command.turn, "the connection dropped: choose again")
+                else:
+                    screens.game.status = screens.lobby.status = "No answer: try again"
+            except SessionEnded as exc:
+                screens.banner = str(exc)
+            bridge.changed()
+
+
+async def _carry_out(
+    session: Session, bridge: Bridge, command: Command, records: Path, start: bool
+) -> None:
+    if isinstance(command, Answer):
+        await _answer(session, bridge, command)
+    elif isinstance(command, Say):
+        await session.request(m.Chat(text=command.text))
+    elif isinstance(command, PlayAgain):
+        if start:
+            await ready_and_start(session)
+        else:
+            await session.request(m.Ready(ready=True))
+    elif isinstance(command, Request):
+        answer = await session.request(command.message)
+        bridge.controller.answered(command.message, answer)
+    elif isinstance(command, Download):
+        lobby = bridge.controller.lobby
+        lobby.status = await _download(session, command.record_id, records)
+
+
+async def _fetch_record(session: Session, record_id: str, records: Path) -> tuple[Path, bool, str]:
+    """Download record `record_id`, check it, keep it: where, whether it
+    verifies, and why not. Raises what the request raises, `RecordError`
+    for an unreadable record, `OSError` when it cannot be written."""
+    answer = await session.request(m.GetRecord(record_id=record_id), timeout=30)
+    assert isinstance(answer, m.RecordData)
+    verdict = verify_record_bytes(answer.data)
+    path = records / f"{record_id}.oriflamme"
+    await trio.to_thread.run_sync(write_private, path, answer.data)
+    return path, verdict.ok, "; ".join(verdict.reasons())
+
+
+async def _download(session: Session, record_id: str, records: Path) -> str:
+    """`_fetch_record`, said in words for the status line."""
+    try:
+        path, ok, why = await _fetch_record(session, record_id, records)
+    except RecordError as exc:
+        return f"The server sent a record that cannot be read: {exc}"
+    except OSError as exc:
+        return f"Cannot save the record: {exc.strerror}"
+    checked = "it verifies" if ok else f"it does NOT verify: {why}"
+    return f"Saved {path.name} in {path.parent.name}/: {checked}"
+
+
+async def _answer(session: Session, bridge: Bridge, command: Answer) -> None:
+    game = session.state.game
+    if game is None or game.decision is None or game.decision.turn != command.turn:
+        bridge.controller.game.refused(command.turn, "too late: the game moved on")
+        return
+    message = game.answer(command.action)
+    await session.request(message)
+
+
+async def _keep_records(session: Session, bridge: Bridge, records: Path) -> None:
+    """At the end of each game: download its record, check it, keep it."""
+    saved: set[str] = set()
+    while True:
+        await session.wait_until(
+            lambda: (
+                session.state.game is not None
+                and session.state.game.end is not None
+                and session.state.game.end.record_id not in saved
+            )
+        )
+        game = session.state.game
+        assert game is not None and game.end is not None
+        record_id = game.end.record_id
+        saved.add(record_id)
+        controller = bridge.controller.game
+        try:
+            path, ok, why = await _fetch_record(session, record_id, records)
+        except (RequestRefused, ConnectionLost, trio.TooSlowError, RecordError, OSError) as exc:
+            controller.saved = f"The record could not be saved: {exc}"
+        else:
+            controller.saved = f"Record: {path.name}"
+            controller.log.note(f"The game's record is saved in {path}")
+            if not ok:
+                controller.verified = f"The record does NOT verify: {why}"[:200]
+        bridge.changed()
