@@ -65,6 +65,9 @@ SANS_IO_CLIENT = (
     "oriflamme.client.tui.choices",
     "oriflamme.client.tui.screen",
     "oriflamme.client.tui.controller",
+    "oriflamme.client.tui.lobby",
+    "oriflamme.client.tui.replay_screen",
+    "oriflamme.client.tui.screens",
 )
 # The client's modules that may import the server: the launcher, the
 # in-process runner and `oriflamme play` (which embeds a server).
