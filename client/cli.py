@@ -84,6 +84,26 @@ def _verify(args: argparse.Namespace) -> int:
     return 0 if verdict.ok else 1
 
 
+# `oriflamme serve`'s abuse limits: ServerConfig's LIMITS, each with its
+# flag's type and help (with the default). ServerConfig itself is not
+# imported here, to keep the launcher light; a test holds the two together.
+SERVER_LIMITS: tuple[tuple[str, type, str], ...] = (
+    ("message_rate", float, "messages a second one connection may send (200)"),
+    ("message_burst", int, "messages one connection may send at once (400)"),
+    ("connections_per_address", int, "connections open at once from one address (64)"),
+    ("max_frame", int, "bytes in one frame from a client, 4096-65536 (65536)"),
+    ("max_depth", int, "arrays and maps nested in a client's frame, 4-12 (12)"),
+    ("max_items", int, "elements in any array or map of a client's frame, 64-65536 (1024)"),
+    ("chat_length", int, "characters in a chat line, 1-500 (500)"),
+    ("chat_lines", int, "chat lines one player may say in --chat-window seconds (10)"),
+    ("chat_window", float, "seconds over which --chat-lines are counted (10)"),
+    ("name_length", int, "characters in a player's name, 1-32 (32)"),
+    ("room_name_length", int, "characters in a room's name, 1-40 (40)"),
+    ("max_rooms", int, "rooms open at once (2000)"),
+    ("max_sessions", int, "player sessions kept at once (20000)"),
+)
+
+
 def _logging(level: str) -> None:
     import logging
 
@@ -144,9 +164,7 @@ def _serve(args: argparse.Namespace) -> int:
     from oriflamme.server.core import ServerConfig
 
     limits = {
-        name: getattr(args, name)
-        for name in ("message_rate", "message_burst", "connections_per_address")
-        if getattr(args, name) is not None
+        name: getattr(args, name) for name, _, _ in SERVER_LIMITS if getattr(args, name) is not None
     }
     try:
         config = replace(ServerConfig(), **limits)
@@ -591,18 +609,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="do not announce the server on the local network (UDP port 7532)",
     )
     sv.add_argument("--name", help="the server's name on the local network (default: host name)")
-    # (defaults: the server's, ServerConfig; not imported here, to keep the launcher light)
-    sv.add_argument(
-        "--message-rate", type=float, help="messages a second one connection may send (200)"
-    )
-    sv.add_argument(
-        "--message-burst", type=int, help="messages one connection may send at once (400)"
-    )
-    sv.add_argument(
-        "--connections-per-address",
-        type=int,
-        help="connections open at once from one address (64)",
-    )
+    limits = sv.add_argument_group("abuse limits (docs/SERVER.md)")
+    for name, kind, help_text in SERVER_LIMITS:
+        limits.add_argument("--" + name.replace("_", "-"), type=kind, metavar="N", help=help_text)
     sv.add_argument("--tls-cert", metavar="FILE", help="serve TLS with this certificate (PEM)")
     sv.add_argument(
         "--tls-key", metavar="FILE", help="its private key (PEM; default: in the certificate file)"

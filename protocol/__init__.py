@@ -20,7 +20,7 @@ end-of-game check, a whole record offline).
 """
 
 from . import messages
-from .codec import DEFAULT_MAX_FRAME, FrameDecoder, encode_frame
+from .codec import DEFAULT_MAX_FRAME, FrameDecoder, FrameLimits, encode_frame
 from .commitments import (
     PROTOCOL_VERSION,
     Opening,
@@ -48,6 +48,7 @@ __all__ = [
     "ClientConnection",
     "ConnectionState",
     "FrameDecoder",
+    "FrameLimits",
     "GameVerdict",
     "LocalProtocolError",
     "Message",

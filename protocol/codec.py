@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, NoReturn
 
 import msgpack
@@ -56,6 +57,22 @@ HEADER = struct.Struct(">I")
 HEADER_SIZE = HEADER.size
 # Compact the buffer once this many consumed bytes sit at its front.
 _COMPACT_AT = 1 << 16
+
+
+@dataclass(frozen=True, slots=True)
+class FrameLimits:
+    """What a received frame may hold: at most `max_frame` bytes, arrays and
+    maps nested at most `max_depth` deep, at most `max_items` elements in any
+    one of them (None: `max_frame`). A server may be stricter than the
+    protocol (its `ServerConfig`).
+
+    >>> FrameLimits(4096, max_items=64).max_depth
+    12
+    """
+
+    max_frame: int = DEFAULT_MAX_FRAME
+    max_depth: int = MAX_DEPTH
+    max_items: int | None = None
 
 
 def _refuse_ext(code: int, data: bytes) -> NoReturn:
@@ -167,22 +184,29 @@ def unpack_untrusted(
 
 
 def decode_payload(
-    payload: bytes | bytearray, max_frame: int = DEFAULT_MAX_FRAME
+    payload: bytes | bytearray,
+    max_frame: int = DEFAULT_MAX_FRAME,
+    *,
+    max_depth: int = MAX_DEPTH,
+    max_items: int | None = None,
 ) -> dict[str, Any]:
     """Decode one frame's payload into a map with string keys.
 
     Raises `RemoteProtocolError` with code ``malformed_frame`` for anything
     else: bad msgpack, trailing bytes, ext types, floats, invalid UTF-8, a
-    value that is not a map, a key that is not a string or appears twice, or
-    nesting deeper than `MAX_DEPTH`.
+    value that is not a map, a key that is not a string or appears twice,
+    nesting deeper than `max_depth`, or an array or map of more than
+    `max_items` elements (default: `max_frame`).
     """
+    items = max_frame if max_items is None else max_items
     try:
         value = unpack_untrusted(
             payload,
             max_str_len=max_frame,
             max_bin_len=max_frame,
-            max_array_len=max_frame,
-            max_map_len=max_frame,
+            max_array_len=items,
+            max_map_len=items,
+            max_depth=max_depth,
         )
     except (ValueError, msgpack.UnpackException) as e:
         raise RemoteProtocolError(
@@ -202,10 +226,18 @@ class FrameDecoder:
     more bytes, or raises `RemoteProtocolError` (and keeps raising it).
     """
 
-    def __init__(self, max_frame: int = DEFAULT_MAX_FRAME) -> None:
+    def __init__(
+        self,
+        max_frame: int = DEFAULT_MAX_FRAME,
+        *,
+        max_depth: int = MAX_DEPTH,
+        max_items: int | None = None,
+    ) -> None:
         if not 1 <= max_frame <= 2**32 - 1:
             raise ValueError(f"max_frame must be 1..{2**32 - 1}, not {max_frame}")
         self.max_frame = max_frame
+        self.max_depth = max_depth
+        self.max_items = max_items
         self._buf = bytearray()
         self._pos = 0
         self._eof = False
@@ -267,7 +299,9 @@ class FrameDecoder:
                 else:
                     self._pos = end
                 try:
-                    return decode_payload(payload, self.max_frame)
+                    return decode_payload(
+                        payload, self.max_frame, max_depth=self.max_depth, max_items=self.max_items
+                    )
                 except RemoteProtocolError as e:
                     self._fail(e)
         if self._eof and available:

@@ -66,7 +66,7 @@ from __future__ import annotations
 import enum
 from typing import Final, NoReturn
 
-from .codec import DEFAULT_MAX_FRAME, FrameDecoder, encode_frame
+from .codec import DEFAULT_MAX_FRAME, FrameDecoder, FrameLimits, encode_frame
 from .errors import (
     HANDSHAKE_REQUIRED,
     INVALID_FIELD,
@@ -128,9 +128,14 @@ class _Connection:
     _peer: Sender
     _us: Sender
 
-    def __init__(self, max_frame: int = DEFAULT_MAX_FRAME) -> None:
+    def __init__(
+        self, max_frame: int = DEFAULT_MAX_FRAME, receive: FrameLimits | None = None
+    ) -> None:
         self.max_frame = max_frame
-        self._decoder = FrameDecoder(max_frame)
+        limits = receive or FrameLimits(max_frame)
+        self._decoder = FrameDecoder(
+            limits.max_frame, max_depth=limits.max_depth, max_items=limits.max_items
+        )
         self.state = ConnectionState.HANDSHAKE
         self._error: RemoteProtocolError | None = None
         # Request ids awaiting their answer -> the reply type that answers them.
@@ -228,8 +233,11 @@ class ServerConnection(_Connection):
         max_frame: int = DEFAULT_MAX_FRAME,
         versions: tuple[int, ...] = SUPPORTED_VERSIONS,
         max_pending: int = 256,
+        receive: FrameLimits | None = None,
     ) -> None:
-        super().__init__(max_frame)
+        """`max_frame`: the largest frame sent or received; `receive`: what
+        a received frame may hold, where the server is stricter."""
+        super().__init__(max_frame, receive)
         self.versions = versions
         self.max_pending = max_pending
         self.hello: Hello | None = None

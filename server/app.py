@@ -157,7 +157,14 @@ async def serve(
         except* StoreError as failed:
             # The state can no longer be stored: stop, rather than send
             # what a restart could not give back. What was stored is safe.
-            raise failed.exceptions[0] from None
+            # (`failed` holds only StoreErrors, maybe in nested groups)
+            error: BaseException = failed
+            while isinstance(error, BaseExceptionGroup):
+                error = error.exceptions[0]
+            raise StoreError(
+                f"{error}. The server stopped; what it had stored is intact. Make room"
+                " (or mend the data directory) and start it again: the games go on."
+            ) from None
     finally:
         store.close()
     log.info("stopped")

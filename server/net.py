@@ -3,15 +3,17 @@
 How this works
 --------------
 One task, the **core task**, owns the `Gateway` (and through it the lobby,
-the rooms and the games): nothing else touches it. Each connection has two
-tasks: a **reader**, which sends what the socket gives to the core task over
-one bounded channel (the inbox), and a **writer**, which sends to the socket
-what the core task puts in the connection's own bounded channel (its
-outbox). The core task handles the inputs waiting (a batch), then hands
-what they did to the **committer**, which gives each connection it touched
-its bytes:
+the rooms and the games): nothing else touches it. Each connection has a
+**reader** task, which sends what the socket gives to the core task over
+one bounded channel (the inbox). The core task handles the inputs waiting
+(a batch), then hands what they did to the **committer**, which puts each
+connection's bytes in its outbox (a queue) and starts its **writer** task,
+which sends them to the socket and ends when the outbox is empty:
 
     reader ──(conn, bytes)──▶ inbox ──▶ core task ──batch──▶ committer ──bytes──▶ outbox ──▶ writer
+
+A writer lives only while bytes wait, so an idle connection costs one task
+(its reader) and no channel: thousands of idle connections stay cheap.
 
 With a `Store`, the lobby keeps a journal (`JournaledLobby`): a batch
 carries the journal entries its inputs made, and the committer appends the
@@ -42,6 +44,7 @@ import logging
 import math
 import pickle
 import random
+from collections import deque
 from collections.abc import Awaitable, Callable, Hashable
 from dataclasses import dataclass, field
 from functools import partial
@@ -75,7 +78,6 @@ INBOX = 4096  # inputs waiting for the core task
 BATCH = 256  # inputs handled together, and stored in one transaction
 SNAPSHOT_EVERY = 50_000  # journal entries between two snapshots
 COMMIT_QUEUE = 16  # batches handled by the core task, waiting for their commit
-OUTBOX = 256  # chunks of bytes waiting for one connection's socket
 MAX_QUEUED = 1 << 20  # bytes waiting for one connection's socket: more, and it is dropped
 READ_PAUSE = 1 << 16  # bytes waiting for one connection's socket: more, and it is not read
 READ_SIZE = 65536
@@ -101,11 +103,16 @@ class _Batch:
 
 @dataclass(slots=True)
 class _Connection:
-    outbox: trio.MemorySendChannel[bytes | None]
+    """A connection as the shell sees it. Cancelling `cancel` ends it."""
+
+    stream: trio.abc.Stream
     cancel: trio.CancelScope
     peer: str
+    # Bytes for the socket, in order (None: close after them); made at first use.
+    outbox: deque[bytes | None] | None = None
     queued: int = 0  # bytes in the outbox, not yet taken by the socket
-    drained: trio.Event = field(default_factory=trio.Event)
+    writing: bool = False  # a writer task is emptying the outbox
+    drained: trio.Event | None = None  # the reader waits on it while too much is queued
     writing_since: float | None = None  # when the write under way began
 
 
@@ -189,14 +196,12 @@ class NetServer:
         address = None if ours else _peer_host(stream)
         if peer is None:
             peer = _peer(stream)
-        outbox_send, outbox = trio.open_memory_channel[bytes | None](OUTBOX)
+        connection = _Connection(stream, trio.CancelScope(), peer)
+        self._connections[conn] = connection
         try:
-            async with trio.open_nursery() as nursery:
-                connection = _Connection(outbox_send, nursery.cancel_scope, peer)
-                self._connections[conn] = connection
+            with connection.cancel:
                 log.info("connection %s from %s", conn, peer)
                 await self._inbox_send.send(("open", conn, Opened(address, limited=not ours)))
-                nursery.start_soon(self._writer, conn, stream, outbox, connection)
                 await self._reader(conn, stream, connection)
         finally:
             self._connections.pop(conn, None)
@@ -223,25 +228,39 @@ class NetServer:
         except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
             pass
 
-    async def _writer(
-        self,
-        conn: Hashable,
-        stream: trio.abc.Stream,
-        outbox: trio.MemoryReceiveChannel[bytes | None],
-        connection: _Connection,
-    ) -> None:
+    def _queue(self, connection: _Connection, data: bytes | None) -> None:
+        """Put `data` in the connection's outbox, and start its writer if
+        none is running."""
+        if connection.outbox is None:
+            connection.outbox = deque()
+        connection.outbox.append(data)
+        if not connection.writing:
+            connection.writing = True
+            assert self._nursery is not None
+            self._nursery.start_soon(self._writer, connection)
+
+    async def _writer(self, connection: _Connection) -> None:
+        """Send the outbox to the socket; end when it is empty (the next bytes
+        start a new writer), or end the connection at a None or a failure."""
+        outbox = connection.outbox
+        assert outbox is not None
         try:
-            async for data in outbox:
+            while outbox:
+                data = outbox.popleft()
                 if data is None:
                     break
                 # (`_watchdog` drops a write that takes too long: a cancel
                 # scope per write would cost more than the write itself)
                 connection.writing_since = trio.current_time()
-                await stream.send_all(data)
+                await connection.stream.send_all(data)
                 connection.writing_since = None
                 connection.queued -= len(data)
-                if connection.queued <= READ_PAUSE:
+                if connection.queued <= READ_PAUSE and connection.drained is not None:
                     connection.drained.set()
+            else:
+                connection.writing = False
+                connection.outbox = None  # an idle connection holds no queue
+                return
         except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
             pass
         connection.cancel.cancel()
@@ -381,17 +400,15 @@ class NetServer:
             connection = self._connections.get(conn)
             if connection is None:
                 continue
-            try:
-                if data:
-                    if connection.queued + len(data) > MAX_QUEUED:
-                        raise trio.WouldBlock
-                    connection.outbox.send_nowait(data)
-                    connection.queued += len(data)
-                if must_close:
-                    connection.outbox.send_nowait(None)
-            except trio.WouldBlock:
-                log.info("connection %s dropped: it does not read what it is sent", conn)
-                connection.cancel.cancel()
+            if data:
+                if connection.queued + len(data) > MAX_QUEUED:
+                    log.info("connection %s dropped: it does not read what it is sent", conn)
+                    connection.cancel.cancel()
+                    continue
+                connection.queued += len(data)
+                self._queue(connection, data)
+            if must_close:
+                self._queue(connection, None)
 
     def _effects(self, effects: list[Effect]) -> None:
         for effect in effects:

@@ -29,6 +29,7 @@ from pathlib import Path
 
 from oriflamme.client.secret_store import write_private
 from oriflamme.server.core import Effect, ServerConfig
+from oriflamme.server.core.config import LIMITS
 from oriflamme.server.core.entropy import KeyedEntropy
 from oriflamme.server.core.journal import JournaledLobby, replay
 
@@ -101,10 +102,6 @@ def restore(data_dir: Path, config: ServerConfig) -> Restored:
     except BaseException:
         store.close()
         raise
-
-
-# Settings that are no part of any game: the ones given at start apply.
-LIMITS = ("message_rate", "message_burst", "connections_per_address")
 
 
 def with_limits(kept: ServerConfig, given: ServerConfig) -> ServerConfig:

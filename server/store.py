@@ -150,7 +150,9 @@ def _lock(path: Path) -> IO[bytes]:
     try:
         handle = open(path, "ab")  # noqa: SIM115  (held open: it is the lock)
     except OSError as exc:
-        raise StoreError(f"cannot open {path}: {exc.strerror}") from None
+        raise StoreError(
+            f"cannot use the data directory {path.parent}: {exc.strerror} ({path.name})"
+        ) from None
     try:
         fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:

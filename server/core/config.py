@@ -8,7 +8,44 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-DEFAULT_STRATEGIES = ("random", "heuristic")
+DEFAULT_STRATEGIES = ("random", "heuristic", "ismcts")
+
+# The abuse limits: part of no game, so the ones a server is started with
+# apply, whatever its data directory kept (`oriflamme serve` has a flag for each).
+LIMITS = (
+    "message_rate",
+    "message_burst",
+    "connections_per_address",
+    "max_frame",
+    "max_depth",
+    "max_items",
+    "chat_length",
+    "chat_lines",
+    "chat_window",
+    "name_length",
+    "room_name_length",
+    "max_rooms",
+    "max_sessions",
+)
+
+# Their ranges. The upper bounds of frames and texts are the protocol's
+# (docs/PROTOCOL.md): a server may be stricter, not laxer. The lower bounds
+# leave room for every message a client must send.
+RANGES: dict[str, tuple[float, float]] = {
+    "message_rate": (0.01, 1e9),
+    "message_burst": (1, 1e9),
+    "connections_per_address": (1, 1e9),
+    "max_frame": (4096, 65536),
+    "max_depth": (4, 12),
+    "max_items": (64, 65536),
+    "chat_length": (1, 500),
+    "chat_lines": (1, 1e6),
+    "chat_window": (0.01, 86400),
+    "name_length": (1, 32),
+    "room_name_length": (1, 40),
+    "max_rooms": (1, 1e6),
+    "max_sessions": (1, 1e6),
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +79,20 @@ class ServerConfig:
     message_rate: float = 200.0
     message_burst: int = 400
     connections_per_address: int = 64
+    # What one frame from a client may hold (a client's frames are small:
+    # the largest, a 5-player `final_reveal` or a chat line, is under 2 KiB
+    # and nests 4 deep): bytes, nesting depth, elements in any array or map.
+    max_frame: int = 65536
+    max_depth: int = 12
+    max_items: int = 1024
+    # What people say and are called: chat lines of at most `chat_length`
+    # characters, `chat_lines` of them in any `chat_window` seconds; player
+    # and room names of at most `name_length` and `room_name_length`.
+    chat_length: int = 500
+    chat_lines: int = 10
+    chat_window: float = 10.0
+    name_length: int = 32
+    room_name_length: int = 40
 
     def __post_init__(self) -> None:
         for name in ("reply_timer", "grace", "session_ttl"):
@@ -49,7 +100,7 @@ class ServerConfig:
                 raise ValueError(f"{name} must be positive")
         if self.history < 1:
             raise ValueError("history keeps at least one push")
-        if not (self.message_rate > 0 and self.message_burst >= 1):
-            raise ValueError("message_rate and message_burst must be positive")
-        if self.connections_per_address < 1:
-            raise ValueError("connections_per_address must be at least 1")
+        for name, (lo, hi) in RANGES.items():
+            value = getattr(self, name)
+            if not lo <= value <= hi:
+                raise ValueError(f"{name} must be {lo:g} to {hi:g}, not {value:g}")

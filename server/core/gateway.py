@@ -40,6 +40,7 @@ from collections.abc import Hashable
 from dataclasses import dataclass, field
 
 from oriflamme.protocol import messages as m
+from oriflamme.protocol.codec import FrameLimits
 from oriflamme.protocol.connection import CLOSED, NEED_DATA, ConnectionState, ServerConnection
 from oriflamme.protocol.errors import (
     INTERNAL,
@@ -89,6 +90,8 @@ class Gateway:
         self.max_unread = max_unread
         self.idle_timeout = float(lobby.config.idle_timeout)
         self.max_outbox = max_outbox
+        config = lobby.config
+        self._frame_limits = FrameLimits(config.max_frame, config.max_depth, config.max_items)
         self._links: dict[Hashable, _Link] = {}
         self._effects: list[Effect] = []
         self._dirty: set[Hashable] = set()
@@ -107,7 +110,7 @@ class Gateway:
             raise ValueError(f"connection {conn!r} is open already")
         config = self.lobby.config
         link = _Link(
-            ServerConnection(),
+            ServerConnection(receive=self._frame_limits),
             now,
             now,
             address=address,

@@ -36,6 +36,7 @@ from dataclasses import replace
 from oriflamme.protocol import messages as m
 from oriflamme.protocol.errors import (
     BAD_TOKEN,
+    INVALID_FIELD,
     NO_SUCH_RECORD,
     NO_SUCH_ROOM,
     RATE_LIMITED,
@@ -59,7 +60,6 @@ INVITE_ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 _READ_AS = str.maketrans({"O": "0", "I": "1", "L": "1"})
 ROOM_LIST_MAX = 200
 RECORDS_LISTED = 200  # the finished games a player's `list_records` shows, at most
-CHAT_LINES, CHAT_WINDOW = 10, 10.0  # a player's chat: lines, in seconds
 # This server's record ids: the game id in lowercase hex (and nothing that
 # could be a path).
 RECORD_ID = re.compile(r"[0-9a-f]{32}")
@@ -103,6 +103,13 @@ class Lobby:
         if hello.token is None:
             if len(self.sessions) >= self.config.max_sessions:
                 return [Close(conn, _error(SERVER_BUSY, "too many sessions; try later", hello))]
+            if len(hello.name) > self.config.name_length:
+                too_long = (
+                    f"hello.name: at most {self.config.name_length} characters on this server,"
+                    f" not {len(hello.name)}"
+                )
+                refusal = RemoteProtocolError(INVALID_FIELD, too_long, id=hello.id, fatal=True)
+                return [Close(conn, m.error_message(refusal))]
             session, token = self.sessions.open(hello.name)
             return self._attach(conn, session, token, hello, resumed=False, now=now)
         found = self.sessions.find(hello.token)
@@ -149,8 +156,7 @@ class Lobby:
         resumed: bool,
         now: float,
     ) -> list[Effect]:
-        session.conn = conn
-        session.disconnected_at = None
+        self.sessions.connected(session, conn)
         self._conns[conn] = session
         effects: list[Effect] = [
             Send(
@@ -190,8 +196,7 @@ class Lobby:
         session = self._conns.pop(conn, None)
         if session is None or session.conn != conn:
             return []
-        session.conn = None
-        session.disconnected_at = now
+        self.sessions.disconnected(session, now)
         room = self._room_of(session)
         return [] if room is None else self._noted(room.connection_changed(session, now))
 
@@ -256,7 +261,7 @@ class Lobby:
             except RemoteProtocolError as refusal:
                 return Outcome(refusal)
         if isinstance(message, m.Chat):
-            too_much = self._chat_refused(session, now)
+            too_much = self._chat_refused(session, message.text, now)
             if too_much is not None:
                 return Outcome(too_much)
             if room is None:
@@ -267,17 +272,26 @@ class Lobby:
         self._forget_closed(room)
         return outcome
 
-    def _chat_refused(self, session: Session, now: float) -> RemoteProtocolError | None:
-        """Each chat line reaches many: a player may say `CHAT_LINES` lines in
-        any `CHAT_WINDOW` seconds, in a room or in the lobby."""
+    def _chat_refused(self, session: Session, text: str, now: float) -> RemoteProtocolError | None:
+        """Each chat line reaches many: a player may say `chat_lines` lines
+        of at most `chat_length` characters in any `chat_window` seconds, in
+        a room or in the lobby (the server's `ServerConfig`)."""
+        config = self.config
+        if len(text) > config.chat_length:
+            return RemoteProtocolError(
+                INVALID_FIELD,
+                f"chat.text: at most {config.chat_length} characters on this server,"
+                f" not {len(text)}",
+            )
         if session.chat_times is None:
             session.chat_times = deque()
         said = session.chat_times
-        while said and said[0] <= now - CHAT_WINDOW:
+        while said and said[0] <= now - config.chat_window:
             said.popleft()
-        if len(said) >= CHAT_LINES:
+        if len(said) >= config.chat_lines:
             return RemoteProtocolError(
-                RATE_LIMITED, f"chat: at most {CHAT_LINES} lines in {CHAT_WINDOW:g} seconds"
+                RATE_LIMITED,
+                f"chat: at most {config.chat_lines} lines in {config.chat_window:g} seconds",
             )
         said.append(now)
         return None
@@ -326,10 +340,17 @@ class Lobby:
             raise RemoteProtocolError(
                 TOO_MANY_ROOMS, "this server holds all the rooms it can: join one, or try later"
             )
+        most = self.config.room_name_length
+        if message.name is not None and len(message.name) > most:
+            raise RemoteProtocolError(
+                INVALID_FIELD,
+                f"create_room.name: at most {most} characters on this server,"
+                f" not {len(message.name)}",
+            )
         room_id = self._next_room
         self._next_room += 1
         invite = self._new_invite() if message.private else None
-        name = message.name or f"{session.name}'s table"[:40]
+        name = message.name or f"{session.name}'s table"[:most]
         room = Room(
             room_id,
             name,
@@ -388,7 +409,7 @@ class Lobby:
         ttl = self.config.session_ttl
         times += [
             s.disconnected_at + ttl
-            for s in self.sessions.by_player.values()  # (read only: no copy of the list)
+            for s in self.sessions.away.values()  # (read only: no copy)
             if s.disconnected_at is not None and not self._held(s)
         ]
         return min(times, default=None)
@@ -408,7 +429,7 @@ class Lobby:
                 effects.append(Fault(None, f"room {room.id}: {traceback.format_exc()}"))
             self._forget_closed(room)
         ttl = self.config.session_ttl
-        for session in self.sessions:
+        for session in sorted(self.sessions.away.values(), key=lambda s: s.player):
             since = session.disconnected_at
             if since is None or since + ttl > now or self._held(session):
                 continue

@@ -107,6 +107,14 @@ class Sessions:
         self._next_player = 1
         self.by_player: dict[int, Session] = {}
         self._by_digest: dict[bytes, Session] = {}
+        # The disconnected ones, whose time may run out: what the lobby's
+        # timers look at, rather than every session (most are connected).
+        self.away: dict[int, Session] = {}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        if "away" not in state:  # a lobby saved before `away` was kept
+            self.away = {p: s for p, s in self.by_player.items() if s.disconnected_at is not None}
 
     def __len__(self) -> int:
         return len(self.by_player)
@@ -121,6 +129,18 @@ class Sessions:
         self.by_player[session.player] = session
         token = self._new_token(session)
         return session, token
+
+    def connected(self, session: Session, conn: Hashable) -> None:
+        """`session` is on connection `conn`."""
+        session.conn = conn
+        session.disconnected_at = None
+        self.away.pop(session.player, None)
+
+    def disconnected(self, session: Session, now: float) -> None:
+        """`session` lost its connection at `now`."""
+        session.conn = None
+        session.disconnected_at = now
+        self.away[session.player] = session
 
     def find(self, token: bytes) -> Session | None:
         return self._by_digest.get(_digest(token))
@@ -162,6 +182,7 @@ class Sessions:
     def close(self, session: Session) -> None:
         """Forget `session` and its tokens."""
         self.by_player.pop(session.player, None)
+        self.away.pop(session.player, None)
         for digest in session._digests:
             if digest is not None:
                 self._by_digest.pop(digest, None)

@@ -272,3 +272,16 @@ def test_verify_exits_0_1_or_2_for_any_record_and_never_crashes(
     assert (code == 2) == ("is not a readable game record" in err.getvalue())
     if code != 2:
         assert ("verdict: VALID" in out.getvalue()) == (code == 0)
+
+
+def test_serve_has_a_flag_for_every_abuse_limit_and_refuses_one_out_of_range(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from oriflamme.client.cli import SERVER_LIMITS
+    from oriflamme.server.core.config import LIMITS, RANGES
+
+    assert [name for name, _, _ in SERVER_LIMITS] == list(LIMITS) == list(RANGES)
+    with tempfile.TemporaryDirectory() as data:
+        code = main(["serve", "--port", "0", "--data-dir", data, "--chat-length", "600"])
+    assert code == 2
+    assert "chat_length must be 1 to 500, not 600" in capsys.readouterr().err

@@ -14,13 +14,14 @@ COMMAND = [sys.executable, "-m", "oriflamme.client.cli"]
 
 
 class ServerProcess:
-    """A server process; its log goes to `data_dir/../server.log` (read, never
-    piped: a pipe nobody reads would stall the server)."""
+    """A server process; its log goes to `log_path` (by default next to the
+    data directory; read, never piped: a pipe nobody reads would stall the
+    server)."""
 
-    def __init__(self, data_dir: Path, port: int = 0) -> None:
+    def __init__(self, data_dir: Path, port: int = 0, log_path: Path | None = None) -> None:
         self.data_dir = data_dir
         self.port = port
-        self.log_path = data_dir.parent / f"{data_dir.name}.log"
+        self.log_path = log_path or data_dir.parent / f"{data_dir.name}.log"
         self.process: subprocess.Popen[bytes] | None = None
         self.starts = 0
 

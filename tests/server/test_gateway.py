@@ -22,6 +22,7 @@ import pytest
 from oriflamme.protocol import ClientConnection, FrameDecoder, encode_frame
 from oriflamme.protocol import messages as m
 from oriflamme.server.core import ErrorSent, Fault, FixedEntropy, Gateway, Lobby, ServerConfig
+from oriflamme.server.core.config import RANGES
 
 from .scenario import settings
 
@@ -691,3 +692,79 @@ def test_the_limits_must_make_sense() -> None:
     for bad in ({"message_rate": 0}, {"message_burst": 0}, {"connections_per_address": 0}):
         with pytest.raises(ValueError):
             ServerConfig(**bad)  # type: ignore[arg-type]
+
+
+def test_every_limit_is_checked_against_its_range() -> None:
+    for name, (lo, hi) in RANGES.items():
+        kind = type(getattr(ServerConfig(), name))
+        with pytest.raises(ValueError, match=name):
+            ServerConfig(**{name: kind(lo) - 1 if kind is int else lo / 2})
+        with pytest.raises(ValueError, match=name):
+            ServerConfig(**{name: kind(hi) + 1 if kind is int else hi * 2})
+        ServerConfig(**{name: kind(lo)})  # the bounds themselves are fine
+        ServerConfig(**{name: kind(hi)})
+
+
+def test_a_smaller_frame_limit_refuses_a_larger_frame_from_its_header() -> None:
+    gw = limited_gateway(max_frame=4096)
+    ann = Peer(gw, "ann")
+    assert ann.welcome is not None
+    gw.receive_data("ann", padded_ping(4097, 2)[:4], 0.0)  # the header alone
+    error = error_of(gw.data_to_send("ann"))
+    assert (error["code"], error["fatal"]) == ("frame_too_large", True)
+    assert "exceeds the limit of 4096" in error["message"]
+    assert gw.must_close("ann")
+
+
+def test_a_server_that_allows_less_depth_or_fewer_items_refuses_more() -> None:
+    gw = limited_gateway(max_depth=4, max_items=64)
+    ann, bob = Peer(gw, "ann"), Peer(gw, "bob")
+    assert ann.welcome is not None and bob.welcome is not None
+    deep: Any = 1
+    for _ in range(4):  # the frame's own map and 4 more levels: 5 deep
+        deep = [deep]
+    gw.receive_data("ann", encode_frame({"type": "ping", "id": 2, "x": deep}), 0.0)
+    error = error_of(gw.data_to_send("ann"))
+    assert (error["code"], error["fatal"]) == ("malformed_frame", True)
+    assert "nest more than 4 deep" in error["message"]
+    gw.receive_data("bob", encode_frame({"type": "ping", "id": 2, "x": list(range(65))}), 0.0)
+    error = error_of(gw.data_to_send("bob"))
+    assert (error["code"], error["fatal"]) == ("malformed_frame", True)
+    # What a client really sends still fits: the deepest (a final reveal)
+    # nests 4 deep, which the same gateway reads.
+    gw.open("cy", 0.0)
+    gw.receive_data("cy", hello_frame(), 0.0)
+    four_deep = {"type": "ping", "id": 3, "x": [[[1]]]}
+    gw.receive_data("cy", encode_frame(four_deep), 0.0)
+    assert [f["type"] for f in frames(gw.data_to_send("cy"))][-1] == "pong"
+
+
+def test_a_server_may_allow_shorter_names_and_chat_than_the_protocol() -> None:
+    gw = limited_gateway(name_length=8, room_name_length=10, chat_length=20)
+    gw.open("long", 0.0)
+    gw.receive_data("long", hello_frame(name="Bartholomew"), 0.0)
+    error = error_of(gw.data_to_send("long"))
+    assert (error["code"], error["fatal"]) == ("invalid_field", True)
+    assert error["message"].startswith("hello.name: at most 8 characters on this server, not 11")
+    assert gw.must_close("long")
+    ann = Peer(gw, "ann", name="Annabel")
+    room = m.CreateRoom(settings=settings(3), name="The long table")
+    refusal = ann.ask(room, expect=m.Error)
+    assert refusal.code == "invalid_field"
+    assert refusal.message.startswith("create_room.name: at most 10 characters on this server")
+    ann.ask(m.Chat(text="x" * 21), expect=m.Error)
+    ann.ask(m.Chat(text="x" * 20))
+    ann.ask(m.CreateRoom(settings=settings(3)))  # a made-up room name fits the limit
+    rooms = list(gw.lobby.rooms.values())
+    assert [len(r.name) for r in rooms] == [10]
+
+
+def test_chat_lines_and_window_are_the_server_s() -> None:
+    gw = limited_gateway(chat_lines=2, chat_window=5.0)
+    ann = Peer(gw, "ann")
+    ann.ask(m.Chat(text="one"))
+    ann.ask(m.Chat(text="two"))
+    refusal = ann.ask(m.Chat(text="three"), expect=m.Error)
+    assert refusal.code == "rate_limited"
+    assert refusal.message.startswith("chat: at most 2 lines in 5 seconds")
+    ann.ask(m.Chat(text="later"), 5.0)

@@ -188,6 +188,26 @@ def test_a_disconnected_session_expires_after_the_session_ttl() -> None:
     assert fatal_error(gone).code == "bad_token"  # ...and is forgotten
 
 
+def test_only_the_disconnected_sessions_are_watched_for_expiry_even_after_a_restore() -> None:
+    world = new_world("away", session_ttl=600)
+    ann, bob = player(world, "Ann"), player(world, "Bob")
+    sessions = world.gateway.lobby.sessions
+    assert sessions.away == {}  # connected sessions cost the timers nothing
+    world.disconnect(ann)
+    assert list(sessions.away) == [welcome(ann).player]
+    assert welcome(bob).player not in sessions.away
+    assert world.gateway.lobby.next_deadline() == pytest.approx(world.now + 600)
+    # A lobby saved before `away` was kept (a snapshot of an older server)
+    # finds its disconnected sessions again.
+    state = sessions.__dict__.copy()
+    del state["away"]
+    restored = object.__new__(type(sessions))
+    restored.__setstate__(state)
+    assert restored.away.keys() == sessions.away.keys()
+    resume(world, ann)
+    assert sessions.away == {}
+
+
 def test_a_seated_player_s_session_lasts_while_the_game_is_played() -> None:
     world = new_world("held session", session_ttl=10, grace=5)
     # Seat 2 never decides: each of its decisions takes the 10-second turn timer.
