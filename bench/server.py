@@ -814,6 +814,8 @@ def game_phase(children: Children, k: int, drivers: int, args: argparse.Namespac
     """K tables against a fresh server over a fresh data directory."""
     workdir = Path(tempfile.mkdtemp(prefix=f"k{k}-", dir=args.tmp))
     options = ["--port", "0", "--data-dir", str(workdir / "data"), "--log-level", "info"]
+    # Every table connects from 127.0.0.1: lift the limit of one address.
+    options += ["--connections-per-address", str(10 * k * args.players + 100)]
     profile_path = workdir / "server.prof"
     if args.profile_server:
         boot = [sys.executable, "-c", PROFILE_BOOT, str(profile_path), args.profile_clock]
