@@ -136,13 +136,13 @@ class Gateway:
         link = self._links.get(conn)
         if link is None or link.closing:
             return
-        link.last_heard = now
         connection = link.connection
         connection.receive_data(data)
         while not link.closing:
             try:
                 message = connection.next_message()
             except RemoteProtocolError as error:
+                link.last_heard = now  # a whole frame, though a bad one
                 self._refuse(conn, link, error)
                 continue
             if message is NEED_DATA:
@@ -152,6 +152,9 @@ class Gateway:
                 self._dirty.add(conn)
                 break
             assert isinstance(message, m.Message)
+            # Only whole frames count as heard: a client that trickles the
+            # bytes of a frame it never finishes (slowloris) is idle.
+            link.last_heard = now
             self._carry_out(self._handle(conn, link, message, now))
 
     def data_to_send(self, conn: Hashable) -> bytes:

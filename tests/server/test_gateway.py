@@ -349,6 +349,20 @@ def test_nothing_received_for_the_idle_timeout_is_timeout_and_a_ping_keeps_it_al
     assert gw.must_close("a")
 
 
+def test_a_client_trickling_a_frame_it_never_finishes_is_idle_and_timed_out() -> None:
+    gw = gateway(idle_timeout=30)
+    Peer(gw, "a", now=0.0)
+    gw.receive_data("a", struct.pack(">I", 100), 1.0)  # a frame of 100 bytes is coming...
+    for second in range(2, 30):  # ...a byte a second: never all of it
+        gw.receive_data("a", b"\x00", float(second))
+        gw.tick(float(second))
+    assert not gw.must_close("a")
+    gw.tick(30.0)
+    (error,) = frames(gw.data_to_send("a"))[-1:]
+    assert (error["code"], error["fatal"]) == ("timeout", True)
+    assert gw.must_close("a")
+
+
 def test_an_idle_timeout_leaves_the_session_to_resume() -> None:
     gw = gateway(idle_timeout=30)
     peer = Peer(gw, "a")
