@@ -1,18 +1,24 @@
 """Engine speed: complete random games with the engine alone, on one core.
 
 Every identity is known (self-play) and a RandomPlayer picks uniformly among
-`legal_actions()`. Each run plays whole games for a fixed time; the figures
-printed are the medians over the runs. So that they compare across machines,
-the same process also times a baseline: an engine-free loop doing, per
-decision, what the random player itself does (one `random.random()` call,
-one `len`, one list index). The ratio says how many baseline iterations one
-engine decision costs; it moves only when the engine does.
+`legal_actions()`. Each run plays whole games for a fixed time; games/s and
+decisions/s are the medians over the runs. So that they compare across
+machines, the same process also times a baseline: an engine-free loop doing,
+per decision, what the random player itself does (one `random.random()`
+call, one `len`, one list index). The baseline is timed right after each
+quarter second of games, for as many iterations as those games had
+decisions, so that both see the same load on a busy machine; the ratio
+(baseline iterations per engine decision) and baseline iterations per game
+are medians over these slices. They move only when the engine does.
 
     python bench/engine.py                      # 5 players, 5 runs of 2 s
     python bench/engine.py --seconds 1 --runs 3 --players 4 --json
     python bench/engine.py --profile            # cProfile of the game loop, top 25
 
-Target (issue): >= 1,500 complete 5-player games/s and >= 150,000 decisions/s.
+Targets (issues): >= 1,500 complete 5-player games/s and >= 150,000
+decisions/s; and, since those depend on the machine, a complete 5-player game
+in 2,100 or fewer baseline iterations ("baseline iterations per game" =
+baseline iterations/s / games/s, the same figure on any machine).
 """
 
 from __future__ import annotations
@@ -28,10 +34,12 @@ import sys
 import time
 from typing import Any
 
-from oriflamme.engine import RandomPlayer, new_game
+from oriflamme.engine import RandomPlayer, from_data, new_game, to_data
 
 TARGET_GAMES_PER_SECOND = 1500
 TARGET_DECISIONS_PER_SECOND = 150_000
+TARGET_BASELINE_PER_GAME = 2100  # at most
+SLICE = 0.25  # seconds of games between two baseline timings
 
 
 def variant_for(players: int) -> str:
@@ -76,12 +84,48 @@ def baseline(iterations: int, seed: int) -> float:
     return elapsed
 
 
+def copy_cost(players: int, seed: int, games: int = 5) -> tuple[float, float]:
+    """Mean microseconds for `game.copy()` and for `from_data(to_data(game))`,
+    over every decision of a few random games."""
+    rng = random.Random(seed)
+    player = RandomPlayer(rng=rng)
+    positions = []
+    for _ in range(games):
+        game = new_game(players, variant=variant_for(players), rng=rng)
+        while not game.over:
+            positions.append(game.copy())
+            game.apply(player.choose(game))
+    clock = time.perf_counter
+    start = clock()
+    for game in positions:
+        game.copy()
+    copying = clock() - start
+    start = clock()
+    for game in positions:
+        from_data(to_data(game))
+    reloading = clock() - start
+    return copying / len(positions) * 1e6, reloading / len(positions) * 1e6
+
+
 def measure(seconds: float, runs: int, players: int) -> dict[str, Any]:
     play_games(min(0.2, seconds), players, seed=0)  # warm up caches and interning
     per_run = []
+    slices = []  # each slice of games with the baseline timed right after it
     for run in range(runs):
-        games, decisions, elapsed = play_games(seconds, players, seed=run + 1)
-        base = baseline(decisions, seed=run + 1)
+        games = decisions = 0
+        elapsed = base = 0.0
+        k = 0
+        while elapsed < seconds:
+            g, d, e = play_games(min(SLICE, seconds), players, seed=(run + 1) * 1000 + k)
+            b = baseline(d, seed=run + 1)
+            slices.append({"ratio": e / b, "baseline_per_game": (d / b) / (g / e)})
+            games, decisions, elapsed, base, k = (
+                games + g,
+                decisions + d,
+                elapsed + e,
+                base + b,
+                k + 1,
+            )
         per_run.append(
             {
                 "games": games,
@@ -90,7 +134,8 @@ def measure(seconds: float, runs: int, players: int) -> dict[str, Any]:
                 "games_per_second": games / elapsed,
                 "decisions_per_second": decisions / elapsed,
                 "baseline_per_second": decisions / base,
-                "ratio": (elapsed / decisions) / (base / decisions),
+                "ratio": elapsed / base,
+                "baseline_per_game": (decisions / base) / (games / elapsed),
             }
         )
 
@@ -99,6 +144,7 @@ def measure(seconds: float, runs: int, players: int) -> dict[str, Any]:
 
     games_per_second = median("games_per_second")
     decisions_per_second = median("decisions_per_second")
+    copying, reloading = copy_cost(players, seed=0)
     return {
         "players": players,
         "variant": variant_for(players),
@@ -108,9 +154,14 @@ def measure(seconds: float, runs: int, players: int) -> dict[str, Any]:
         "decisions_per_second": decisions_per_second,
         "decisions_per_game": decisions_per_second / games_per_second,
         "baseline_iterations_per_second": median("baseline_per_second"),
-        "decision_cost_in_baseline_iterations": median("ratio"),
+        "decision_cost_in_baseline_iterations": statistics.median(r["ratio"] for r in slices),
+        "baseline_iterations_per_game": statistics.median(r["baseline_per_game"] for r in slices),
+        "slices": len(slices),
         "target_games_per_second": TARGET_GAMES_PER_SECOND,
         "target_decisions_per_second": TARGET_DECISIONS_PER_SECOND,
+        "target_baseline_iterations_per_game": TARGET_BASELINE_PER_GAME,
+        "copy_microseconds": copying,
+        "to_data_from_data_microseconds": reloading,
         "python": sys.version.split()[0],
         "per_run": per_run,
     }
@@ -119,6 +170,7 @@ def measure(seconds: float, runs: int, players: int) -> dict[str, Any]:
 def report(result: dict[str, Any]) -> str:
     games_ok = result["games_per_second"] >= TARGET_GAMES_PER_SECOND
     decisions_ok = result["decisions_per_second"] >= TARGET_DECISIONS_PER_SECOND
+    per_game_ok = result["baseline_iterations_per_game"] <= TARGET_BASELINE_PER_GAME
     five = result["players"] == 5
     lines = [
         f"engine: random {result['players']}-player games ({result['variant']}), "
@@ -140,6 +192,15 @@ def report(result: dict[str, Any]) -> str:
         "   (engine-free loop: random pick from a list)",
         f"  ratio         {result['decision_cost_in_baseline_iterations']:>12,.1f}"
         "   baseline iterations per engine decision (lower is faster)",
+        f"  baseline iterations per game {result['baseline_iterations_per_game']:>8,.0f}"
+        + (
+            f"   target {TARGET_BASELINE_PER_GAME:,} or fewer:"
+            f" {'met' if per_game_ok else 'NOT met'}"
+            if five
+            else ""
+        ),
+        f"  copy()        {result['copy_microseconds']:>12,.1f} us"
+        f"   (from_data(to_data(game)): {result['to_data_from_data_microseconds']:,.0f} us)",
     ]
     return "\n".join(lines)
 

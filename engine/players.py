@@ -18,7 +18,7 @@ identity (self-play) or only that seat's (a bot's own game view).
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 from .actions import FIRST, KEEP, LAST, REVEAL, Action, Open, Place, Target
@@ -53,9 +53,18 @@ class RandomPlayer:
     def __init__(self, seed: int | None = None, rng: random.Random | None = None) -> None:
         self.rng = rng or random.Random(seed)
 
+    @property
+    def rng(self) -> random.Random:
+        return self._rng
+
+    @rng.setter
+    def rng(self, rng: random.Random) -> None:
+        self._rng = rng
+        self._random = rng.random  # bound once: choose is on the self-play hot path
+
     def choose(self, game: Game) -> Action:
         options = game.legal_actions()
-        return options[int(self.rng.random() * len(options))]
+        return options[int(self._random() * len(options))]
 
 
 # How much a card threatens its neighbours or scores each round once face up:
@@ -96,7 +105,7 @@ class HeuristicPlayer(RandomPlayer):
         assert decision is not None, "the game is over"
         seat, step, options = decision.seat, decision.kind, decision.options
         if len(options) == 1 or step in (DIRECTION, MOVE_TO):
-            return options[int(self.rng.random() * len(options))]
+            return options[int(self._random() * len(options))]
         if step == PLACE:
             return self._best(options, lambda a: self._place_value(game, seat, a))
         if step == REVEAL_OR_KEEP:
@@ -107,10 +116,10 @@ class HeuristicPlayer(RandomPlayer):
             # Only an engine that lacks this seat's own identity asks; any
             # candidate is as good as another for the player.
             assert isinstance(options[0], Open)
-        return options[int(self.rng.random() * len(options))]
+        return options[int(self._random() * len(options))]
 
-    def _best(self, options: list[Action], value: Callable[[Any], float]) -> Action:
-        scored = [(value(a) + self.rng.random() * 0.01, i) for i, a in enumerate(options)]
+    def _best(self, options: Sequence[Action], value: Callable[[Any], float]) -> Action:
+        scored = [(value(a) + self._random() * 0.01, i) for i, a in enumerate(options)]
         return options[max(scored)[1]]
 
     # ------------------------------------------------------------- knowledge

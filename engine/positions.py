@@ -48,6 +48,7 @@ from .game import (
     REVEAL_OR_KEEP,
     ROUNDS,
     STEAL,
+    Cursor,
     Game,
     InPlay,
     Rules,
@@ -106,14 +107,16 @@ def _dump(game: Game, seat: int | None, full: bool) -> dict[str, Any]:
                 }
             )
         queue.append(stack)
+    cursor = g.cursor
+    step = cursor.step
     resolving = None
-    if g.step not in (PLACE, DIRECTION, OVER):
+    if step not in (PLACE, DIRECTION, OVER):
         resolving = {
-            "index": g.cur,
-            "ability": None if g.ability is None else g.ability.label,
-            "chosen": None if g.chosen is None else g.chosen.pid,
-            "opening": None if g.opening is None else g.opening.pid,
-            "open_for": None if g.open_for is None else g.open_for.value,
+            "index": cursor.index,
+            "ability": None if cursor.ability is None else cursor.ability.label,
+            "chosen": None if cursor.chosen is None else cursor.chosen.pid,
+            "opening": None if cursor.opening is None else cursor.opening.pid,
+            "open_for": None if cursor.open_for is None else cursor.open_for.value,
         }
     return {
         "format": FORMAT,
@@ -131,8 +134,8 @@ def _dump(game: Game, seat: int | None, full: bool) -> dict[str, Any]:
         "fronts": [_mask(h, True) for h in g.fronts],
         "queue": queue,
         "next_pid": g.next_pid,
-        "step": g.step.value,
-        "placed": g.place_turn if g.step == PLACE else None,
+        "step": step.value,
+        "placed": cursor.placed if step == PLACE else None,
         "resolving": resolving,
         "winners": list(g.winners),
     }
@@ -276,72 +279,96 @@ def from_data(data: dict[str, Any]) -> Game:
         step in (DIRECTION, PLACE, REVEAL_OR_KEEP, OPEN, *_ABILITY_STEPS, OVER),
         f"unknown step {shown(step)}",
     )
-    step = g.step = Step(step)
-    if step == DIRECTION:
-        _need(direction is None, "the direction is already chosen")
-    else:
-        _need(direction is not None, f"the direction must be chosen before step '{step}'")
-    if step == PLACE:
-        order = g.placement_order()
-        g.place_turn = _int(data, "placed", 0, len(order) - 1, 0)
-        _need(bool(g.hands[order[g.place_turn]]), "the seat to place has no card")
-        _need(
-            g.round > 1 or len(g.queue) >= g.place_turn,
-            "round 1 cannot have fewer slots than placements",
-        )
-    elif step == OVER:
-        winners = data.get("winners")
-        _need(
-            isinstance(winners, list) and all(isinstance(w, int) and 0 <= w < n for w in winners),
-            "winners: a list of seats",
-        )
-        g.winners = tuple(winners)  # type: ignore[arg-type]
-    elif step != DIRECTION:
-        _load_resolution(g, data.get("resolving"))
+    g.cursor = _load_cursor(g, Step(step), data)
+    g.over = step == OVER
     g._legal = None
     return g
 
 
-def _load_resolution(g: Game, r: Any) -> None:
+def _load_cursor(g: Game, step: Step, data: dict[str, Any]) -> Cursor:
+    """The cursor (where the game stands) that `data` describes, checked."""
+    if step == DIRECTION:
+        _need(g.direction is None, "the direction is already chosen")
+    else:
+        _need(g.direction is not None, f"the direction must be chosen before step '{step}'")
+    # With no card left to place, every placement still to come would be skipped
+    # without a decision and the rest of the game would play itself: refused.
+    if step == DIRECTION or (step not in (PLACE, OVER) and g.round < ROUNDS):
+        # 2-player variant: cards are drawn at the round's end.
+        refill = step != DIRECTION and g.two_player and any(g.draw_piles)
+        _need(
+            any(g.hands) or refill,
+            "every hand is empty: no placement could be made in the rounds to come, so the"
+            " rest of the game would play itself; give the seats their cards",
+        )
+    if step == PLACE:
+        order = g.placement_order()
+        _need(
+            data.get("placed") != len(order),
+            f"'placed' is {len(order)}: every placement of the round is made, so its"
+            " resolution has begun; give the position at the resolution's first decision"
+            " (its step and 'resolving')",
+        )
+        placed = _int(data, "placed", 0, len(order) - 1, 0)
+        _need(bool(g.hands[order[placed]]), "the seat to place has no card")
+        _need(
+            g.round > 1 or len(g.queue) >= placed,
+            "round 1 cannot have fewer slots than placements",
+        )
+        return Cursor(PLACE, placed)
+    if step == OVER:
+        winners = data.get("winners")
+        _need(
+            isinstance(winners, list) and all(isinstance(w, int) and 0 <= w < g.n for w in winners),
+            "winners: a list of seats",
+        )
+        g.winners = tuple(winners)  # type: ignore[arg-type]
+        return Cursor(OVER)
+    if step == DIRECTION:
+        return Cursor(DIRECTION)
+    return _load_resolution(g, step, data.get("resolving"))
+
+
+def _load_resolution(g: Game, step: Step, r: Any) -> Cursor:
     _need(isinstance(r, dict), "a resolution step needs 'resolving'")
     index = _int(r, "index", 0, len(g.queue) - 1) if g.queue else -1
     _need(index >= 0, "the slot being resolved does not exist")
-    g.cur = index
-    g.cur_slot = g.queue[index]
-    g.actor = g.cur_slot[-1]
-    step = g.step
+    c = Cursor(step)
+    c.index = index
+    c.slot = g.queue[index]
+    actor = c.actor = c.slot[-1]
     ability = r.get("ability")
     if step == REVEAL_OR_KEEP:
-        _need(not g.actor.face_up, "keep or reveal is asked only of a face-down top card")
+        _need(not actor.face_up, "keep or reveal is asked only of a face-down top card")
     elif step in _ABILITY_STEPS or (step == OPEN and r.get("open_for") == ELIMINATE):
         _need(
             isinstance(ability, str) and ability in KIND_BY_NAME,
             f"resolving.ability must name the ability in use, got {shown(ability)}",
         )
-        g.ability = KIND_BY_NAME[ability]
-        _need(g.actor.face_up, "the acting card must be face up")
-        actor_kind = g.actor.kind
+        used = c.ability = KIND_BY_NAME[ability]
+        _need(actor.face_up, "the acting card must be face up")
+        actor_kind = actor.kind
         _need(
-            g.ability == actor_kind or (actor_kind == Kind.SHAPESHIFTER and g.ability in COPYABLE),
+            used == actor_kind or (actor_kind == Kind.SHAPESHIFTER and used in COPYABLE),
             f"a {actor_kind.label if actor_kind is not None else '?'} cannot apply the "
-            f"{g.ability.label} ability (only a Shapeshifter copies another card's)",
+            f"{used.label} ability (only a Shapeshifter copies another card's)",
         )
-        wanted = CHOICE_STEP.get(g.ability)
+        wanted = CHOICE_STEP.get(used)
         expected_step = ELIMINATE if step == OPEN else step
         if expected_step == MOVE_TO:
             expected_step = MOVE_CARD
         _need(
             wanted == expected_step,
-            f"the {g.ability.label} ability does not wait in step '{step}'",
+            f"the {used.label} ability does not wait in step '{step}'",
         )
     if step == MOVE_TO:
         chosen = r.get("chosen")
         found = g.find(chosen) if isinstance(chosen, int) else None
         _need(
-            found is not None and found[1] is not g.actor,
+            found is not None and found[1] is not actor,
             "resolving.chosen must be another top card",
         )
-        g.chosen = found[1]  # type: ignore[index]
+        c.chosen = found[1]  # type: ignore[index]
     if step == OPEN:
         open_for = r.get("open_for")
         _need(
@@ -353,9 +380,11 @@ def _load_resolution(g: Game, r: Any) -> None:
             found is not None and found[1].kind is None,
             "resolving.opening must be a top card of unknown identity",
         )
-        g.opening = found[1]  # type: ignore[index]
-        g.open_for = Step(open_for)
+        c.opening = found[1]  # type: ignore[index]
+        c.open_for = Step(open_for)
         if open_for == REVEAL_OR_KEEP:
-            _need(g.opening is g.actor, "a revealed card to open is the card being resolved")
+            _need(c.opening is actor, "a revealed card to open is the card being resolved")
     if step in _ABILITY_STEPS and step != MOVE_TO:
-        _need(bool(g.ability_choices(g.ability)), "the ability has no legal choice here")  # type: ignore[arg-type]
+        g.cursor = c
+        _need(bool(g.ability_choices(c.ability)), "the ability has no legal choice here")  # type: ignore[arg-type]
+    return c

@@ -39,9 +39,9 @@ from oriflamme.engine.events import (
 from tests.engine.builders import C, assert_events, assert_illegal, describe, fronts, position
 
 
-def opens(family: str, *excluded: str) -> list[Open]:
+def opens(family: str, *excluded: str) -> tuple[Open, ...]:
     """Open(card) for every kind of `family` but `excluded`, in Kind order."""
-    return [Open(C(f"{family} {k.label}")) for k in KINDS if k.label not in excluded]
+    return tuple(Open(C(f"{family} {k.label}")) for k in KINDS if k.label not in excluded)
 
 
 def test_a_hidden_deal_places_card_backs() -> None:
@@ -50,7 +50,7 @@ def test_a_hidden_deal_places_card_backs() -> None:
     assert [len(h) for h in g.hands] == [7, 7, 7]
     g.apply(ChooseDirection(LEFT_TO_RIGHT))
     # Seven backs of one family are one choice.
-    assert g.decision == Decision(0, "place", [Place(C("red ?"), FIRST)], None)
+    assert g.decision == Decision(0, "place", (Place(C("red ?"), FIRST),), None)
     assert_illegal(g, Place(C("red lord"), FIRST), "red lord is not in seat 0's hand")
     events = g.apply(Place(C("red ?"), FIRST))
     assert_events(events, [Placed(0, 0, C("red ?"), FIRST, 0)])
@@ -65,7 +65,7 @@ def test_a_hidden_deal_places_card_backs() -> None:
 def test_keeping_an_unknown_card_asks_for_no_opening() -> None:
     g = position(["#4 red ?", "#5 blue ?"], step="reveal", index=0)
     assert_events(g.apply(KEEP), [Kept(0, 4, 1)])
-    assert g.decision == Decision(1, "reveal", [KEEP, REVEAL], 5)
+    assert g.decision == Decision(1, "reveal", (KEEP, REVEAL), 5)
     assert describe(g) == ["#4 red ? 1t", "#5 blue ?"]
 
 
@@ -79,11 +79,11 @@ def test_reveal_waits_for_the_owner_to_open_the_card() -> None:
     events = g.apply(Open(C("blue spy")), seat=1)
     assert_events(events, [Revealed(1, 5, C("blue spy"), 0)])
     # Two adjacent opponents: the Spy's choice follows.
-    assert g.decision == Decision(1, "steal", [Target(4), Target(6)], 5)
+    assert g.decision == Decision(1, "steal", (Target(4), Target(6)), 5)
     events = g.apply(Target(4))
     assert_events(events, [AbilityUsed(1, 5, "spy", 4), Stolen(1, 0, 1)])
     assert describe(g) == ["#4 red ? 2t", "#5 blue spy up", "#6 green ?"]
-    assert g.decision == Decision(2, "reveal", [KEEP, REVEAL], 6)
+    assert g.decision == Decision(2, "reveal", (KEEP, REVEAL), 6)
 
 
 def test_an_opened_conspiracy_pays_twice_its_tokens() -> None:
@@ -117,13 +117,13 @@ def test_an_eliminated_unknown_card_is_opened_by_its_owner() -> None:
     assert_events(events, [Eliminated(3, C("red heir"), 0, 4, 1, 2), Scored(1, 1, "eliminate")])
     assert fronts(g) == [["red heir"], [], []]
     assert g.scores == [1, 2, 1]
-    assert g.decision == Decision(2, "reveal", [KEEP, REVEAL], 7)
+    assert g.decision == Decision(2, "reveal", (KEEP, REVEAL), 7)
 
 
 def test_an_ambush_opened_on_elimination_pays_four() -> None:
     g = position(["#3 red ? 2t", "#4 blue soldier", "#7 green ?"], step="reveal", index=1)
     g.apply(REVEAL)
-    assert g.decision == Decision(1, "eliminate", [Target(3), Target(7)], 4)
+    assert g.decision == Decision(1, "eliminate", (Target(3), Target(7)), 4)
     assert_events(g.apply(Target(3)), [AbilityUsed(1, 4, "soldier", 3)])
     assert g.decision == Decision(0, "open", opens("red"), 3)
     events = g.apply(Open(C("red ambush")))
@@ -139,7 +139,7 @@ def test_an_ambush_opened_on_elimination_pays_four() -> None:
     assert g.scores == [5, 2, 1]
     assert fronts(g) == [["red ambush"], ["blue soldier"], []]
     assert describe(g) == ["#7 green ?"]
-    assert g.decision == Decision(2, "reveal", [KEEP, REVEAL], 7)
+    assert g.decision == Decision(2, "reveal", (KEEP, REVEAL), 7)
 
 
 def test_own_ambush_opened_on_elimination_revised_edition() -> None:
@@ -199,7 +199,7 @@ def test_a_seats_view_plays_on_with_the_other_identities_unknown() -> None:
     g = from_data(view(full, 0))
     assert describe(g) == ["#0 red lord 1t", "#1 blue ?", "#2 green heir up"]
     g.apply(REVEAL)  # Red knows its own Lord: no opening needed
-    assert g.decision == Decision(1, "reveal", [KEEP, REVEAL], 1)
+    assert g.decision == Decision(1, "reveal", (KEEP, REVEAL), 1)
     g.apply(REVEAL)
     assert g.decision == Decision(1, "open", opens("blue"), 1)
 
@@ -215,7 +215,7 @@ def test_an_opening_is_asked_even_with_a_single_possible_identity() -> None:
         hands=[["red ambush", "red royal_decree"], ["blue spy"], ["green spy"]],
     )
     assert g.apply(REVEAL) == []
-    assert g.decision == Decision(0, "open", [Open(C("red conspiracy"))], 6)
+    assert g.decision == Decision(0, "open", (Open(C("red conspiracy")),), 6)
     events = g.apply(Open(C("red conspiracy")))
     assert events[:2] == [
         Revealed(0, 6, C("red conspiracy"), 1),
@@ -237,7 +237,7 @@ def test_an_opened_ambush_revealed_by_its_owner_pays_one() -> None:
         ],
     )
     assert g.scores == [1, 1, 2]
-    assert g.decision == Decision(1, "reveal", [KEEP, REVEAL], 5)
+    assert g.decision == Decision(1, "reveal", (KEEP, REVEAL), 5)
 
 
 def test_an_opening_that_is_not_a_card_is_refused() -> None:

@@ -45,7 +45,7 @@ def test_card_uncovered_after_an_intrigue_is_not_skipped(intrigue: str, answers:
     for answer in answers:
         g.apply(answer)
     # The Spy under the Intrigue is asked now, before Blue's Lord.
-    assert g.decision == Decision(0, "reveal", [KEEP, REVEAL], 0)
+    assert g.decision == Decision(0, "reveal", (KEEP, REVEAL), 0)
     assert describe(g)[0] == "#0 red spy 1t"
     assert fronts(g)[0][-1] == f"red {intrigue}"
 
@@ -97,7 +97,7 @@ def test_royal_decree_never_drops_a_card_onto_a_stack(index: int, after: list) -
     queue = [["blue spy", "blue lord"], "red royal_decree up", ["green heir", "green soldier"]]
     g = position(queue, step="move_to", index=1, ability="royal_decree", chosen=4)
     # Every gap and end (4 places around 3 slots), never "onto" a slot.
-    assert g.legal_actions() == [MoveTo(0), MoveTo(1), MoveTo(2), MoveTo(3)]
+    assert g.legal_actions() == (MoveTo(0), MoveTo(1), MoveTo(2), MoveTo(3))
     g.apply(MoveTo(index))
     # The Decree is gone; the Soldier lies alone in a slot of its own.
     assert describe(g) == after

@@ -141,9 +141,9 @@ def assert_table_consistent(game: Game, identities_known: bool) -> None:
 
 def assert_decision_sane(game: Game) -> None:
     decision = game.decision
-    assert decision is not None
+    assert decision is not None and not game.over
     assert 0 <= decision.seat < game.n
-    assert decision.kind == game.step
+    assert decision.kind == game.step == game.cursor.step
     options = game.legal_actions()
     assert options and decision.options == options
     assert len(set(options)) == len(options), "a legal action is offered twice"
@@ -166,7 +166,8 @@ def assert_round_start(game: Game) -> None:
 
 
 def assert_game_ended(game: Game, events: list[Event]) -> None:
-    assert game.over and game.decision is None and game.legal_actions() == []
+    assert game.over and game.step == "over"
+    assert game.decision is None and game.legal_actions() == ()
     assert game.round == 6
     left = 2 if game.rules.variant == TWO_PLAYER else 1
     assert [len(h) for h in game.hands] == [left] * game.n
@@ -352,7 +353,7 @@ def test_actions_outside_the_legal_list_are_refused_and_change_nothing(
     game = draw_game(data)
     while not game.over:
         before = to_data(game)
-        legal = list(game.legal_actions())
+        legal = game.legal_actions()
         owner = game.current_seat()
         assert owner is not None
         others = [s for s in range(game.n) if s != owner]

@@ -36,7 +36,7 @@ from oriflamme.engine.events import (
 )
 from tests.engine.builders import C, assert_events, assert_illegal, describe, fronts, position
 
-KEEP_OR_REVEAL = [KEEP, REVEAL]
+KEEP_OR_REVEAL = (KEEP, REVEAL)
 
 
 def test_placement_phase_example() -> None:
@@ -51,7 +51,7 @@ def test_placement_phase_example() -> None:
     assert_events(events, [DirectionChosen(0, LEFT_TO_RIGHT), RoundStarted(1, 0)])
 
     # A: Red is the first player and places a card face down in the middle.
-    assert g.decision == Decision(0, "place", [Place(c, FIRST) for c in g.hands[0]], None)
+    assert g.decision == Decision(0, "place", tuple(Place(c, FIRST) for c in g.hands[0]), None)
     events = g.apply(Place(C("red lord"), FIRST))
     assert_events(events, [Placed(0, 0, C("red lord"), FIRST, 0)])
 
@@ -108,7 +108,7 @@ def test_resolution_phase_example() -> None:
     # D: a Soldier must eliminate an adjacent card: both are Red's. Blue
     # chooses Red's second card: it is turned face up, its tokens go back to
     # the supply, it goes in front of Red, and Blue gains 1.
-    assert g.decision == Decision(1, "eliminate", [Target(0), Target(2)], 1)
+    assert g.decision == Decision(1, "eliminate", (Target(0), Target(2)), 1)
     events = g.apply(Target(2))
     assert_events(
         events,

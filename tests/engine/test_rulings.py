@@ -48,11 +48,11 @@ from oriflamme.engine.events import (
 )
 from tests.engine.builders import C, assert_events, assert_illegal, describe, fronts, hand, position
 
-KEEP_OR_REVEAL = [KEEP, REVEAL]
+KEEP_OR_REVEAL = (KEEP, REVEAL)
 
 
-def places(card: str, *ats: object) -> list[Place]:
-    return [Place(C(card), at) for at in ats]  # type: ignore[arg-type]
+def places(card: str, *ats: object) -> tuple[Place, ...]:
+    return tuple(Place(C(card), at) for at in ats)  # type: ignore[arg-type]
 
 
 # ---------------------------------------------------------------- 1. placement
@@ -135,7 +135,7 @@ def test_ruling_02_the_slot_being_resolved_is_followed_when_an_earlier_slot_vani
     g = position(["blue lord", "red soldier 1t", "green heir"], step="reveal", index=1)
     events = g.apply(REVEAL)
     assert_events(events, [Revealed(0, 1, C("red soldier"), 1), Scored(0, 1, "tokens")])
-    assert g.decision == Decision(0, "eliminate", [Target(0), Target(2)], 1)
+    assert g.decision == Decision(0, "eliminate", (Target(0), Target(2)), 1)
     events = g.apply(Target(0))
     assert_events(
         events,
@@ -252,7 +252,7 @@ def test_ruling_04_a_face_up_card_cannot_pass() -> None:
     g = position(
         ["blue lord", "red soldier up", "green heir"], step="eliminate", index=1, ability="soldier"
     )
-    assert g.decision == Decision(0, "eliminate", [Target(0), Target(2)], 1)
+    assert g.decision == Decision(0, "eliminate", (Target(0), Target(2)), 1)
     assert_illegal(g, KEEP, "choose a card to eliminate with a target")
     assert_illegal(g, Target(1), "card 1 is not a legal choice to eliminate for this soldier")
 
@@ -309,7 +309,7 @@ def test_ruling_06_card_uncovered_after_intrigue_is_handled_at_once() -> None:
         [["red heir 1t", "red assassination"], "blue lord", "green spy"], step="reveal", index=0
     )
     g.apply(REVEAL)
-    assert g.decision == Decision(0, "eliminate", [Target(1), Target(2), Target(3)], 1)
+    assert g.decision == Decision(0, "eliminate", (Target(1), Target(2), Target(3)), 1)
     events = g.apply(Target(3))
     assert_events(
         events,
@@ -354,7 +354,7 @@ def test_ruling_06_card_under_an_archer_that_shot_itself_is_handled_at_once() ->
     g = position(
         [["red lord 2t", "red archer up"], "blue spy"], step="eliminate", index=0, ability="archer"
     )
-    assert g.decision == Decision(0, "eliminate", [Target(1), Target(2)], 1)
+    assert g.decision == Decision(0, "eliminate", (Target(1), Target(2)), 1)
     events = g.apply(Target(1))
     assert_events(
         events,
@@ -462,7 +462,7 @@ def test_ruling_07_archer_eliminates_the_first_or_the_last_top_card() -> None:
         index=2,
         ability="archer",
     )
-    assert g.decision == Decision(2, "eliminate", [Target(1), Target(5)], 3)
+    assert g.decision == Decision(2, "eliminate", (Target(1), Target(5)), 3)
     assert_illegal(g, Target(2), "card 2 is not a legal choice")
     assert_illegal(g, Target(0), "card 0 is not a legal choice")
     events = g.apply(Target(5))
@@ -482,7 +482,7 @@ def test_ruling_07_archer_may_eliminate_itself() -> None:
     g = position(
         ["green archer up", "blue lord", "red spy"], step="eliminate", index=0, ability="archer"
     )
-    assert g.decision == Decision(2, "eliminate", [Target(0), Target(2)], 0)
+    assert g.decision == Decision(2, "eliminate", (Target(0), Target(2)), 0)
     events = g.apply(Target(0))
     assert_events(
         events,
@@ -526,7 +526,7 @@ def test_ruling_08_soldier_eliminates_an_adjacent_top_card_never_itself() -> Non
         index=1,
         ability="soldier",
     )
-    assert g.decision == Decision(1, "eliminate", [Target(1), Target(3)], 2)
+    assert g.decision == Decision(1, "eliminate", (Target(1), Target(3)), 2)
     assert_illegal(g, Target(2), "card 2 is not a legal choice")  # itself
     assert_illegal(g, Target(0), "card 0 is not a legal choice")  # covered
     events = g.apply(Target(1))
@@ -568,7 +568,7 @@ def test_ruling_09_spy_steals_from_the_owners_pile_not_from_the_card() -> None:
         ability="spy",
         scores=[2, 1, 4],
     )
-    assert g.decision == Decision(1, "steal", [Target(0), Target(2)], 1)
+    assert g.decision == Decision(1, "steal", (Target(0), Target(2)), 1)
     events = g.apply(Target(2))
     assert_events(events, [AbilityUsed(1, 1, "spy", 2), Stolen(1, 2, 1)])
     assert g.scores == [2, 2, 3]
@@ -710,7 +710,7 @@ def test_ruling_12_shapeshifter_copies_only_adjacent_face_up_top_characters() ->
         index=1,
         ability="shapeshifter",
     )
-    assert g.decision == Decision(0, "copy", [Target(1), Target(3)], 2)
+    assert g.decision == Decision(0, "copy", (Target(1), Target(3)), 2)
     assert_illegal(g, Target(0), "card 0 is not a legal choice to copy")
     assert_illegal(g, Target(2), "card 2 is not a legal choice to copy")
     # A face-down neighbour and a Shapeshifter are not offered.
@@ -735,7 +735,7 @@ def test_ruling_12_the_copy_acts_from_the_shapeshifters_slot_for_its_owner() -> 
         [Revealed(0, 2, C("red shapeshifter"), 0), AbilityUsed(0, 2, "shapeshifter", 1)],
     )
     # Soldier targets around the Shapeshifter, not around the copied Soldier.
-    assert g.decision == Decision(0, "eliminate", [Target(1), Target(3)], 2)
+    assert g.decision == Decision(0, "eliminate", (Target(1), Target(3)), 2)
     events = g.apply(Target(3))
     assert_events(
         events[:3],
@@ -757,7 +757,7 @@ def test_ruling_12_the_copy_lasts_for_one_resolution() -> None:
         hands=[["red spy"], ["blue spy"], ["green spy"]],
     )
     g.apply(REVEAL)
-    assert g.decision == Decision(1, "copy", [Target(0), Target(2)], 1)
+    assert g.decision == Decision(1, "copy", (Target(0), Target(2)), 1)
     events = g.apply(Target(0))
     assert_events(
         events[:4],
@@ -772,7 +772,7 @@ def test_ruling_12_the_copy_lasts_for_one_resolution() -> None:
     g.apply(Place(C("green spy"), LAST))
     g.apply(Place(C("red spy"), LAST))
     # Round 3: the Lord acts, then the Shapeshifter chooses again.
-    assert g.decision == Decision(1, "copy", [Target(0), Target(2)], 1)
+    assert g.decision == Decision(1, "copy", (Target(0), Target(2)), 1)
     events = g.apply(Target(2))
     assert_events(
         events[:5],
@@ -798,7 +798,7 @@ def test_ruling_13_assassination_eliminates_any_top_card_anywhere() -> None:
         index=1,
     )
     g.apply(REVEAL)
-    assert g.decision == Decision(1, "eliminate", [Target(1), Target(2), Target(3), Target(4)], 2)
+    assert g.decision == Decision(1, "eliminate", (Target(1), Target(2), Target(3), Target(4)), 2)
     events = g.apply(Target(4))
     assert_events(
         events,
@@ -819,7 +819,7 @@ def test_ruling_13_assassination_eliminates_any_top_card_anywhere() -> None:
 def test_ruling_13_assassination_may_eliminate_itself_and_gains_one() -> None:
     g = position(["blue assassination 2t", "green heir"], step="reveal", index=0)
     g.apply(REVEAL)
-    assert g.decision == Decision(1, "eliminate", [Target(0), Target(1)], 0)
+    assert g.decision == Decision(1, "eliminate", (Target(0), Target(1)), 0)
     events = g.apply(Target(0))
     assert_events(
         events,
@@ -845,13 +845,13 @@ def test_ruling_14_decree_moves_any_other_top_card_to_any_gap_or_end() -> None:
     )
     g.apply(REVEAL)
     # Any owner, face up or down; not itself, not a covered card.
-    assert g.decision == Decision(0, "move_card", [Target(1), Target(2), Target(4)], 3)
+    assert g.decision == Decision(0, "move_card", (Target(1), Target(2), Target(4)), 3)
     assert_illegal(g, Target(3), "card 3 is not a legal choice to move")
     assert_illegal(g, Target(0), "card 0 is not a legal choice to move")
     events = g.apply(Target(4))
     assert events == []
     # A lone card is not offered its own place back.
-    assert g.decision == Decision(0, "move_to", [MoveTo(0), MoveTo(1), MoveTo(2)], 3)
+    assert g.decision == Decision(0, "move_to", (MoveTo(0), MoveTo(1), MoveTo(2)), 3)
     events = g.apply(MoveTo(0))
     assert_events(
         events[:3],
@@ -869,9 +869,9 @@ def test_ruling_14_decree_moves_any_other_top_card_to_any_gap_or_end() -> None:
 def test_ruling_14_card_moved_behind_the_decree_resolves_again() -> None:
     g = position(["blue lord up", "red royal_decree", "green heir"], step="reveal", index=1)
     g.apply(REVEAL)
-    assert g.decision == Decision(0, "move_card", [Target(0), Target(2)], 1)
+    assert g.decision == Decision(0, "move_card", (Target(0), Target(2)), 1)
     g.apply(Target(0))
-    assert g.decision == Decision(0, "move_to", [MoveTo(1), MoveTo(2)], 1)
+    assert g.decision == Decision(0, "move_to", (MoveTo(1), MoveTo(2)), 1)
     events = g.apply(MoveTo(2))
     assert_events(
         events,
@@ -895,7 +895,7 @@ def test_ruling_14_decree_continues_with_the_slot_after_its_old_place() -> None:
     )
     g.apply(REVEAL)
     g.apply(Target(3))
-    assert g.decision == Decision(0, "move_to", [MoveTo(0), MoveTo(1), MoveTo(2)], 1)
+    assert g.decision == Decision(0, "move_to", (MoveTo(0), MoveTo(1), MoveTo(2)), 1)
     g.apply(MoveTo(0))
     assert describe(g) == ["#3 blue spy", "#0 blue lord", "#2 green heir"]
     assert g.decision == Decision(2, "reveal", KEEP_OR_REVEAL, 2)
@@ -911,7 +911,7 @@ def test_ruling_14_moving_a_stack_top_uncovers_the_card_below() -> None:
     g.apply(REVEAL)
     g.apply(Target(1))
     # From a stack every gap and end is a move: 3 slots, 4 places.
-    assert g.decision == Decision(0, "move_to", [MoveTo(i) for i in range(4)], 2)
+    assert g.decision == Decision(0, "move_to", tuple(MoveTo(i) for i in range(4)), 2)
     events = g.apply(MoveTo(3))
     assert_events(
         events,
@@ -934,7 +934,7 @@ def test_ruling_14_decree_on_a_stack_uncovered_card_acts_before_a_card_moved_beh
     )
     g.apply(REVEAL)
     g.apply(Target(3))
-    assert g.decision == Decision(0, "move_to", [MoveTo(0), MoveTo(1)], 1)
+    assert g.decision == Decision(0, "move_to", (MoveTo(0), MoveTo(1)), 1)
     events = g.apply(MoveTo(1))
     assert_events(
         events,
@@ -1012,7 +1012,7 @@ def test_ruling_15_ambush_eliminated_by_an_opponent_discards_the_attacker() -> N
 def test_ruling_15_ambush_eliminated_by_a_shapeshifters_copy() -> None:
     g = position(["red ambush", "blue shapeshifter", "green soldier up"], step="reveal", index=1)
     g.apply(REVEAL)
-    assert g.decision == Decision(1, "eliminate", [Target(0), Target(2)], 1)
+    assert g.decision == Decision(1, "eliminate", (Target(0), Target(2)), 1)
     events = g.apply(Target(0))
     assert_events(
         events,
@@ -1033,7 +1033,7 @@ def test_ruling_15_ambush_eliminated_by_a_shapeshifters_copy() -> None:
 def test_ruling_15_ambush_eliminated_by_its_owners_card_revised_edition() -> None:
     g = position(["red ambush 1t", "red soldier", "blue lord"], step="reveal", index=1)
     g.apply(REVEAL)
-    assert g.decision == Decision(0, "eliminate", [Target(0), Target(2)], 1)
+    assert g.decision == Decision(0, "eliminate", (Target(0), Target(2)), 1)
     events = g.apply(Target(0))
     assert_events(
         events,
@@ -1104,7 +1104,7 @@ def test_ruling_17_game_ends_after_round_six_tokens_on_cards_do_not_count() -> N
     g.apply(KEEP)
     events = g.apply(KEEP)
     assert_events(events, [Kept(1, 2, 1), RoundEnded(6), GameEnded((3, 5, 4), (1,))])
-    assert g.over and g.decision is None and g.legal_actions() == []
+    assert g.over and g.decision is None and g.legal_actions() == ()
     assert g.winners == (1,)
     # One card stays in each hand; it is never played.
     assert [hand(g, s) for s in range(3)] == [["red archer"], ["blue archer"], ["green archer"]]
@@ -1270,7 +1270,7 @@ def test_ruling_19_own_other_family_ambush_is_an_own_card_ambush() -> None:
 def test_ruling_20_the_rooms_first_player_chooses_the_direction_before_placing() -> None:
     g = new_game(4, first_player=2, seed=8)
     assert g.decision == Decision(
-        2, "direction", [ChooseDirection(LEFT_TO_RIGHT), ChooseDirection(RIGHT_TO_LEFT)], None
+        2, "direction", (ChooseDirection(LEFT_TO_RIGHT), ChooseDirection(RIGHT_TO_LEFT)), None
     )
     assert_illegal(g, ChooseDirection(LEFT_TO_RIGHT), "not your turn: seat 2", seat=0)
     assert_illegal(g, Place(g.hands[2][0], FIRST), "choose the direction")

@@ -96,7 +96,7 @@ def test_two_player_round_one_places_four_cards_alternating() -> None:
     events = g.apply(Place(C("blue lord"), FIRST))
     assert events[0] == Placed(0, 3, C("blue lord"), FIRST, 0)
     assert describe(g) == ["#3 blue lord", "#2 green lord", "#0 green heir", "#1 red heir"]
-    assert g.decision == Decision(0, "reveal", [KEEP, REVEAL], 3)
+    assert g.decision == Decision(0, "reveal", (KEEP, REVEAL), 3)
 
 
 def test_two_player_stacks_never_mix_families() -> None:
@@ -108,14 +108,14 @@ def test_two_player_stacks_never_mix_families() -> None:
     assert g.decision == Decision(
         0,
         "place",
-        [
+        (
             Place(C("red spy"), FIRST),
             Place(C("red spy"), LAST),
             Place(C("red spy"), 0),
             Place(C("blue spy"), FIRST),
             Place(C("blue spy"), LAST),
             Place(C("blue spy"), 2),
-        ],
+        ),
         None,
     )
     assert_illegal(g, Place(C("red spy"), 2), "a stack never mixes families")
@@ -160,7 +160,7 @@ def test_two_player_spy_may_choose_your_other_family_for_nothing() -> None:
         ["green lord", "red spy", "blue heir"], step="reveal", index=1, scores=[2, 2], **TWO
     )
     g.apply(REVEAL)
-    assert g.decision == Decision(0, "steal", [Target(0), Target(2)], 1)
+    assert g.decision == Decision(0, "steal", (Target(0), Target(2)), 1)
     g.apply(Target(2))
     assert g.scores == [2, 2]
 
@@ -324,7 +324,7 @@ def test_five_players_round_one_builds_a_line_of_five() -> None:
     assert describe(g) == [
         "#4 green lord", "#2 red lord", "#0 yellow lord", "#1 black lord", "#3 blue lord"
     ]  # fmt: skip
-    assert g.decision == Decision(2, "reveal", [KEEP, REVEAL], 4)
+    assert g.decision == Decision(2, "reveal", (KEEP, REVEAL), 4)
 
 
 def test_four_players_tie_break_among_three() -> None:
