@@ -6,42 +6,111 @@ own seat's secrets overlaid. It builds an engine game of that position
 engine's players for a move. It cannot peek, even by accident: nothing it
 is given holds another seat's hidden card.
 
+Strategies: ``random`` (uniform among the legal options), ``heuristic``
+(the engine's greedy rules of thumb) and ``ismcts`` (a search over the
+cards it cannot see, `oriflamme.client.ismcts`: 200 ms a decision with a
+clock, which the trio shells give it, or a number of iterations). A bot
+that searches is `slow`: the shells run its decisions in a worker thread.
+
 >>> sorted(STRATEGIES)
-['heuristic', 'random']
+['heuristic', 'ismcts', 'random']
 """
 
 from __future__ import annotations
 
 import random
-from typing import Protocol
+from collections.abc import Callable
+from typing import NamedTuple, Protocol
 
 from oriflamme.engine import Action, HeuristicPlayer, Player, PositionError, RandomPlayer
 from oriflamme.protocol import messages as m
 
+from .ismcts import DEFAULT_SECONDS, ISMCTSPlayer
 from .state import ClientState, GameMirror
 
-STRATEGIES: dict[str, type[RandomPlayer]] = {
+STRATEGIES: dict[str, Callable[..., Player]] = {
     "random": RandomPlayer,
     "heuristic": HeuristicPlayer,
+    "ismcts": ISMCTSPlayer,
 }
+# Strategies that think for a while: their decisions run off the event loop.
+SEARCHING = frozenset({"ismcts"})
+
+
+class Think(NamedTuple):
+    """A searching bot's budget a decision: seconds, or a number of iterations."""
+
+    seconds: float | None = None
+    iterations: int | None = None
+
+
+def parse_think(text: str | None) -> Think:
+    """A budget as a person writes it: milliseconds, or iterations with an
+    ``i``. Raises ValueError for anything else.
+
+    >>> parse_think("300"), parse_think("500i"), parse_think(None)
+    (Think(seconds=0.3, iterations=None), Think(seconds=None, iterations=500), Think(seconds=None, iterations=None))
+    """
+    if text is None:
+        return Think()
+    text = text.strip().lower()
+    try:
+        value = int(text[:-1] if text.endswith("i") else text)
+    except ValueError:
+        raise ValueError(f"milliseconds (200) or iterations (500i), not {text!r}") from None
+    if not 1 <= value <= 1_000_000:
+        raise ValueError(f"{text!r} is out of range (1-1000000)")
+    return Think(iterations=value) if text.endswith("i") else Think(seconds=value / 1000)
 
 
 class Bot:
     """Chooses our answer to the pending decision with `strategy`."""
 
     def __init__(
-        self, strategy: str, *, rng: random.Random | None = None, seed: str | None = None
+        self,
+        strategy: str,
+        *,
+        rng: random.Random | None = None,
+        seed: str | None = None,
+        seconds: float | None = None,
+        iterations: int | None = None,
+        clock: Callable[[], float] | None = None,
     ) -> None:
         """`seed`: a reproducible bot. Each decision's randomness comes from
         the seed and the decision's number, so the same game gives the same
         moves, and a decision answered again (after a reconnection, or a
-        server's restart) is answered the same way."""
+        server's restart) is answered the same way.
+
+        A searching strategy's budget a decision: `iterations`, or `seconds`
+        (default 0.2) by `clock`; without a clock (set it later with
+        `use_clock`), a fixed number of iterations (the search's default)."""
         if strategy not in STRATEGIES:
             raise ValueError(f"no bot strategy {strategy!r}: {', '.join(sorted(STRATEGIES))}")
         self.strategy = strategy
         self.seed = seed
         self._rng = rng if rng is not None else random.Random()
-        self._player: Player = STRATEGIES[strategy](rng=self._rng)
+        self._player: Player
+        if strategy == "ismcts":
+            self._player = ISMCTSPlayer(
+                rng=self._rng,
+                iterations=iterations,
+                seconds=DEFAULT_SECONDS if seconds is None else seconds,
+                clock=clock,
+            )
+        else:
+            self._player = STRATEGIES[strategy](rng=self._rng)
+
+    @property
+    def slow(self) -> bool:
+        """The bot thinks for a while (a search): run `choose` off the event loop."""
+        return self.strategy in SEARCHING
+
+    def use_clock(self, clock: Callable[[], float]) -> None:
+        """Give a searching bot the clock its time budget is read from, unless
+        it has one or counts iterations (a trio shell calls this)."""
+        player = self._player
+        if isinstance(player, ISMCTSPlayer) and player.clock is None:
+            player.clock = clock
 
     def choose(self, game: GameMirror) -> Action:
         """One of `game.options()`. The engine's player decides on the position

@@ -323,8 +323,14 @@ def _bot(args: argparse.Namespace) -> int:
 
     import trio
 
+    from oriflamme.client.bots import parse_think
     from oriflamme.client.commands import run_bot
 
+    try:
+        think = parse_think(args.think)
+    except ValueError as exc:
+        print(f"oriflamme bot: --think: {exc}", file=sys.stderr)
+        return 2
     _logging(args.log_level)
     where = _where(args, "bot")
     if where is None:
@@ -338,6 +344,7 @@ def _bot(args: argparse.Namespace) -> int:
                 port,
                 room=args.room,
                 strategy=args.strategy,
+                think=think,
                 games=args.games,
                 name=args.name,
                 players=args.players,
@@ -565,7 +572,7 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument(
         "--strategy",
         default="random",
-        help="random, heuristic, or a comma-separated list assigned to seats in turn "
+        help="random, heuristic, ismcts, or a comma-separated list assigned to seats in turn "
         "(e.g. heuristic,random)",
     )
     sp.add_argument("--variant", choices=["standard", "two-player"], default="standard")
@@ -648,7 +655,12 @@ def build_parser() -> argparse.ArgumentParser:
     bp = sub.add_parser("bot", help="run a bot that plays at a server's table")
     bp.add_argument("server", metavar="HOST[:PORT]")
     bp.add_argument("--room", required=True, help="the room's name (created if no such room waits)")
-    bp.add_argument("--strategy", choices=["random", "heuristic"], default="heuristic")
+    bp.add_argument("--strategy", choices=["random", "heuristic", "ismcts"], default="heuristic")
+    bp.add_argument(
+        "--think",
+        metavar="MS|Ni",
+        help="ismcts: its budget a decision, milliseconds (default 200) or iterations (500i)",
+    )
     bp.add_argument("--games", type=int, default=1, help="how many games to play")
     bp.add_argument("--name", help="the bot's name in the room")
     bp.add_argument("--players", type=int, default=3, help="seats, if the bot creates the room")
@@ -667,9 +679,9 @@ def build_parser() -> argparse.ArgumentParser:
     pp.add_argument("--name", help="your name at the table (default: your login name)")
     pp.add_argument(
         "--level",
-        choices=["easy", "normal"],
+        choices=["easy", "normal", "hard"],
         default="normal",
-        help="the bots: easy (random moves) or normal (heuristic)",
+        help="the bots: easy (random moves), normal (heuristic) or hard (ismcts search)",
     )
     pp.add_argument("--turn-timer", type=int, help="seconds a decision (default: no timer)")
     pp.add_argument("--no-bell", action="store_true", help="no bell when it is your turn")

@@ -15,7 +15,7 @@ import trio
 
 from oriflamme.protocol import messages as m
 
-from .bots import Behaviour, Bot
+from .bots import Behaviour, Bot, Think
 from .secret_store import SecretStore
 from .session import Backoff, RequestRefused, Session, open_session
 from .state import ClientState
@@ -95,6 +95,7 @@ async def run_bot(
     *,
     room: str,
     strategy: str = "heuristic",
+    think: Think | None = None,
     games: int = 1,
     name: str | None = None,
     players: int = 3,
@@ -107,7 +108,8 @@ async def run_bot(
     plays `games` games there and returns how many it finished. As host it
     starts a game once every seat is taken and everyone is ready."""
     store = SecretStore(state_dir) if state_dir is not None else None
-    bot = Bot(strategy, rng=random.Random(seed))
+    think = think or Think()
+    bot = Bot(strategy, rng=random.Random(seed), seconds=think.seconds, iterations=think.iterations)
     session = Session(
         connector(host, port, trust),
         name or f"{strategy} bot",

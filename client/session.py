@@ -20,7 +20,12 @@ the mirror to change until `test()` holds.
 
 A `Behaviour` (`oriflamme.client.bots`) makes the session play by itself:
 after every batch of pushes it sends what the behaviour says (the seed
-commitment, openings, the final reveal, and a bot's decisions).
+commitment, openings, the final reveal, and a bot's decisions). A bot that
+searches (`Bot.slow`) gets the clock for its time budget from here, and
+decides in a worker thread (`trio.to_thread`, at most `BOT_THREADS` at once
+per process), so that its 200 ms of thought do not stop the event loop
+serving everything else (a server's other rooms). The reader waits for the
+answer before it reads on, so the mirror does not change under the bot.
 
 Secrets: with a `SecretStore`, a seat's secrets are read from it when a game
 starts (a client that was killed takes its seat back), and written to it
@@ -36,6 +41,7 @@ from __future__ import annotations
 import contextlib
 import math
 import random
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -65,6 +71,21 @@ Connector = Callable[[], Awaitable[trio.abc.Stream]]
 # A fatal error that ends the session: reconnecting would not help.
 ENDING = frozenset({BAD_TOKEN, SESSION_REPLACED, UNSUPPORTED_VERSION, HANDSHAKE_REQUIRED})
 READ_SIZE = 65536
+# Bots' searches running at once in worker threads, per process (a trio run).
+BOT_THREADS = 2
+_bot_threads: trio.lowlevel.RunVar[trio.CapacityLimiter] = trio.lowlevel.RunVar("bot_threads")
+
+
+async def _behave(behaviour: Behaviour, client: Session) -> list[m.Message]:
+    """What `behaviour` sends now; a searching bot thinks in a worker thread."""
+    if behaviour.bot is None or not behaviour.bot.slow:
+        return behaviour.messages(client)
+    try:
+        limiter = _bot_threads.get()
+    except LookupError:
+        limiter = trio.CapacityLimiter(BOT_THREADS)
+        _bot_threads.set(limiter)
+    return await trio.to_thread.run_sync(behaviour.messages, client, limiter=limiter)
 
 
 def tcp(host: str, port: int) -> Connector:
@@ -161,6 +182,8 @@ class Session:
         self.server = server
         self.store = store
         self.behaviour = behaviour
+        if behaviour is not None and behaviour.bot is not None:
+            behaviour.bot.use_clock(time.perf_counter)
         self.backoff = backoff if backoff is not None else Backoff()
         self.connect_timeout = connect_timeout
         self.client = client
@@ -278,7 +301,7 @@ class Session:
             if received:
                 self._notify()
                 if self.behaviour is not None and self._connected.is_set():
-                    for message in self.behaviour.messages(self):
+                    for message in await _behave(self.behaviour, self):
                         await self._send(link, message)
 
     async def _pinger(self, link: _Link) -> None:

@@ -205,8 +205,14 @@ class NetServer:
                 await self._reader(conn, stream, connection)
         finally:
             self._connections.pop(conn, None)
+            # The core task must hear of it, unless the server is going down
+            # (this task is cancelled from outside its connection): then
+            # nothing drains the inbox, and thousands of connections closing
+            # at once would wait on it for ever.
+            going_down = trio.current_effective_deadline() == -math.inf
             with trio.CancelScope(shield=True):
-                await self._inbox_send.send(("closed", conn, b""))
+                if not going_down:
+                    await self._inbox_send.send(("closed", conn, b""))
                 with trio.move_on_after(1):
                     await stream.aclose()
             log.info("connection %s closed", conn)

@@ -15,8 +15,9 @@ Keys, each listed on the screen: in the lobby ↑↓ pick a room, [j] join,
 [s] spectate, [n] new room (a form: ↑↓ a field, ←→ its value, letters for
 the name, Enter creates), [c] join by invite code, [h] your finished games
 ([d] downloads the selected record), [r] refresh, [/] chat. In a room: [r]
-ready or not, [b]/[e] add a normal/easy bot and [x] remove the last bot
-(host), [g] start (host, everyone ready), [l] leave.
+ready or not, [b]/[e]/[h] add a normal/easy/hard bot (the heuristic, random
+moves, the ISMCTS search) and [x] remove the last bot (host), [g] start
+(host, everyone ready), [l] leave.
 """
 
 from __future__ import annotations
@@ -36,6 +37,9 @@ UP, DOWN = "up", "down"
 
 
 TIMERS = (None, 30, 60, 120, 300)
+# The host's keys that add a bot, and its strategy (the levels of `oriflamme play`).
+BOT_KEYS = {"b": "heuristic", "e": "random", "h": "ismcts"}
+BOT_LEVELS = {"random": "easy bot", "ismcts": "hard bot"}
 
 
 @dataclass
@@ -189,11 +193,10 @@ class LobbyController:
             self.send(Request(m.LeaveRoom()))
         elif key == "r" and seat is not None:
             self.send(Request(m.Ready(ready=not seat.ready)))
-        elif key in ("b", "e", "x", "g") and not host:
+        elif key in ("b", "e", "h", "x", "g") and not host:
             self.status = "Only the host can do that"
-        elif key in ("b", "e"):
-            strategy = "heuristic" if key == "b" else "random"
-            self.send(Request(m.AddBot(strategy=strategy)))
+        elif key in BOT_KEYS:
+            self.send(Request(m.AddBot(strategy=BOT_KEYS[key])))
         elif key == "x":
             bots = [s.seat for s in room.seats if s.bot is not None]
             if bots:
@@ -323,7 +326,11 @@ class LobbyController:
                     left.append(f"   {seat.seat + 1} (open seat)")
                     continue
                 who = "You" if seat.seat == room.seat else safe(seat.name, 14)
-                what = "bot" if seat.bot else ("ready" if seat.ready else "not ready")
+                what = (
+                    BOT_LEVELS.get(seat.bot, "bot")
+                    if seat.bot
+                    else ("ready" if seat.ready else "not ready")
+                )
                 if seat.player is not None and seat.player == room.host:
                     what += ", host"
                 if not seat.connected:
@@ -409,7 +416,9 @@ class LobbyController:
             if room.seat is None:
                 keys = "[l] leave  [/] chat  [q] quit"
             elif room.host == self.state.player:
-                keys = "[r] ready  [b] bot  [e] easy bot  [x] no bot  [g] start  [l] leave  [/] chat  [q] quit"
+                keys = (
+                    "[r] ready  [b/e/h] bot  [x] no bot  [g] start  [l] leave  [/] chat  [q] quit"
+                )
             else:
                 keys = "[r] ready  [l] leave  [/] chat  [q] quit"
         else:
@@ -430,8 +439,9 @@ _HELP = [
     "h         your finished games; d downloads a record (oriflamme verify checks it)",
     "/         chat (in a room: with the room; else with the lobby)",
     "",
-    "In a room: r ready (or not), l leave. The host: b add a bot (e: an easy one),",
-    "x remove the last bot, g start once everyone is ready.",
+    "In a room: r ready (or not), l leave. The host: b add a bot (e: an easy one,",
+    "h: a hard one that searches), x remove the last bot, g start once everyone",
+    "is ready.",
     "",
     "Any key closes this help.",
 ]

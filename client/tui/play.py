@@ -31,7 +31,7 @@ from ..session import Backoff, Session, tcp
 from .app import Bridge
 from .driver import banner, drive, ready_and_start, records_dir
 
-LEVELS = {"easy": "random", "normal": "heuristic"}
+LEVELS = {"easy": "random", "normal": "heuristic", "hard": "ismcts"}
 SERVER_KEY = "play"
 
 

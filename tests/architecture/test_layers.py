@@ -57,6 +57,7 @@ SANS_IO_CLIENT = (
     "oriflamme.client.seat_secrets",
     "oriflamme.client.state",
     "oriflamme.client.bots",
+    "oriflamme.client.ismcts",
     "oriflamme.client.endpoint",
     "oriflamme.client.replay",
     # the terminal client's logic: what is drawn and what keys do

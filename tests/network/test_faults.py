@@ -17,6 +17,7 @@ from oriflamme.client.inprocess import InProcess
 from oriflamme.protocol import messages as m
 from oriflamme.protocol.codec import encode_frame
 from oriflamme.protocol.verify import verify_record
+from oriflamme.server import net
 from oriflamme.server.core import FixedEntropy, ServerConfig
 
 from .test_misuse import HOST, running_server
@@ -102,3 +103,28 @@ def test_a_player_vanishing_at_any_step_of_a_game_does_not_stop_it(after_pushes:
     verdict = verify_record(finished.record)
     assert verdict.ok, verdict.reasons()
     assert seen >= min(after_pushes, 1)
+
+
+@pytest.mark.trio
+async def test_a_server_with_more_connections_than_its_inbox_holds_stops_at_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Every connection tells the core task it closed; when the server goes
+    down nothing reads those notes, so they must not be waited on (with
+    19,000 connections, more than the inbox holds, a stop hung for ever)."""
+    monkeypatch.setattr(net, "INBOX", 8)
+    with trio.fail_after(30):
+        async with running_server() as (port, _, server):
+            streams = []
+            for _ in range(40):
+                stream = await trio.open_tcp_stream(HOST, port)
+                await stream.send_all(HELLO)
+                streams.append(stream)
+            while len(server.gateway._links) < 40:
+                await trio.sleep(0.01)
+            with trio.fail_after(10):
+                # No grace: every connection is still open when the tasks are
+                # cancelled, as many are after a grace period with 19,000.
+                await server.shut_down(grace=0)
+            for stream in streams:
+                await stream.aclose()

@@ -175,7 +175,7 @@ def test_two_players_join_play_through_a_server_crash_and_replay(tmp_path: Path)
         ann.keys("Down", "Left")  # 3 players
         ann.wait_for(r"players\s+3", timeout=10)
         ann.keys("Enter")
-        ann.wait_for(r"\[b\] bot", timeout=10)
+        ann.wait_for(r"\[b/e/h\] bot", timeout=10)
         ann.keys("b")
         ann.wait_for(r"Bot 1", timeout=10)
         ann.keys("r")
