@@ -19,10 +19,17 @@ that searches is `slow`: the shells run its decisions in a worker thread.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import NamedTuple, Protocol
 
-from oriflamme.engine import Action, HeuristicPlayer, Player, PositionError, RandomPlayer
+from oriflamme.engine import (
+    Action,
+    Game,
+    HeuristicPlayer,
+    Player,
+    PositionError,
+    RandomPlayer,
+)
 from oriflamme.protocol import messages as m
 
 from .ismcts import DEFAULT_SECONDS, ISMCTSPlayer
@@ -89,6 +96,7 @@ class Bot:
         self.strategy = strategy
         self.seed = seed
         self._rng = rng if rng is not None else random.Random()
+        self._ready: tuple[int | None, Action] | None = None
         self._player: Player
         if strategy == "ismcts":
             self._player = ISMCTSPlayer(
@@ -113,22 +121,42 @@ class Bot:
             player.clock = clock
 
     def choose(self, game: GameMirror) -> Action:
-        """One of `game.options()`. The engine's player decides on the position
-        as this seat sees it; should that position not load, or the player's
-        choice not be among our options, the bot picks among them at random."""
+        """One of `game.options()`: the one `ready` was given for this
+        decision, or one `decide` chooses now."""
         options = game.options()
         if not options:
             raise ValueError("no decision of ours is pending")
-        if self.seed is not None and game.decision is not None:
-            self._rng.seed(f"{self.seed} {game.decision.turn}")
+        turn = None if game.decision is None else game.decision.turn
+        ready, self._ready = self._ready, None
+        if ready is not None and ready[0] == turn and ready[1] in options:
+            return ready[1]
         try:
-            action = self._player.choose(game.engine_game())
+            position: Game | None = game.engine_game()
+        except (PositionError, ValueError, AssertionError):
+            position = None  # (a position the engine cannot load: a random option)
+        return self.decide(position, options, turn)
+
+    def decide(self, position: Game | None, options: Sequence[Action], turn: int | None) -> Action:
+        """One of `options`, for decision number `turn` of `position` (the
+        game as this seat sees it). The engine's player decides; should the
+        position not load, or its choice not be among the options, the bot
+        picks among them at random. It touches nothing but its arguments and
+        the bot: a searching bot's shell runs it in a worker thread."""
+        if self.seed is not None and turn is not None:
+            self._rng.seed(f"{self.seed} {turn}")
+        try:
+            action = None if position is None else self._player.choose(position)
         except (PositionError, ValueError, AssertionError):
             action = None
         if action in options:
             assert action is not None
             return action
         return options[int(self._rng.random() * len(options))]
+
+    def ready(self, turn: int | None, action: Action) -> None:
+        """`action` was decided (by `decide`, elsewhere) for decision number
+        `turn`: `choose` gives it for that decision."""
+        self._ready = (turn, action)
 
 
 class Seated(Protocol):

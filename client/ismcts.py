@@ -192,6 +192,7 @@ class Determinizer:
                 g.draw_piles[s][i] = cards[next(it)]
             for pid in queued:
                 in_queue[pid].kind = next(it)
+        g._legal = None  # the options copied were of the unknown cards: ask again
         return g
 
 

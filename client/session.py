@@ -48,7 +48,7 @@ from dataclasses import dataclass
 
 import trio
 
-from oriflamme.engine import Rules
+from oriflamme.engine import Game, PositionError, Rules
 from oriflamme.protocol import messages as m
 from oriflamme.protocol.errors import (
     BAD_TOKEN,
@@ -77,15 +77,36 @@ _bot_threads: trio.lowlevel.RunVar[trio.CapacityLimiter] = trio.lowlevel.RunVar(
 
 
 async def _behave(behaviour: Behaviour, client: Session) -> list[m.Message]:
-    """What `behaviour` sends now; a searching bot thinks in a worker thread."""
-    if behaviour.bot is None or not behaviour.bot.slow:
-        return behaviour.messages(client)
-    try:
-        limiter = _bot_threads.get()
-    except LookupError:
-        limiter = trio.CapacityLimiter(BOT_THREADS)
-        _bot_threads.set(limiter)
-    return await trio.to_thread.run_sync(behaviour.messages, client, limiter=limiter)
+    """What `behaviour` sends now. A searching bot thinks in a worker thread,
+    on a position and options made here: the thread touches nothing the
+    session touches (the mirror, the secrets); what to send is made here."""
+    bot, game = behaviour.bot, client.state.game
+    if (
+        bot is not None
+        and bot.slow
+        and game is not None
+        and game.my_turn
+        and game.decision is not None
+        and game.decision.turn != client.answered_turn
+        and game.options()
+    ):
+        try:
+            limiter = _bot_threads.get()
+        except LookupError:
+            limiter = trio.CapacityLimiter(BOT_THREADS)
+            _bot_threads.set(limiter)
+        turn = game.decision.turn
+        try:
+            position: Game | None = game.engine_game()
+        except (PositionError, ValueError, AssertionError):
+            position = None  # (the bot then picks at random)
+        options = game.options()
+        # (abandoned if cancelled: its result is thrown away when it ends)
+        action = await trio.to_thread.run_sync(
+            bot.decide, position, options, turn, limiter=limiter, abandon_on_cancel=True
+        )
+        bot.ready(turn, action)
+    return behaviour.messages(client)
 
 
 def tcp(host: str, port: int) -> Connector:

@@ -410,6 +410,21 @@ class Game:
         # The pending decision's legal actions, once asked (None: not yet).
         self._legal: tuple[Action, ...] | None = None
 
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """Unpickling: a game pickled by an older version (a server's saved
+        lobby, before where the game stands was one `Cursor`) is brought up
+        to date from its loose attributes."""
+        if "cursor" not in state:
+            cursor = Cursor(state.pop("step"), state.pop("place_turn", 0))
+            cursor.index = state.pop("cur", -1)
+            cursor.slot = state.pop("cur_slot", [])
+            for name in ("actor", "ability", "chosen", "opening", "open_for"):
+                setattr(cursor, name, state.pop(name, None))
+            state["cursor"] = cursor
+            state["over"] = cursor.step is Step.OVER
+            state["_legal"] = None
+        self.__dict__.update(state)
+
     def copy(self) -> Game:
         """An independent copy of the game, for search: playing on either
         leaves the other as it was. Much cheaper than `to_data`/`from_data`.

@@ -311,10 +311,8 @@ def _load_cursor(g: Game, step: Step, data: dict[str, Any]) -> Cursor:
         )
         placed = _int(data, "placed", 0, len(order) - 1, 0)
         _need(bool(g.hands[order[placed]]), "the seat to place has no card")
-        _need(
-            g.round > 1 or len(g.queue) >= placed,
-            "round 1 cannot have fewer slots than placements",
-        )
+        # (Round 1 may have fewer slots than placements: a seat whose player
+        # timed out is skipped, `Game.skip_placement`.)
         return Cursor(PLACE, placed)
     if step == OVER:
         winners = data.get("winners")

@@ -37,6 +37,9 @@ from .store import SqliteStore, StoreError
 
 log = logging.getLogger("oriflamme.server")
 
+# What the settings given at start replace (the rest is the directory's).
+GIVEN_AT_START = (*LIMITS, "strategies")
+
 KEY_FILE = "secret.key"
 DATABASE_FILE = "server.sqlite3"
 
@@ -90,14 +93,25 @@ def restore(data_dir: Path, config: ServerConfig) -> Restored:
             return Restored(lobby, store, [], 0, new=True)
         lobby = _unpickle(snapshot)
         lobby.rekey(key)
-        lobby.config = with_limits(lobby.config, config)
+        # The journal's inputs were taken under the snapshot's settings (a
+        # name or a chat line within its limits, a bot of its strategies):
+        # they are replayed under those, or a replay would refuse what was
+        # accepted. The settings given now apply from here on, and a new
+        # snapshot says so before any input is taken under them.
+        kept = with_limits(lobby.config, lobby.config)
+        lobby.config = kept
+        replayed = replay(lobby, entries)
+        lobby.take()  # the replay noted the journal again: it is stored already
+        lobby.config = with_limits(kept, config)
+        for room in lobby.rooms.values():
+            room.config = lobby.config
         if lobby.config != config:
             log.warning(
                 "this data directory's settings are kept (they are part of its games): %s",
                 lobby.config,
             )
-        replayed = replay(lobby, entries)
-        lobby.take()  # the replay noted the journal again: it is stored already
+        if lobby.config != kept:
+            store.save_snapshot(pickle.dumps(lobby, protocol=pickle.HIGHEST_PROTOCOL))
         return Restored(lobby, store, replayed, len(entries), new=False)
     except BaseException:
         store.close()
@@ -106,12 +120,14 @@ def restore(data_dir: Path, config: ServerConfig) -> Restored:
 
 def with_limits(kept: ServerConfig, given: ServerConfig) -> ServerConfig:
     """The data directory's settings (part of its games), with the abuse
-    limits given now: they are part of no game, and a directory written
-    before they existed has none."""
+    limits and bot strategies given now: they are part of no game. A
+    setting a directory written before it existed lacks is the default
+    (the value the server had before it was a setting)."""
+    default = ServerConfig()
     values = {
         f.name: getattr(given, f.name)
-        if f.name in LIMITS
-        else getattr(kept, f.name, getattr(given, f.name))
+        if f.name in GIVEN_AT_START
+        else getattr(kept, f.name, getattr(default, f.name))
         for f in dataclasses.fields(ServerConfig)
     }
     return ServerConfig(**values)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import random
 import threading
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -240,27 +241,46 @@ def test_a_time_budget_is_kept_with_the_clock_it_is_given() -> None:
     assert bot.last_iterations == 10
 
 
-class _Thinking(Behaviour):
-    """Records the thread its decisions were made in."""
+class _Thinking(Bot):
+    """Records the thread its decisions are made in."""
 
-    def __init__(self, bot: Bot) -> None:
-        super().__init__(bot)
+    def __init__(self, strategy: str) -> None:
+        super().__init__(strategy, iterations=5)
         self.threads: list[int] = []
 
-    def messages(self, client: Any) -> list[m.Message]:
+    def decide(self, position: Any, options: Any, turn: int | None) -> Any:
         self.threads.append(threading.get_ident())
-        return []
+        return super().decide(position, options, turn)
 
 
-def test_a_searching_bot_thinks_off_the_event_loop() -> None:
-    async def main() -> tuple[int, list[int], list[int]]:
-        slow, quick = _Thinking(Bot("ismcts")), _Thinking(Bot("heuristic"))
-        await _behave(slow, None)  # type: ignore[arg-type]
-        await _behave(quick, None)  # type: ignore[arg-type]
-        return threading.get_ident(), slow.threads, quick.threads
+def _client_to_decide(game: Any) -> Any:
+    """What `_behave` reads of a session: a mirror whose decision is ours."""
+    mirror = SimpleNamespace(
+        my_turn=True,
+        decision=SimpleNamespace(turn=7),
+        options=lambda: list(game.legal_actions()),
+        engine_game=lambda: seen(game, game.decision.seat),
+        automatic=lambda: [],
+        answer=lambda action: m.Ping(id=1),  # (what is sent does not matter here)
+    )
+    return SimpleNamespace(state=SimpleNamespace(game=mirror), answered_turn=None)
 
-    loop, slow, quick = trio.run(main)
-    assert slow != [loop] and quick == [loop]
+
+def test_a_searching_bot_thinks_off_the_event_loop_and_answers_on_it() -> None:
+    game = new_game(3, seed=2)
+    while len(game.legal_actions()) < 2:
+        game.apply(game.legal_actions()[0])
+
+    async def main() -> tuple[int, list[int], list[int], list[Any]]:
+        slow, quick = _Thinking("ismcts"), _Thinking("heuristic")
+        sent = await _behave(Behaviour(slow), _client_to_decide(game))
+        await _behave(Behaviour(quick), _client_to_decide(game))
+        return threading.get_ident(), slow.threads, quick.threads, sent
+
+    loop, slow, quick, sent = trio.run(main)
+    assert len(slow) == 1 and slow != [loop]  # the search, in a worker thread
+    assert quick == [loop]  # a quick bot decides on the event loop
+    assert sent == [m.Ping(id=1)]  # the answer made on the event loop, once
 
 
 def test_a_kept_face_down_card_is_dealt_an_ambush_more_often() -> None:

@@ -172,3 +172,39 @@ def test_a_copy_and_its_original_may_share_the_legal_actions() -> None:
         twin.apply(legal[int(rng.random() * len(legal))])
         assert game.legal_actions() is legal  # untouched by the copy's move
         game.apply(legal[int(rng.random() * len(legal))])
+
+
+def test_a_game_pickled_before_the_cursor_unpickles_and_plays_on_the_same() -> None:
+    """A server's saved lobby holds its games pickled: one saved by the
+    version whose game kept its step in loose attributes must load."""
+    import pickle
+
+    from oriflamme.engine import RandomPlayer, new_game, to_data
+
+    game = new_game(4, seed=11)
+    player = RandomPlayer(seed=3)
+    while not (game.round == 2 and game.cursor.index >= 0):  # in mid-resolution
+        game.apply(player.choose(game))
+    cursor = game.cursor
+    old_state = {k: v for k, v in game.__dict__.items() if k not in ("cursor", "over", "_legal")}
+    old_state |= {
+        "step": cursor.step,
+        "place_turn": cursor.placed,
+        "cur": cursor.index,
+        "cur_slot": cursor.slot,
+        "actor": cursor.actor,
+        "ability": cursor.ability,
+        "chosen": cursor.chosen,
+        "opening": cursor.opening,
+        "open_for": cursor.open_for,
+        "_legal": None,
+    }
+    old = pickle.loads(pickle.dumps(game))  # (a real pickle of today's, then made old)
+    old.__dict__.clear()
+    old.__setstate__(pickle.loads(pickle.dumps(old_state)))
+    assert to_data(old) == to_data(game)
+    assert old.legal_actions() == game.legal_actions()
+    rng_a, rng_b = RandomPlayer(seed=5), RandomPlayer(seed=5)
+    while not game.over:
+        assert old.apply(rng_a.choose(old)) == game.apply(rng_b.choose(game))
+    assert old.over and old.winners == game.winners

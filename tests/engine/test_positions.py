@@ -167,3 +167,17 @@ def test_one_empty_hand_only_skips_that_seat() -> None:
     assert g.round == 4 and g.step == Step.PLACE
     assert g.decision is not None and g.decision.seat != 1
     assert isinstance(events[-1], RoundStarted)
+
+
+def test_a_round_1_position_after_a_skipped_placement_loads() -> None:
+    """A seat whose player timed out is skipped (`skip_placement`): round 1
+    then has fewer slots than placements, and its position still loads (a
+    bot on the next seat plays from it)."""
+    from oriflamme.engine import from_data, new_game, to_data
+
+    game = new_game(3, seed=4)
+    game.apply(game.legal_actions()[0])  # the direction
+    game.skip_placement()
+    data = to_data(game)
+    assert data["placed"] == 1 and data["queue"] == []
+    assert to_data(from_data(data)) == data

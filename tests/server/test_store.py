@@ -147,3 +147,29 @@ def test_a_data_directory_that_cannot_be_made_is_said_plainly(tmp_path: Path) ->
     (tmp_path / "a file").write_text("x")
     with pytest.raises(StoreError, match="cannot use the data directory .*Not a directory"):
         restore(tmp_path / "a file" / "data", ServerConfig())
+
+
+def test_the_journal_is_replayed_under_the_limits_it_was_taken_under(tmp_path: Path) -> None:
+    """A server started again with stricter limits (shorter names) must not
+    refuse, in its replay, what it accepted before: the journal's inputs
+    are replayed under the settings they were taken under, and the new
+    ones apply from then on (a snapshot says so at once)."""
+    data = tmp_path / "data"
+    first = restore(data, ServerConfig())
+    lobby = first.lobby
+    for conn, name in ((1, "A name of thirty characters ok"), (2, "Bob")):
+        hello = m.Hello(versions=(1,), client="t/1", name=name, id=1)
+        lobby.hello(conn, hello, 1.0)
+    first.store.append(lobby.take())
+    first.store.close()  # (killed: no snapshot after the hellos)
+    second = restore(data, ServerConfig(name_length=20, strategies=("random", "ismcts")))
+    assert sorted(s.name for s in second.lobby.sessions) == [
+        "A name of thirty characters ok",
+        "Bob",
+    ]
+    assert second.lobby.config.name_length == 20
+    assert second.lobby.config.strategies == ("random", "ismcts")  # given now, like the limits
+    second.store.close()
+    third = restore(data, ServerConfig(name_length=20))  # the new snapshot holds both
+    assert len(third.lobby.sessions) == 2 and third.entries == 0
+    third.store.close()
