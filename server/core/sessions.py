@@ -53,6 +53,24 @@ def _digest(token: bytes) -> bytes:
 class Session:
     """One player's session; see the module docstring."""
 
+    # Slots, not a __dict__: a server holds thousands of sessions, and the
+    # snapshot's pickling would give each a dict for good (Python keeps an
+    # instance's attributes inline until its __dict__ is asked for).
+    __slots__ = (
+        "player",
+        "name",
+        "bot",
+        "conn",
+        "room",
+        "seat",
+        "disconnected_at",
+        "last_seq",
+        "_history_size",
+        "history",
+        "_digests",
+        "chat_times",
+    )
+
     def __init__(self, player: int, name: str, *, history: int, bot: str | None = None) -> None:
         self.player = player
         self.name = name
@@ -69,6 +87,16 @@ class Session:
         self.history: deque[m.Message] | None = None
         self._digests: tuple[bytes, bytes | None] = (b"", None)
         self.chat_times: deque[float] | None = None
+
+    def __setstate__(self, state: Any) -> None:
+        """Unpickling: slots (`(None, {...})`), or the dict of a session
+        saved before they were."""
+        values = state[1] if isinstance(state, tuple) else state
+        for name, value in values.items():
+            setattr(self, name, value)
+        for name in ("history", "chat_times"):  # (older still: before they were lazy)
+            if not hasattr(self, name):
+                setattr(self, name, None)
 
     def __repr__(self) -> str:
         where = "lobby" if self.room is None else f"room {self.room} seat {self.seat}"

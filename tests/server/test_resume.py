@@ -715,7 +715,9 @@ def test_no_session_token_appears_in_any_push_record_or_effect_for_the_shell() -
         assert not any(repr(t) in shown or t.hex() in shown for t in tokens), shown
     # The server keeps the digests of the tokens, never the tokens.
     sessions = world.gateway.lobby.sessions
-    stored = repr(vars(sessions)) + "".join(repr(vars(s)) for s in sessions)
+    stored = repr(vars(sessions)) + "".join(
+        repr({name: getattr(s, name) for name in s.__slots__}) for s in sessions
+    )
     assert not any(repr(t) in stored for t in tokens)
     assert any(hashlib.sha256(t).digest() in sessions._by_digest for t in tokens)
 
@@ -736,3 +738,21 @@ def test_every_client_of_the_busy_game_saw_a_consistent_game() -> None:
         assert received(client, m.GameEnd), client.endpoint.name
     assert [p.TYPE for p in pushes(clients[2]) if p.TYPE == "open_request"] == []
     assert verify_record(world.records[0].record).ok
+
+
+def test_a_session_pickles_without_a_dict_and_one_saved_with_a_dict_loads() -> None:
+    """Sessions have slots, so that a snapshot does not give each a dict for
+    good; a lobby saved when they had a dict still loads."""
+    import pickle
+
+    from oriflamme.server.core.sessions import Session
+
+    session = Session(7, "Ann", history=4)
+    session.last_seq = 3
+    assert not hasattr(session, "__dict__")
+    again = pickle.loads(pickle.dumps(session))
+    assert (again.player, again.name, again.last_seq, again.history) == (7, "Ann", 3, None)
+    old = {name: getattr(session, name) for name in Session.__slots__}
+    loaded = object.__new__(Session)
+    loaded.__setstate__(old)
+    assert (loaded.player, loaded.name, loaded.last_seq) == (7, "Ann", 3)
