@@ -197,7 +197,17 @@ def _serve(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    return 0
+    # A clean stop: everything is stored, the database closed, the records
+    # written. Leave now, rather than let the interpreter free a busy
+    # server's millions of objects one by one (10 s and more after a load of
+    # 19,000 connections, while a supervisor waits to restart it).
+    import logging
+    import os
+
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 def _address(args: argparse.Namespace, command: str) -> tuple[str, int] | None:
