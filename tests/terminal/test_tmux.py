@@ -37,7 +37,8 @@ class Terminal:
     def __init__(self, socket: Path, command: str, width: int = 80, height: int = 24) -> None:
         self.base = [str(TMUX), "-S", str(socket)]
         self.tmux("new-session", "-d", "-s", "game", "-x", str(width), "-y", str(height), command)
-        self.last = ""
+        self.last = ""  # the decision last answered (`decision_block`)
+        self.sent_at = 0.0  # when
 
     def tmux(self, *args: str) -> str:
         done = subprocess.run(
@@ -62,6 +63,12 @@ class Terminal:
 
     def close(self) -> None:
         subprocess.run([*self.base, "kill-server"], capture_output=True, timeout=10)
+
+
+def decision_block(screen: str) -> str:
+    """The screen but its last two lines (the status line and the keys):
+    what says which decision is pending, and in what position."""
+    return "\n".join(screen.splitlines()[:-2])
 
 
 def first_offer(screen: str) -> list[str] | None:
@@ -97,10 +104,17 @@ def play_until_over(terminals: list[Terminal], timeout: float, midway=None) -> i
                 over += 1
                 continue
             keys = first_offer(screen)
-            if keys is not None and screen != term.last:
+            # Answer a decision once: the same decision block, still on the
+            # screen while the answer travels (only the status line or a
+            # digit typed changed), is not answered again, unless it stays
+            # 5 s (a key was lost). On a slow machine answering again typed
+            # "1" twice, and "11" is no card.
+            block = decision_block(screen)
+            if keys is not None and (block != term.last or time.monotonic() - term.sent_at > 5.0):
                 term.keys(*keys)
                 answered += 1
-                term.last = screen
+                term.last = block
+                term.sent_at = time.monotonic()
                 if answered == 10 and midway is not None:
                     midway()
         if over == len(terminals):
