@@ -130,11 +130,7 @@ class Bot:
         ready, self._ready = self._ready, None
         if ready is not None and ready[0] == turn and ready[1] in options:
             return ready[1]
-        try:
-            position: Game | None = game.engine_game()
-        except (PositionError, ValueError, AssertionError):
-            position = None  # (a position the engine cannot load: a random option)
-        return self.decide(position, options, turn)
+        return self.decide(seen_position(game), options, turn)
 
     def decide(self, position: Game | None, options: Sequence[Action], turn: int | None) -> Action:
         """One of `options`, for decision number `turn` of `position` (the
@@ -159,6 +155,15 @@ class Bot:
         self._ready = (turn, action)
 
 
+def seen_position(game: GameMirror) -> Game | None:
+    """The game as this seat sees it, for a bot to decide on; None when the
+    engine cannot load it (the bot then picks an option at random)."""
+    try:
+        return game.engine_game()
+    except (PositionError, ValueError, AssertionError):
+        return None
+
+
 class Seated(Protocol):
     """A client that plays: its mirror, and the last turn it answered."""
 
@@ -176,19 +181,24 @@ class Behaviour:
     def __init__(self, bot: Bot | None) -> None:
         self.bot = bot
 
+    def owed_turn(self, client: Seated) -> int | None:
+        """The number of the decision our bot owes now and has not answered
+        (None: none)."""
+        game = client.state.game
+        if self.bot is None or game is None or not game.my_turn or game.decision is None:
+            return None
+        turn = game.decision.turn
+        return None if turn == client.answered_turn else turn
+
     def messages(self, client: Seated) -> list[m.Message]:
         """What `client` sends now, given what it knows."""
         game = client.state.game
         if game is None:
             return []
         out = list(game.automatic())
-        decision = game.decision
-        if (
-            self.bot is not None
-            and game.my_turn
-            and decision is not None
-            and decision.turn != client.answered_turn
-        ):
-            client.answered_turn = decision.turn
+        turn = self.owed_turn(client)
+        if turn is not None:
+            assert self.bot is not None
+            client.answered_turn = turn
             out.append(game.answer(self.bot.choose(game)))
         return out

@@ -48,7 +48,7 @@ from dataclasses import dataclass
 
 import trio
 
-from oriflamme.engine import Game, PositionError, Rules
+from oriflamme.engine import Rules
 from oriflamme.protocol import messages as m
 from oriflamme.protocol.errors import (
     BAD_TOKEN,
@@ -60,7 +60,7 @@ from oriflamme.protocol.errors import (
     ProtocolError,
 )
 
-from .bots import Behaviour
+from .bots import Behaviour, seen_position
 from .endpoint import CLIENT_NAME, ClientEndpoint
 from .seat_secrets import SeatSecrets
 from .secret_store import SecretStore
@@ -81,26 +81,14 @@ async def _behave(behaviour: Behaviour, client: Session) -> list[m.Message]:
     on a position and options made here: the thread touches nothing the
     session touches (the mirror, the secrets); what to send is made here."""
     bot, game = behaviour.bot, client.state.game
-    if (
-        bot is not None
-        and bot.slow
-        and game is not None
-        and game.my_turn
-        and game.decision is not None
-        and game.decision.turn != client.answered_turn
-        and game.options()
-    ):
+    turn = behaviour.owed_turn(client)
+    if bot is not None and bot.slow and game is not None and turn is not None and game.options():
         try:
             limiter = _bot_threads.get()
         except LookupError:
             limiter = trio.CapacityLimiter(BOT_THREADS)
             _bot_threads.set(limiter)
-        turn = game.decision.turn
-        try:
-            position: Game | None = game.engine_game()
-        except (PositionError, ValueError, AssertionError):
-            position = None  # (the bot then picks at random)
-        options = game.options()
+        position, options = seen_position(game), game.options()
         # (abandoned if cancelled: its result is thrown away when it ends)
         action = await trio.to_thread.run_sync(
             bot.decide, position, options, turn, limiter=limiter, abandon_on_cancel=True

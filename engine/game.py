@@ -478,39 +478,6 @@ class Game:
         """The step the game waits in (`cursor.step`)."""
         return self.cursor.step
 
-    # Read-only names for the cursor's fields, as earlier versions had them.
-    @property
-    def place_turn(self) -> int:
-        return self.cursor.placed
-
-    @property
-    def cur(self) -> int:
-        return self.cursor.index
-
-    @property
-    def cur_slot(self) -> list[InPlay]:
-        return self.cursor.slot
-
-    @property
-    def actor(self) -> InPlay | None:
-        return self.cursor.actor
-
-    @property
-    def ability(self) -> Kind | None:
-        return self.cursor.ability
-
-    @property
-    def chosen(self) -> InPlay | None:
-        return self.cursor.chosen
-
-    @property
-    def opening(self) -> InPlay | None:
-        return self.cursor.opening
-
-    @property
-    def open_for(self) -> Step | None:
-        return self.cursor.open_for
-
     def placement_order(self) -> list[int]:
         """Seats in placement order this round (2-player: first, second, first, second).
 

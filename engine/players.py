@@ -139,7 +139,7 @@ class HeuristicPlayer(RandomPlayer):
     # ------------------------------------------------------------- decisions
 
     def _should_reveal(self, game: Game, seat: int) -> bool:
-        actor = game.actor
+        actor = game.cursor.actor
         assert actor is not None
         kind = actor.kind
         tokens = actor.tokens

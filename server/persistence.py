@@ -98,7 +98,7 @@ def restore(data_dir: Path, config: ServerConfig) -> Restored:
         # they are replayed under those, or a replay would refuse what was
         # accepted. The settings given now apply from here on, and a new
         # snapshot says so before any input is taken under them.
-        kept = with_limits(lobby.config, lobby.config)
+        kept = with_limits(lobby.config, lobby.config)  # (defaults for what it predates)
         lobby.config = kept
         replayed = replay(lobby, entries)
         lobby.take()  # the replay noted the journal again: it is stored already

@@ -151,7 +151,7 @@ def assert_decision_sane(game: Game) -> None:
         assert decision.seat in game.placement_order()
         assert game.hands[decision.seat]
     if decision.kind == "reveal":
-        top = game.queue[game.cur][-1]
+        top = game.queue[game.cursor.index][-1]
         assert not top.face_up and top.owner == decision.seat and top.pid == decision.pid
 
 

@@ -32,6 +32,7 @@ from oriflamme.client.session import Session, tcp
 from oriflamme.protocol import messages as m
 from oriflamme.server.persistence import DATABASE_FILE
 from tests.network.server_process import ServerProcess
+from tests.network.test_server_restart import game_over, round_of
 
 PLAYERS = 3
 
@@ -57,16 +58,6 @@ def fill(mount: Path) -> int:
             if exc.errno != errno.ENOSPC:
                 raise
     return written
-
-
-def round_of(session: Session) -> int:
-    game = session.state.game
-    return 0 if game is None or game.state is None else int(game.state.view["round"])
-
-
-def game_over(session: Session) -> bool:
-    game = session.state.game
-    return game is not None and game.end is not None
 
 
 async def wait_for_exit(server: ServerProcess, timeout: float) -> int | None:

@@ -253,9 +253,9 @@ def test_the_resolving_card_has_the_arrow() -> None:
             if g.step in ("place", "direction", "over"):
                 assert marked == []
             else:
-                assert marked == [g.cur + 1]
+                assert marked == [g.cursor.index + 1]
                 assert "class:resolving" in next(
-                    c["number_style"] for c in cells if c["number"] == g.cur + 1
+                    c["number_style"] for c in cells if c["number"] == g.cursor.index + 1
                 )
                 arrows += 1
     assert arrows > 20
