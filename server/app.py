@@ -14,7 +14,6 @@ room, seat, session and game as it was (`persistence`).
 
 from __future__ import annotations
 
-import gc
 import ipaddress
 import logging
 import os
@@ -28,6 +27,7 @@ from pathlib import Path
 import trio
 
 from oriflamme.client.secret_store import SecretStore
+from oriflamme.client.thinking import search_processes
 from oriflamme.server.core import GameFinished, Gateway, ServerConfig
 
 from .discovery import run_beacon
@@ -36,29 +36,11 @@ from .persistence import restore
 from .records import RecordWriter
 from .store import StoreError
 from .tls import certificate_fingerprint, self_signed, server_context
+from .tuning import pin_malloc_thresholds, tune_gc
 
 log = logging.getLogger("oriflamme.server")
 
 DEFAULT_PORT = 7531
-
-
-GC_THRESHOLDS = (50_000, 50, 100)
-
-
-def tune_gc() -> None:
-    """Make the cyclic garbage collector cheap for a long-running server.
-
-    A server allocates a great many short-lived objects (a message, a view,
-    a frame per push) while it holds a large, long-lived heap (the lobby,
-    every session's push history). With Python's default thresholds, a
-    collection runs every 700 allocations and keeps walking that heap: it
-    took about 40% of the core's time in `bench/core.py`. So: what start-up
-    made is frozen out of the collector's sight, and collections run a
-    hundred times less often (the objects freed by reference counting, which
-    are nearly all, are freed at once as before)."""
-    gc.collect()
-    gc.freeze()
-    gc.set_threshold(*GC_THRESHOLDS)
 
 
 def default_data_dir() -> Path:
@@ -97,6 +79,8 @@ async def serve(
     """Run the server until SIGTERM or SIGINT; started with the port it listens
     on. `StoreError` (with a message for a person) if its data directory
     cannot be used."""
+    if options.stop is None:  # a process of its own: before the snapshot is read
+        pin_malloc_thresholds()
     restored = await trio.to_thread.run_sync(restore, options.data_dir, options.config)
     store, lobby = restored.store, restored.lobby
     try:
@@ -142,7 +126,8 @@ async def serve(
         if options.stop is None:
             tune_gc()
         try:
-            async with trio.open_nursery() as nursery:
+            # (server bots that search think in worker processes: `thinking`)
+            async with search_processes(), trio.open_nursery() as nursery:
                 nursery.start_soon(records.run)
                 await nursery.start(server.run, listeners)
                 if announced(options):

@@ -1,0 +1,75 @@
+"""How a long-running server process sets up Python's and the C library's memory.
+
+Two settings, made once at start by `oriflamme serve` (not by a program that
+embeds the server, such as `oriflamme play`: its process is its own):
+
+- the cyclic garbage collector (`tune_gc`);
+- glibc's malloc thresholds (`pin_malloc_thresholds`).
+
+Both were found with `bench/load.py`; docs/SERVER.md gives the figures.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import gc
+import sys
+
+GC_THRESHOLDS = (50_000, 50, 100)
+
+# glibc's `mallopt` parameter numbers (malloc.h), and what the server sets.
+M_TRIM_THRESHOLD = -1
+M_MMAP_THRESHOLD = -3
+# Above msgpack's buffer (256 KiB, allocated by every `packb`: a mapping made
+# and unmade for each would cost 8 us a message), below a snapshot's blocks.
+MMAP_THRESHOLD = 1 << 20
+# Free memory kept at the top of the heap before it is given back: the
+# default (128 KiB) would give back and take again that 256 KiB buffer at
+# every message.
+TRIM_THRESHOLD = 8 << 20
+
+
+def tune_gc() -> None:
+    """Make the cyclic garbage collector cheap for a long-running server.
+
+    A server allocates a great many short-lived objects (a message, a view,
+    a frame per push) while it holds a large, long-lived heap (the lobby,
+    every session's push history). With Python's default thresholds, a
+    collection runs every 700 allocations and keeps walking that heap: it
+    took about 40% of the core's time in `bench/core.py`. So: what start-up
+    made is frozen out of the collector's sight, and collections run a
+    hundred times less often (the objects freed by reference counting, which
+    are nearly all, are freed at once as before)."""
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(*GC_THRESHOLDS)
+
+
+def pin_malloc_thresholds() -> bool:
+    """Keep glibc from holding on to memory the server has freed; whether it could.
+
+    glibc serves a large allocation (128 KiB and up, by default) with its
+    own mapping, given back to the system when freed. But it adapts: each
+    time such a block is freed, the threshold rises to that block's size
+    (up to 32 MiB), and the heap may keep twice that free before giving it
+    back. The lobby's snapshot is one such block (megabytes of pickle,
+    copied again by SQLite): after the first one, blocks of up to its size
+    came from the heap, and once freed stayed there, behind whatever was
+    allocated after them. At 10,000 idle connections this kept some 40 MB,
+    4 KB per connection, for good (`bench/load.py`). Setting the thresholds
+    turns the adapting off (as `MALLOC_MMAP_THRESHOLD_` in the environment
+    would); they are set where the server's usual blocks stay on the heap.
+
+    Elsewhere than glibc (macOS, musl) this does nothing and says False.
+    """
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):  # no C library to ask, or not glibc's
+        return False
+    mallopt.argtypes = (ctypes.c_int, ctypes.c_int)
+    mallopt.restype = ctypes.c_int
+    return bool(mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD)) and bool(
+        mallopt(M_TRIM_THRESHOLD, TRIM_THRESHOLD)
+    )
