@@ -149,6 +149,13 @@ class Bot:
             return action
         return options[int(self._rng.random() * len(options))]
 
+    def rng_state(self) -> object:
+        """Where the bot's randomness stands (`decide` elsewhere moves it on)."""
+        return self._rng.getstate()
+
+    def set_rng_state(self, state: object) -> None:
+        self._rng.setstate(state)  # type: ignore[arg-type]  # what rng_state gave
+
     def ready(self, turn: int | None, action: Action) -> None:
         """`action` was decided (by `decide`, elsewhere) for decision number
         `turn`: `choose` gives it for that decision."""

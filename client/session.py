@@ -22,9 +22,9 @@ A `Behaviour` (`oriflamme.client.bots`) makes the session play by itself:
 after every batch of pushes it sends what the behaviour says (the seed
 commitment, openings, the final reveal, and a bot's decisions). A bot that
 searches (`Bot.slow`) gets the clock for its time budget from here, and
-decides in a worker thread (`trio.to_thread`, at most `BOT_THREADS` at once
-per process), so that its 200 ms of thought do not stop the event loop
-serving everything else (a server's other rooms). The reader waits for the
+decides off the event loop (`thinking`: in worker processes inside a
+server, else in a worker thread), so that its 200 ms of thought do not stop
+the event loop serving everything else (a server's other rooms). The reader waits for the
 answer before it reads on, so the mirror does not change under the bot.
 
 Secrets: with a `SecretStore`, a seat's secrets are read from it when a game
@@ -65,35 +65,25 @@ from .endpoint import CLIENT_NAME, ClientEndpoint
 from .seat_secrets import SeatSecrets
 from .secret_store import SecretStore
 from .state import ClientState
+from .thinking import think
 
 Connector = Callable[[], Awaitable[trio.abc.Stream]]
 
 # A fatal error that ends the session: reconnecting would not help.
 ENDING = frozenset({BAD_TOKEN, SESSION_REPLACED, UNSUPPORTED_VERSION, HANDSHAKE_REQUIRED})
 READ_SIZE = 65536
-# Bots' searches running at once in worker threads, per process (a trio run).
-BOT_THREADS = 2
-_bot_threads: trio.lowlevel.RunVar[trio.CapacityLimiter] = trio.lowlevel.RunVar("bot_threads")
 
 
 async def _behave(behaviour: Behaviour, client: Session) -> list[m.Message]:
-    """What `behaviour` sends now. A searching bot thinks in a worker thread,
-    on a position and options made here: the thread touches nothing the
-    session touches (the mirror, the secrets); what to send is made here."""
+    """What `behaviour` sends now. A searching bot thinks off the event loop
+    (`thinking.think`), on a position and options made here: the thread or
+    process touches nothing the session touches (the mirror, the secrets);
+    what to send is made here."""
     bot, game = behaviour.bot, client.state.game
     turn = behaviour.owed_turn(client)
     if bot is not None and bot.slow and game is not None and turn is not None and game.options():
-        try:
-            limiter = _bot_threads.get()
-        except LookupError:
-            limiter = trio.CapacityLimiter(BOT_THREADS)
-            _bot_threads.set(limiter)
         position, options = seen_position(game), game.options()
-        # (abandoned if cancelled: its result is thrown away when it ends)
-        action = await trio.to_thread.run_sync(
-            bot.decide, position, options, turn, limiter=limiter, abandon_on_cancel=True
-        )
-        bot.ready(turn, action)
+        bot.ready(turn, await think(bot, position, options, turn))
     return behaviour.messages(client)
 
 

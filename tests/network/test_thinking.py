@@ -1,0 +1,184 @@
+"""`client.thinking`: searching bots think in worker processes inside a server
+(off its event loop and its GIL), in a thread elsewhere; a worker that dies
+costs one decision's process, not the game; nothing outlives the pool."""
+
+from __future__ import annotations
+
+import logging
+import os
+import random
+import signal
+import time
+from pathlib import Path
+
+import pytest
+import trio
+
+from oriflamme.client import thinking
+from oriflamme.client.bots import Behaviour, Bot
+from oriflamme.client.commands import download_record
+from oriflamme.client.session import Session, tcp
+from oriflamme.client.thinking import search_processes, think
+from oriflamme.engine import Game, new_game
+from oriflamme.protocol import messages as m
+from oriflamme.protocol.record import decode_record
+from oriflamme.protocol.verify import verify_record
+from tests.network.server_process import ServerProcess
+from tests.network.test_server_restart import game_over
+
+
+def a_decision(seed: int = 2) -> Game:
+    """A 3-player game at a decision with a choice of several actions."""
+    game = new_game(3, seed=seed)
+    while len(game.legal_actions()) < 2:
+        game.apply(game.legal_actions()[0])
+    return game
+
+
+def worker_pids(caplog: pytest.LogCaptureFixture) -> list[int]:
+    return [
+        int(r.getMessage().rsplit(" ", 1)[1])
+        for r in caplog.records
+        if "decided in worker process" in r.getMessage()
+    ]
+
+
+@pytest.mark.trio
+async def test_inside_a_server_the_search_runs_in_another_process_and_answers_legally(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.DEBUG, logger="oriflamme.bots")
+    game = a_decision()
+    options = game.legal_actions()
+    with trio.fail_after(60):
+        async with search_processes():
+            seeded = await think(Bot("ismcts", seed="s", iterations=40), game, options, 7)
+            again = await think(Bot("ismcts", seed="s", iterations=40), game, options, 7)
+        in_a_thread = await think(Bot("ismcts", seed="s", iterations=40), game, options, 7)
+    assert seeded in options
+    assert seeded == again == in_a_thread  # a seeded bot decides the same wherever it thinks
+    pids = worker_pids(caplog)
+    assert len(pids) == 2 and os.getpid() not in pids
+
+
+@pytest.mark.trio
+async def test_an_unseeded_bot_gets_its_randomness_back_moved_on() -> None:
+    game = a_decision()
+    bot = Bot("ismcts", rng=random.Random(5), iterations=20)
+    before = bot.rng_state()
+    with trio.fail_after(60):
+        async with search_processes():
+            await think(bot, game, game.legal_actions(), 7)
+    assert bot.rng_state() != before  # else every decision would draw the same numbers
+
+
+@pytest.mark.trio
+async def test_a_killed_worker_costs_one_search_its_process_and_the_pool_is_renewed(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.DEBUG, logger="oriflamme.bots")
+    game = a_decision()
+    options = game.legal_actions()
+    with trio.fail_after(60):
+        async with search_processes(workers=1):
+            await think(Bot("ismcts", iterations=5), game, options, 1)  # the worker starts
+            (first,) = worker_pids(caplog)
+            async with trio.open_nursery() as nursery:
+                answers: list[object] = []
+
+                async def long_search() -> None:
+                    bot = Bot("ismcts", seconds=1.5, clock=time.perf_counter)
+                    answers.append(await think(bot, game, options, 2))
+
+                nursery.start_soon(long_search)
+                await trio.sleep(0.5)  # (it is thinking)
+                os.kill(first, signal.SIGKILL)
+            assert answers == [answers[0]] and answers[0] in options  # answered, in a thread
+            assert "worker process died" in caplog.text
+            await think(Bot("ismcts", iterations=5), game, options, 3)
+            assert worker_pids(caplog)[-1] not in (first, os.getpid())  # a new pool's worker
+
+
+@pytest.mark.trio
+async def test_a_cancelled_search_leaves_at_once_and_no_worker_outlives_the_pool(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.DEBUG, logger="oriflamme.bots")
+    game = a_decision()
+    options = game.legal_actions()
+    with trio.fail_after(60):
+        async with search_processes():
+            await think(Bot("ismcts", iterations=5), game, options, 1)
+            with trio.move_on_after(0.3) as waited:
+                await think(Bot("ismcts", seconds=1.0, clock=time.perf_counter), game, options, 2)
+            assert waited.cancelled_caught
+            searchers = thinking._searchers.get()
+            assert searchers.pool is not None
+            workers = list(searchers.pool._processes.values())  # (the pool's own list)
+        assert workers and not any(worker.is_alive() for worker in workers)
+
+
+def descendants(pid: int) -> set[int]:
+    """The processes below `pid` (children, theirs...), from /proc."""
+    parents: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as stat:
+                    parents[int(entry)] = int(stat.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):  # (gone meanwhile)
+                pass
+    found, frontier = set(), {pid}
+    while frontier:
+        frontier = {child for child, parent in parents.items() if parent in frontier} - found
+        found |= frontier
+    return found
+
+
+def alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.trio
+@pytest.mark.parametrize("stop", ["SIGTERM", "SIGKILL"])
+async def test_a_server_bot_that_searches_plays_a_verified_game_from_worker_processes(
+    tmp_path: Path, stop: str
+) -> None:
+    server = ServerProcess(tmp_path / "data")
+    port = server.start()
+    assert server.process is not None
+    pid = server.process.pid
+    ann = Session(tcp("127.0.0.1", port), "Ann", behaviour=Behaviour(Bot("heuristic")))
+    workers: set[int] = set()
+    try:
+        with trio.fail_after(120):
+            async with trio.open_nursery() as nursery:
+                await nursery.start(ann.run)
+                await ann.request(m.CreateRoom(settings=m.RoomSettings.for_players(2)))
+                await ann.request(m.AddBot(strategy="ismcts"))
+                await ann.request(m.Ready(ready=True))
+                await ann.request(m.StartGame())
+                while not game_over(ann):
+                    workers |= descendants(pid)
+                    await trio.sleep(0.1)
+                assert [v.status for v in ann.state.game.check_end()] == ["ok"] * 2
+                assert ann.state.problems == []
+                ann.close()
+            record_id = ann.state.game.end.record_id
+            record = decode_record(await download_record("127.0.0.1", port, record_id))
+            assert verify_record(record).ok
+    finally:
+        if stop == "SIGTERM":
+            assert server.terminate() == 0
+        else:
+            server.kill()
+    # the search ran in processes of the server's own (forkserver and its
+    # workers), and none of them outlives the server, however it stops
+    assert len(workers) >= 2, server.log()
+    with trio.fail_after(20):
+        while any(alive(worker) for worker in workers):
+            await trio.sleep(0.1)
