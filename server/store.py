@@ -30,6 +30,7 @@ from typing import IO, Protocol
 from oriflamme.server.core.journal import Entry
 
 SCHEMA_VERSION = 1
+SNAPSHOT_PIECE = 1 << 20  # bytes written at a time
 
 
 class StoreError(Exception):
@@ -122,12 +123,19 @@ class SqliteStore:
             )
 
     def save_snapshot(self, snapshot: bytes) -> None:
+        # Written through a blob handle, a piece at a time, rather than bound
+        # as a parameter: the cached statement would keep its copy of the
+        # whole snapshot (tens of MB) until the next snapshot.
         with self._transaction():
             self._db.execute(
-                "INSERT INTO snapshot (id, data) VALUES (1, ?)"
+                "INSERT INTO snapshot (id, data) VALUES (1, zeroblob(?))"
                 " ON CONFLICT (id) DO UPDATE SET data = excluded.data",
-                (snapshot,),
+                (len(snapshot),),
             )
+            with self._db.blobopen("snapshot", "data", 1) as blob:
+                whole = memoryview(snapshot)
+                for start in range(0, len(whole), SNAPSHOT_PIECE):
+                    blob.write(whole[start : start + SNAPSHOT_PIECE])
             self._db.execute("DELETE FROM journal")  # all of it is in the snapshot now
 
     def next_generation(self) -> int:
