@@ -93,22 +93,21 @@ DISTURBED = 0.15  # CPU of neither the server nor the drivers, in cores: other l
 SERVER_COMMAND = [sys.executable, "-m", "oriflamme.client.cli", "serve"]
 
 # The server under cProfile, on only while the window is open: SIGUSR1 turns
-# it on, SIGUSR2 off; the stats are written when the server exits (SIGTERM).
-# Arguments: the stats file, the clock ("cpu": the main thread's CPU time;
-# "wall": time waited counts too), then `oriflamme`'s.
+# it on, SIGUSR2 off and writes the stats (a server that stopped cleanly
+# leaves with os._exit, past any `finally`). Arguments: the stats file, the
+# clock ("cpu": the main thread's CPU time; "wall": time waited counts too),
+# then `oriflamme`'s.
 PROFILE_BOOT = """
 import cProfile, signal, sys, time
 from oriflamme.client.cli import main
 clock = time.thread_time if sys.argv[2] == "cpu" else time.perf_counter
 profiler = cProfile.Profile(clock)
-signal.signal(signal.SIGUSR1, lambda *_: profiler.enable())
-signal.signal(signal.SIGUSR2, lambda *_: profiler.disable())
-try:
-    code = main(sys.argv[3:])
-finally:
+def stop(*_):
     profiler.disable()
     profiler.dump_stats(sys.argv[1])
-sys.exit(code)
+signal.signal(signal.SIGUSR1, lambda *_: profiler.enable())
+signal.signal(signal.SIGUSR2, stop)
+sys.exit(main(sys.argv[3:]))
 """
 
 
