@@ -75,11 +75,12 @@ class _Searchers:
             max_workers=workers, mp_context=context, initializer=_start_worker
         )
 
-    def renew(self) -> None:
-        """A worker died (killed, out of memory): a pool broken for good is
-        replaced, for the searches to come."""
-        if self.pool is not None and self.workers is not None:
-            self.pool.shutdown(wait=False, cancel_futures=True)
+    def renew(self, broken: ProcessPoolExecutor) -> None:
+        """A worker of `broken` died (killed, out of memory): a pool broken
+        for good is replaced, for the searches to come. Only once: the
+        searches it broke all come here, and the new pool may be at work."""
+        if self.pool is broken and self.workers is not None:
+            broken.shutdown(wait=False, cancel_futures=True)
             self.pool = self._new_pool(self.workers)
 
 
@@ -151,12 +152,13 @@ async def think(
     neither a thread nor a process touches anything else."""
     searchers = _searchers_of_this_run()
     async with searchers.limiter:
-        if searchers.pool is not None:
+        pool = searchers.pool
+        if pool is not None:
             try:
-                return await _in_a_process(searchers.pool, bot, position, options, turn)
+                return await _in_a_process(pool, bot, position, options, turn)
             except BrokenProcessPool as exc:
                 log.warning("a bot's worker process died (%s): this decision in a thread", exc)
-                searchers.renew()
+                searchers.renew(pool)
         # (abandoned if cancelled: its result is thrown away when it ends)
         return await trio.to_thread.run_sync(
             bot.decide, position, options, turn, abandon_on_cancel=True

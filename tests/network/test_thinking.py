@@ -100,6 +100,47 @@ async def test_a_killed_worker_costs_one_search_its_process_and_the_pool_is_rene
 
 
 @pytest.mark.trio
+async def test_searches_broken_together_renew_the_pool_once(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    caplog.set_level(logging.DEBUG, logger="oriflamme.bots")
+    pools_made: list[object] = []
+    new_pool = thinking._Searchers._new_pool
+
+    def counted(workers: int) -> object:
+        pools_made.append(new_pool(workers))
+        return pools_made[-1]
+
+    monkeypatch.setattr(thinking._Searchers, "_new_pool", staticmethod(counted))
+    game = a_decision()
+    options = game.legal_actions()
+    with trio.fail_after(60):
+        async with search_processes(workers=2):
+            searchers = thinking._searchers.get()
+            broken = searchers.pool
+            answers: list[object] = []
+
+            async def long_search() -> None:
+                bot = Bot("ismcts", seconds=1.5, clock=time.perf_counter)
+                answers.append(await think(bot, game, options, 2))
+
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(long_search)
+                nursery.start_soon(long_search)
+                await trio.sleep(0.8)  # (both are thinking, one in each worker)
+                assert broken is not None
+                os.kill(next(iter(broken._processes)), signal.SIGKILL)
+            assert len(answers) == 2 and all(a in options for a in answers)
+            assert caplog.text.count("worker process died") == 2
+            assert len(pools_made) == 2  # the first, and one new one
+            renewed = searchers.pool
+            assert renewed is not None and renewed is not broken
+            await think(Bot("ismcts", iterations=5), game, options, 3)
+            assert searchers.pool is renewed  # the second broken search left it alone
+            assert worker_pids(caplog)[-1] in renewed._processes
+
+
+@pytest.mark.trio
 async def test_a_cancelled_search_leaves_at_once_and_no_worker_outlives_the_pool(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
