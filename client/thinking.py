@@ -33,6 +33,7 @@ import contextlib
 import logging
 import multiprocessing
 import os
+import pickle
 import threading
 import time
 from collections.abc import AsyncIterator, Sequence
@@ -159,6 +160,12 @@ async def think(
             except BrokenProcessPool as exc:
                 log.warning("a bot's worker process died (%s): this decision in a thread", exc)
                 searchers.renew(pool)
+            except (pickle.PicklingError, TypeError, AttributeError) as exc:
+                # a bot that cannot be sent (a subclass holding a lock, a
+                # lambda): it thinks here, as it would without the pool
+                log.warning(
+                    "a %s bot cannot think in a process (%s): in a thread", bot.strategy, exc
+                )
         # (abandoned if cancelled: its result is thrown away when it ends)
         return await trio.to_thread.run_sync(
             bot.decide, position, options, turn, abandon_on_cancel=True

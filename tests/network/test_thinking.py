@@ -8,6 +8,7 @@ import logging
 import os
 import random
 import signal
+import threading
 import time
 from pathlib import Path
 
@@ -223,3 +224,24 @@ async def test_a_server_bot_that_searches_plays_a_verified_game_from_worker_proc
     with trio.fail_after(20):
         while any(alive(worker) for worker in workers):
             await trio.sleep(0.1)
+
+
+class _Unpicklable(Bot):
+    """A bot that holds what cannot be sent to another process."""
+
+    def __init__(self) -> None:
+        super().__init__("ismcts", seed="u", iterations=20)
+        self.lock = threading.Lock()
+
+
+@pytest.mark.trio
+async def test_a_bot_that_cannot_be_sent_thinks_in_a_thread(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    game = a_decision()
+    options = game.legal_actions()
+    with trio.fail_after(60):
+        async with search_processes():
+            action = await think(_Unpicklable(), game, options, 7)
+    assert action == await think(Bot("ismcts", seed="u", iterations=20), game, options, 7)
+    assert "cannot think in a process" in caplog.text
