@@ -34,10 +34,11 @@ import logging
 import multiprocessing
 import os
 import pickle
+import signal
 import threading
 import time
 from collections.abc import AsyncIterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import CancelledError, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import asynccontextmanager
 
@@ -73,7 +74,10 @@ class _Searchers:
         # own child, which sees it go (`_start_worker`).
         context = multiprocessing.get_context("spawn")
         return ProcessPoolExecutor(
-            max_workers=workers, mp_context=context, initializer=_start_worker
+            max_workers=workers,
+            mp_context=context,
+            initializer=_start_worker,
+            initargs=(os.getpid(),),
         )
 
     def renew(self, broken: ProcessPoolExecutor) -> None:
@@ -88,12 +92,14 @@ class _Searchers:
 _searchers: trio.lowlevel.RunVar[_Searchers] = trio.lowlevel.RunVar("searchers")
 
 
-def _start_worker() -> None:
+def _start_worker(parent: int) -> None:
     """In a worker, at its start: yield the CPU to the server when both want
-    it (`WORKER_NICENESS`), and exit once the process that started it is
-    gone. A server killed with SIGKILL cannot shut its pool down, and its
-    workers, which hold both ends of their task queue, would wait for ever."""
-    parent = os.getppid()
+    it (`WORKER_NICENESS`), leave Ctrl-C to the server (which shuts the pool
+    down), and exit once `parent`, the process that started it, is gone
+    (already, if it died while this one started). A server killed with
+    SIGKILL cannot shut its pool down, and its workers, which hold both ends
+    of their task queue, would wait for ever."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     with contextlib.suppress(OSError, AttributeError):  # (no nice on Windows)
         os.nice(WORKER_NICENESS)
 
@@ -108,14 +114,15 @@ def _start_worker() -> None:
 @asynccontextmanager
 async def search_processes(workers: int = SEARCHES_AT_ONCE) -> AsyncIterator[None]:
     """Within this, the run's searching bots think in `workers` processes
-    (started at the first search). On the way out, the pool is shut down:
+    (started at the first search; multiprocessing's resource tracker at
+    once). On the way out, the pool is shut down:
     a search under way is let finish (it takes at most its budget)."""
     searchers = _Searchers(workers)
-    _searchers.set(searchers)
+    token = _searchers.set(searchers)
     try:
         yield
     finally:
-        _searchers.set(_Searchers())
+        _searchers.reset(token)  # what the run had before (threads, or an outer pool)
         pool = searchers.pool
         searchers.pool = None
         if pool is not None:
@@ -166,6 +173,10 @@ async def think(
                 log.warning(
                     "a %s bot cannot think in a process (%s): in a thread", bot.strategy, exc
                 )
+            except (OSError, RuntimeError, CancelledError) as exc:
+                # no worker could be started (no file or process left), or
+                # the pool is being shut down: this decision in a thread
+                log.warning("no worker process for a bot (%r): this decision in a thread", exc)
         # (abandoned if cancelled: its result is thrown away when it ends)
         return await trio.to_thread.run_sync(
             bot.decide, position, options, turn, abandon_on_cancel=True

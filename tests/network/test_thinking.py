@@ -218,8 +218,8 @@ async def test_a_server_bot_that_searches_plays_a_verified_game_from_worker_proc
             assert server.terminate() == 0
         else:
             server.kill()
-    # the search ran in processes of the server's own (forkserver and its
-    # workers), and none of them outlives the server, however it stops
+    # the search ran in processes of the server's own (its workers and
+    # multiprocessing's resource tracker), and none of them outlives the server, however it stops
     assert len(workers) >= 2, server.log()
     with trio.fail_after(20):
         while any(alive(worker) for worker in workers):
