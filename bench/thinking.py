@@ -24,7 +24,6 @@ import argparse
 import contextlib
 import random
 import time
-from collections.abc import AsyncIterator
 
 import trio
 
@@ -38,11 +37,6 @@ def a_decision(seed: int) -> Game:
     while len(game.legal_actions()) < 2:
         game.apply(game.legal_actions()[0])
     return game
-
-
-@contextlib.asynccontextmanager
-async def nothing() -> AsyncIterator[None]:
-    yield
 
 
 async def window(mode: str, seconds: float, searches: int) -> dict[str, float]:
@@ -63,7 +57,7 @@ async def window(mode: str, seconds: float, searches: int) -> dict[str, float]:
             await think(thinker, game, game.legal_actions(), None)
             decisions += 1
 
-    opened = search_processes() if mode == "processes" else nothing()
+    opened = search_processes() if mode == "processes" else contextlib.nullcontext()
     async with opened, trio.open_nursery() as nursery:
         nursery.start_soon(echo)
         for i in range(searches if mode != "none" else 0):

@@ -57,6 +57,9 @@ SEARCHES_AT_ONCE = 2
 # runs) when both want it: the bots wait, not the players.
 WORKER_NICENESS = 10
 PARENT_WATCH = 0.5  # seconds between a worker's looks at its parent
+# No worker to be had: none could be started (no file or process left), or
+# the pool is being shut down.
+NO_WORKER = (OSError, RuntimeError, CancelledError)
 
 
 class _Searchers:
@@ -167,16 +170,15 @@ async def think(
             except BrokenProcessPool as exc:
                 log.warning("a bot's worker process died (%s): this decision in a thread", exc)
                 searchers.renew(pool)
-            except (pickle.PicklingError, TypeError, AttributeError) as exc:
+            except (pickle.PicklingError, TypeError, AttributeError, *NO_WORKER) as exc:
                 # a bot that cannot be sent (a subclass holding a lock, a
-                # lambda): it thinks here, as it would without the pool
+                # lambda), or no worker to be had: it thinks here, as it
+                # would without the pool
                 log.warning(
-                    "a %s bot cannot think in a process (%s): in a thread", bot.strategy, exc
+                    "a %s bot cannot think in a process (%r): this decision in a thread",
+                    bot.strategy,
+                    exc,
                 )
-            except (OSError, RuntimeError, CancelledError) as exc:
-                # no worker could be started (no file or process left), or
-                # the pool is being shut down: this decision in a thread
-                log.warning("no worker process for a bot (%r): this decision in a thread", exc)
         # (abandoned if cancelled: its result is thrown away when it ends)
         return await trio.to_thread.run_sync(
             bot.decide, position, options, turn, abandon_on_cancel=True

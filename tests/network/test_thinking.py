@@ -20,7 +20,7 @@ from oriflamme.client.bots import Behaviour, Bot
 from oriflamme.client.commands import download_record
 from oriflamme.client.session import Session, tcp
 from oriflamme.client.thinking import search_processes, think
-from oriflamme.engine import Game, new_game
+from oriflamme.engine import Action, Game, new_game
 from oriflamme.protocol import messages as m
 from oriflamme.protocol.record import decode_record
 from oriflamme.protocol.verify import verify_record
@@ -36,6 +36,19 @@ def a_decision(seed: int = 2) -> Game:
     return game
 
 
+@pytest.fixture(autouse=True)
+def bots_log(caplog: pytest.LogCaptureFixture) -> None:
+    """The bots' debug lines, which say in which process each decided."""
+    caplog.set_level(logging.DEBUG, logger="oriflamme.bots")
+
+
+async def search_long(game: Game, options: list[Action], answers: list[Action]) -> None:
+    """A search of 1.5 s, long enough to kill its worker under it; its answer
+    goes to `answers`."""
+    bot = Bot("ismcts", seconds=1.5, clock=time.perf_counter)
+    answers.append(await think(bot, game, options, 2))
+
+
 def worker_pids(caplog: pytest.LogCaptureFixture) -> list[int]:
     return [
         int(r.getMessage().rsplit(" ", 1)[1])
@@ -48,7 +61,6 @@ def worker_pids(caplog: pytest.LogCaptureFixture) -> list[int]:
 async def test_inside_a_server_the_search_runs_in_another_process_and_answers_legally(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    caplog.set_level(logging.DEBUG, logger="oriflamme.bots")
     game = a_decision()
     options = game.legal_actions()
     with trio.fail_after(60):
@@ -77,21 +89,15 @@ async def test_an_unseeded_bot_gets_its_randomness_back_moved_on() -> None:
 async def test_a_killed_worker_costs_one_search_its_process_and_the_pool_is_renewed(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    caplog.set_level(logging.DEBUG, logger="oriflamme.bots")
     game = a_decision()
     options = game.legal_actions()
     with trio.fail_after(60):
         async with search_processes(workers=1):
             await think(Bot("ismcts", iterations=5), game, options, 1)  # the worker starts
             (first,) = worker_pids(caplog)
+            answers: list[Action] = []
             async with trio.open_nursery() as nursery:
-                answers: list[object] = []
-
-                async def long_search() -> None:
-                    bot = Bot("ismcts", seconds=1.5, clock=time.perf_counter)
-                    answers.append(await think(bot, game, options, 2))
-
-                nursery.start_soon(long_search)
+                nursery.start_soon(search_long, game, options, answers)
                 await trio.sleep(0.5)  # (it is thinking)
                 os.kill(first, signal.SIGKILL)
             assert answers == [answers[0]] and answers[0] in options  # answered, in a thread
@@ -104,7 +110,6 @@ async def test_a_killed_worker_costs_one_search_its_process_and_the_pool_is_rene
 async def test_searches_broken_together_renew_the_pool_once(
     caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    caplog.set_level(logging.DEBUG, logger="oriflamme.bots")
     pools_made: list[object] = []
     new_pool = thinking._Searchers._new_pool
 
@@ -119,15 +124,10 @@ async def test_searches_broken_together_renew_the_pool_once(
         async with search_processes(workers=2):
             searchers = thinking._searchers.get()
             broken = searchers.pool
-            answers: list[object] = []
-
-            async def long_search() -> None:
-                bot = Bot("ismcts", seconds=1.5, clock=time.perf_counter)
-                answers.append(await think(bot, game, options, 2))
-
+            answers: list[Action] = []
             async with trio.open_nursery() as nursery:
-                nursery.start_soon(long_search)
-                nursery.start_soon(long_search)
+                nursery.start_soon(search_long, game, options, answers)
+                nursery.start_soon(search_long, game, options, answers)
                 await trio.sleep(0.8)  # (both are thinking, one in each worker)
                 assert broken is not None
                 os.kill(next(iter(broken._processes)), signal.SIGKILL)
@@ -145,7 +145,6 @@ async def test_searches_broken_together_renew_the_pool_once(
 async def test_a_cancelled_search_leaves_at_once_and_no_worker_outlives_the_pool(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    caplog.set_level(logging.DEBUG, logger="oriflamme.bots")
     game = a_decision()
     options = game.legal_actions()
     with trio.fail_after(60):
@@ -160,16 +159,23 @@ async def test_a_cancelled_search_leaves_at_once_and_no_worker_outlives_the_pool
         assert workers and not any(worker.is_alive() for worker in workers)
 
 
+def proc_stat(pid: int) -> list[str]:
+    """The fields of /proc/PID/stat after the command: state, parent...
+    ([] once the process is gone)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return []
+
+
 def descendants(pid: int) -> set[int]:
     """The processes below `pid` (children, theirs...), from /proc."""
     parents: dict[int, int] = {}
     for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as stat:
-                    parents[int(entry)] = int(stat.read().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):  # (gone meanwhile)
-                pass
+        fields = proc_stat(int(entry)) if entry.isdigit() else []
+        if len(fields) > 1:  # (gone meanwhile: none)
+            parents[int(entry)] = int(fields[1])
     found, frontier = set(), {pid}
     while frontier:
         frontier = {child for child, parent in parents.items() if parent in frontier} - found
@@ -178,11 +184,8 @@ def descendants(pid: int) -> set[int]:
 
 
 def alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
+    fields = proc_stat(pid)
+    return bool(fields) and fields[0] != "Z"
 
 
 @pytest.mark.trio
