@@ -114,13 +114,18 @@ sys.exit(main(sys.argv[3:]))
 # ---------------------------------------------------------------- /proc
 
 
-def cpu_seconds(pid: int, tid: int | None = None) -> float:
-    """User + system CPU seconds of process `pid` (all its threads), or of its thread `tid`."""
+def cpu_seconds(pid: int, tid: int | None = None, *, children: bool = False) -> float:
+    """User + system CPU seconds of process `pid` (all its threads), or of its
+    thread `tid`; with `children`, and of its children that have exited and
+    been waited for (the server's snapshot processes)."""
     path = f"/proc/{pid}/stat" if tid is None else f"/proc/{pid}/task/{tid}/stat"
     with open(path) as f:
         fields = f.read().rpartition(")")[2].split()
-    # after the command: state is field 3, utime 14 and stime 15 (1-based)
-    return (int(fields[11]) + int(fields[12])) / CLOCK_TICK
+    # after the command: state is field 3, utime 14, stime 15, cutime 16 and cstime 17 (1-based)
+    ticks = int(fields[11]) + int(fields[12])
+    if children:
+        ticks += int(fields[13]) + int(fields[14])
+    return ticks / CLOCK_TICK
 
 
 def machine_ticks() -> tuple[int, int, int]:
@@ -145,7 +150,7 @@ class CpuSample:
 def sample_cpu(server_pid: int, driver_pids: list[int]) -> CpuSample:
     return CpuSample(
         at=time.monotonic(),
-        server=cpu_seconds(server_pid),
+        server=cpu_seconds(server_pid, children=True),
         server_main=cpu_seconds(server_pid, server_pid),
         drivers=[cpu_seconds(pid) for pid in driver_pids],
         parent=time.process_time(),

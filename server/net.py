@@ -20,7 +20,10 @@ carries the journal entries its inputs made, and the committer appends the
 entries of every batch waiting to the store in one transaction (in a worker
 thread) before it sends anything they caused, while the core task goes on
 with the next inputs. Every accepted decision is stored before anything
-about it is sent.
+about it is sent. Now and then the core task starts a snapshot of the lobby
+(`server.snapshots`: a forked child pickles it); a task of its own waits
+for it and stores it, while the committer goes on storing later batches
+(the snapshot drops only the entries it covers).
 
 A client that does not read is never waited for: when more than
 `MAX_QUEUED` bytes (1 MiB) wait in its outbox, or its socket takes longer
@@ -42,7 +45,6 @@ from __future__ import annotations
 import itertools
 import logging
 import math
-import pickle
 import random
 from collections import deque
 from collections.abc import Awaitable, Callable, Hashable
@@ -70,7 +72,8 @@ from oriflamme.server.core import (
 )
 from oriflamme.server.core.journal import Entry, JournaledLobby
 
-from .store import Store
+from .snapshots import SnapshotFailed, SnapshotJob, start_snapshot
+from .store import Store, StoreError
 
 log = logging.getLogger("oriflamme.server")
 
@@ -97,7 +100,7 @@ class _Batch:
     entries: list[Entry]
     outputs: list[tuple[Hashable, bytes, bool]]  # (connection, bytes, close after)
     effects: list[Effect]
-    snapshot: bytes | None = None  # the whole lobby, after these inputs
+    snapshot: SnapshotJob | None = None  # the whole lobby, after these inputs
     done: list[trio.Event] = field(default_factory=list)  # set once it is all stored
 
 
@@ -147,6 +150,9 @@ class NetServer:
         self._since_snapshot = entries_since_snapshot
         self._snapshots_wanted: list[trio.Event] = []
         self._batches_send, self._batches = trio.open_memory_channel[_Batch](COMMIT_QUEUE)
+        self._store_lock = trio.Lock()  # one store call at a time (one SQLite connection)
+        self._stored_up_to = 0  # the store's position of the last entry appended
+        self._last_snapshot: trio.Event | None = None  # set once the last one is saved (or not)
         self._inbox_send, self._inbox = trio.open_memory_channel[tuple[str, Hashable, object]](
             INBOX
         )
@@ -353,10 +359,14 @@ class NetServer:
         if journal is not None and (
             self._snapshots_wanted or self._since_snapshot >= SNAPSHOT_EVERY
         ):
-            # A snapshot covers every entry taken so far, which the committer
-            # stores before it (and none after).
-            batch.snapshot = pickle.dumps(journal, protocol=pickle.HIGHEST_PROTOCOL)
+            # A snapshot covers every entry taken so far (the committer tells
+            # the store up to which position) and none after.
+            assert self.store is not None
             self._since_snapshot = 0
+            try:
+                batch.snapshot = start_snapshot(journal, self.store.snapshot_file())
+            except StoreError as exc:
+                log.error("snapshot not made (the journal keeps every input): %s", exc)
         batch.done, self._snapshots_wanted = self._snapshots_wanted, []
         if entries or outputs or effects or batch.snapshot is not None or batch.done:
             await self._batches_send.send(batch)
@@ -369,6 +379,9 @@ class NetServer:
         batch caused: every accepted decision is stored before anything
         about it is sent. A store that fails stops the server (`StoreError`):
         going on would send what a restart could not give back."""
+        if self.store is not None:
+            async with self._store_lock:  # (a snapshot covers what was replayed, too)
+                self._stored_up_to = await trio.to_thread.run_sync(self.store.append, [])
         while True:
             group = [await self._batches.receive()]
             while group[-1].snapshot is None:  # a snapshot covers no later entry
@@ -379,27 +392,59 @@ class NetServer:
             entries = [entry for batch in group for entry in batch.entries]
             if entries:
                 assert self.store is not None
-                await trio.to_thread.run_sync(self.store.append, entries)
+                async with self._store_lock:
+                    self._stored_up_to = await trio.to_thread.run_sync(self.store.append, entries)
             for batch in group:
                 self._flush(batch.outputs)
                 self._effects(batch.effects)
             last = group[-1]
-            if last.snapshot is not None:
-                await self._save_snapshot(last.snapshot)
-            for done in last.done:
-                done.set()
+            if last.snapshot is None:
+                for done in last.done:
+                    done.set()
+                continue
+            saved, previous = trio.Event(), self._last_snapshot
+            self._last_snapshot = saved
+            assert self._nursery is not None
+            self._nursery.start_soon(
+                self._save_snapshot, last.snapshot, self._stored_up_to, previous, saved, last.done
+            )
 
-    async def _save_snapshot(self, snapshot: bytes) -> None:
+    async def _save_snapshot(
+        self,
+        job: SnapshotJob,
+        covers: int,
+        previous: trio.Event | None,
+        saved: trio.Event,
+        done: list[trio.Event],
+    ) -> None:
+        """Wait for a snapshot to be pickled, then store it (after the one
+        before it, if it is still on its way). One that fails is logged: the
+        journal still holds every entry, a start replays them all."""
         assert self.store is not None
-        if self.before_snapshot is not None:
-            # The records of the games it covers must be on disk first (a
-            # start replays only what follows it: it would not make them again).
-            with trio.move_on_after(10) as waited:
-                await self.before_snapshot()
-            if waited.cancelled_caught:
-                log.warning("snapshot put off: records are still being written")
+        try:
+            try:
+                file = await job.wait()
+            except SnapshotFailed as exc:
+                log.error("snapshot not saved (the journal keeps every input): %s", exc)
                 return
-        await trio.to_thread.run_sync(self.store.save_snapshot, snapshot)
+            if previous is not None:
+                await previous.wait()
+            if self.before_snapshot is not None:
+                # The records of the games it covers must be on disk first (a
+                # start replays only what follows it: it would not make them again).
+                with trio.move_on_after(10) as waited:
+                    await self.before_snapshot()
+                if waited.cancelled_caught:
+                    log.warning("snapshot put off: records are still being written")
+                    return
+            async with self._store_lock:
+                await trio.to_thread.run_sync(self.store.save_snapshot, file, covers)
+        finally:
+            job.close()
+            job.file.close()
+            saved.set()
+            for event in done:
+                event.set()
 
     def _flush(self, outputs: list[tuple[Hashable, bytes, bool]]) -> None:
         for conn, data, must_close in outputs:

@@ -8,7 +8,12 @@ transaction, and the shell sends nothing a batch caused before the
 transaction is committed. At start, the entries are read back and replayed.
 Now and then (and at a clean shutdown) the whole lobby is saved as a
 snapshot, and the entries it covers are dropped, so a start replays only
-what came after.
+what came after. A snapshot is pickled while the server goes on
+(`server.snapshots`): entries appended meanwhile are not covered, so
+`append` tells the position of the last entry it stored, and a snapshot
+drops the entries up to the position it covers and keeps the later ones.
+Positions are never reused while the store is open (the store numbers the
+entries itself: SQLite would start again at 1 after the journal emptied).
 
 SQLite in WAL mode with ``synchronous=NORMAL``: a commit is durable once
 ``commit`` returns as far as a crash of the server process goes (SIGKILL
@@ -23,9 +28,11 @@ server's key, kept in a file of its own, `secret.key`).
 from __future__ import annotations
 
 import fcntl
+import io
 import sqlite3
+import tempfile
 from pathlib import Path
-from typing import IO, Protocol
+from typing import IO, BinaryIO, Protocol
 
 from oriflamme.server.core.journal import Entry
 
@@ -42,12 +49,19 @@ class Store(Protocol):
         """The last snapshot (or None), and the entries after it, in order."""
         ...
 
-    def append(self, entries: list[Entry]) -> None:
-        """Add entries, durably, in one transaction."""
+    def append(self, entries: list[Entry]) -> int:
+        """Add entries, durably, in one transaction; the position of the last
+        entry stored (of any, if `entries` is empty)."""
         ...
 
-    def save_snapshot(self, snapshot: bytes) -> None:
-        """Keep `snapshot`, which covers every entry stored so far; drop them."""
+    def snapshot_file(self) -> BinaryIO:
+        """An empty file to pickle a snapshot into (unnamed: gone once closed)."""
+        ...
+
+    def save_snapshot(self, snapshot: bytes | BinaryIO, covers: int | None = None) -> None:
+        """Keep `snapshot` (bytes, or a file read from its start), which covers
+        the entries up to position `covers` (None: every entry stored so
+        far); drop those, keep the later ones."""
         ...
 
     def next_generation(self) -> int:
@@ -80,6 +94,12 @@ class SqliteStore:
         except sqlite3.Error as exc:
             self._lock.close()
             raise StoreError(f"cannot open the database {path}: {exc}") from None
+        try:
+            (last,) = self._db.execute("SELECT max(seq) FROM journal").fetchone()
+        except sqlite3.Error as exc:
+            self.close()
+            raise StoreError(f"cannot read the database {path}: {exc}") from None
+        self._last_position = last or 0
         version = self._meta("schema_version")
         if version is None:
             self._set_meta("schema_version", SCHEMA_VERSION)
@@ -115,28 +135,50 @@ class SqliteStore:
             raise StoreError(f"cannot read the database {self.path}: {exc}") from None
         return (None if row is None else bytes(row[0])), entries
 
-    def append(self, entries: list[Entry]) -> None:
+    def append(self, entries: list[Entry]) -> int:
+        if not entries:
+            return self._last_position
+        first = self._last_position + 1
         with self._transaction():
             self._db.executemany(
-                "INSERT INTO journal (kind, conn, at, data) VALUES (?, ?, ?, ?)",
-                [(e.kind, e.conn, e.now, e.data) for e in entries],
+                "INSERT INTO journal (seq, kind, conn, at, data) VALUES (?, ?, ?, ?, ?)",
+                [(first + i, e.kind, e.conn, e.now, e.data) for i, e in enumerate(entries)],
             )
+        self._last_position += len(entries)
+        return self._last_position
 
-    def save_snapshot(self, snapshot: bytes) -> None:
+    def snapshot_file(self) -> BinaryIO:
+        # Beside the database: on its disk, not in a /tmp that may be memory.
+        try:
+            return tempfile.TemporaryFile(dir=self.path.parent, prefix="snapshot-")
+        except OSError as exc:
+            raise StoreError(
+                f"cannot make a file for a snapshot in {self.path.parent}: {exc.strerror}"
+            ) from None
+
+    def save_snapshot(self, snapshot: bytes | BinaryIO, covers: int | None = None) -> None:
         # Written through a blob handle, a piece at a time, rather than bound
         # as a parameter: the cached statement would keep its copy of the
         # whole snapshot (tens of MB) until the next snapshot.
+        source = io.BytesIO(snapshot) if isinstance(snapshot, bytes) else snapshot
+        try:
+            size = source.seek(0, io.SEEK_END)
+            source.seek(0)
+        except OSError as exc:
+            raise StoreError(f"cannot read the snapshot to store: {exc.strerror}") from None
         with self._transaction():
             self._db.execute(
                 "INSERT INTO snapshot (id, data) VALUES (1, zeroblob(?))"
                 " ON CONFLICT (id) DO UPDATE SET data = excluded.data",
-                (len(snapshot),),
+                (size,),
             )
             with self._db.blobopen("snapshot", "data", 1) as blob:
-                whole = memoryview(snapshot)
-                for start in range(0, len(whole), SNAPSHOT_PIECE):
-                    blob.write(whole[start : start + SNAPSHOT_PIECE])
-            self._db.execute("DELETE FROM journal")  # all of it is in the snapshot now
+                while piece := source.read(SNAPSHOT_PIECE):
+                    blob.write(piece)
+                if blob.tell() != size:
+                    raise StoreError(f"the snapshot ended at {blob.tell()} of {size} bytes")
+            covered = self._last_position if covers is None else covers
+            self._db.execute("DELETE FROM journal WHERE seq <= ?", (covered,))
 
     def next_generation(self) -> int:
         with self._transaction():

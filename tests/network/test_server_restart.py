@@ -187,10 +187,13 @@ class FailingStore:
     def load(self) -> tuple[bytes | None, list[object]]:
         return None, []
 
-    def append(self, entries: list[object]) -> None:
+    def append(self, entries: list[object]) -> int:
         raise StoreError("the database could not be written: database or disk is full")
 
-    def save_snapshot(self, snapshot: bytes) -> None:
+    def snapshot_file(self) -> object:
+        raise StoreError("cannot make a file for a snapshot in /data: No space left on device")
+
+    def save_snapshot(self, snapshot: object, covers: int | None = None) -> None:
         raise StoreError("the database could not be written: database or disk is full")
 
     def next_generation(self) -> int:

@@ -173,3 +173,38 @@ def test_the_journal_is_replayed_under_the_limits_it_was_taken_under(tmp_path: P
     third = restore(data, ServerConfig(name_length=20))  # the new snapshot holds both
     assert len(third.lobby.sessions) == 2 and third.entries == 0
     third.store.close()
+
+
+def test_a_snapshot_drops_the_entries_it_covers_and_keeps_the_later_ones(tmp_path: Path) -> None:
+    store = SqliteStore(tmp_path / "s.sqlite3")
+    try:
+        first = [Entry("hello", "c1", 1.0, b"a"), Entry("request", "c1", 2.0, b"b")]
+        assert store.append(first) == 2
+        covered = store.append([])  # (nothing appended: the position stays)
+        assert covered == 2
+        later = [Entry("request", "c1", 3.0, b"c")]
+        assert store.append(later) == 3  # stored while the snapshot was being made
+        with store.snapshot_file() as file:
+            file.write(b"lobby after 2")
+            store.save_snapshot(file, covers=covered)
+        assert store.load() == (b"lobby after 2", later)
+    finally:
+        store.close()
+
+
+def test_positions_are_not_reused_once_the_journal_is_empty(tmp_path: Path) -> None:
+    store = SqliteStore(tmp_path / "s.sqlite3")
+    try:
+        a = store.append([Entry("hello", "c1", 1.0, b"a")])
+        store.save_snapshot(b"lobby 1", covers=a)  # the journal is empty now
+        b = store.append([Entry("hello", "c2", 2.0, b"b")])
+        # A snapshot started before that entry (covering up to `a`) keeps it.
+        store.save_snapshot(b"lobby 1 again", covers=a)
+        assert b > a and store.load() == (b"lobby 1 again", [Entry("hello", "c2", 2.0, b"b")])
+    finally:
+        store.close()
+    again = SqliteStore(tmp_path / "s.sqlite3")
+    try:  # a start goes on after the last position kept
+        assert again.append([Entry("hello", "c3", 3.0, b"c")]) == b + 1
+    finally:
+        again.close()

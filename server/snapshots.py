@@ -1,0 +1,177 @@
+"""Snapshots of the lobby, pickled by a forked child while the server goes on.
+
+How this works
+--------------
+A snapshot is the whole lobby pickled: at 19,000 sessions and 200 games,
+some 40 MB and a second of CPU, and while it is made as many MB again of
+short-lived objects (the pickler's memo keeps every state tuple it made
+until the end). Pickled in the server's own process, that stalled every
+room for the second, and the allocator did not give all of that memory back.
+
+So where there is `os.fork` (Linux, the BSDs, macOS), `start_snapshot`
+forks: the child has the lobby exactly as it is at that instant (its pages
+shared, copied only where touched), pickles it into a file, reports over a
+pipe, and exits. The server goes on at once; `SnapshotJob.wait` waits for
+the child without blocking the event loop and gives the file back, ready to
+be stored. The memory the pickling takes is the child's, for as long as it
+runs (it touches most of the heap's pages: at most about the server's RSS
+again, for about a second), and all of it goes when it exits.
+
+The child does nothing else: no trio, no log, no store; it ignores the
+terminal's Ctrl-C and SIGTERM (the server decides when to stop), dies with
+the server (Linux), and ends with `os._exit` whatever happens. Where there
+is no fork, or the fork fails (out of memory, out of processes), the lobby
+is pickled in the server's process into the same file, as before.
+
+>>> import tempfile, trio
+>>> async def demo():
+...     with tempfile.TemporaryFile() as file:
+...         job = start_snapshot({"rooms": 3}, file)
+...         saved = await job.wait()
+...         saved.seek(0)
+...         return pickle.load(saved)
+>>> trio.run(demo)
+{'rooms': 3}
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import gc
+import logging
+import os
+import pickle
+import signal
+import time
+import warnings
+from typing import BinaryIO
+
+import trio
+
+log = logging.getLogger(__name__)
+
+_PR_SET_PDEATHSIG = 1
+_REPORT_LIMIT = 2000  # bytes of a child's error message read back
+
+
+class SnapshotFailed(Exception):
+    """The snapshot could not be made (the message says why, for a person)."""
+
+
+class SnapshotJob:
+    """A snapshot on its way into `file`; see the module docstring."""
+
+    def __init__(
+        self,
+        file: BinaryIO,
+        pid: int | None = None,
+        report: int | None = None,
+        *,
+        failed: str | None = None,
+    ) -> None:
+        self.file = file
+        self.pid = pid  # the child's (None: pickled in process, done already)
+        self._report = report  # the read end of the child's pipe
+        self._failed = failed  # why it was not pickled in process
+        self._started = time.monotonic()
+
+    async def wait(self) -> BinaryIO:
+        """The file, once the child has written it; raises `SnapshotFailed`
+        if it could not. Cancelled, the child is killed."""
+        if self._failed is not None:
+            raise SnapshotFailed(f"the lobby could not be pickled: {self._failed}")
+        if self.pid is None:
+            return self.file
+        assert self._report is not None
+        said = bytearray()
+        try:
+            async with trio.lowlevel.FdStream(self._report) as report:
+                self._report = None  # the stream closes it
+                while chunk := await report.receive_some(_REPORT_LIMIT):
+                    said += chunk[: _REPORT_LIMIT - len(said)]
+            # The pipe's end: the child has exited or is exiting.
+            _, status, usage = os.wait4(self.pid, 0)
+        except BaseException:
+            self.close()
+            raise
+        self.pid = None
+        code = os.waitstatus_to_exitcode(status)
+        if code != 0:
+            why = said.decode("utf-8", "replace").strip() or (
+                f"killed by signal {-code}" if code < 0 else f"exit status {code}"
+            )
+            raise SnapshotFailed(f"the process pickling the lobby failed: {why}")
+        log.debug(
+            "snapshot pickled by a child process in %.2f s (its peak RSS %.0f MB, shared pages included)",
+            time.monotonic() - self._started,
+            usage.ru_maxrss / 1024,
+        )
+        return self.file
+
+    def close(self) -> None:
+        """Kill the child if it still runs (and reap it)."""
+        if self._report is not None:
+            os.close(self._report)
+            self._report = None
+        if self.pid is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.pid, signal.SIGKILL)
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(self.pid, 0)
+            self.pid = None
+
+
+def start_snapshot(lobby: object, file: BinaryIO) -> SnapshotJob:
+    """Start pickling `lobby` into `file` (empty, open for reading and
+    writing); see the module docstring. Only the file's descriptor is used."""
+    if hasattr(os, "fork"):
+        report, told = os.pipe()
+        try:
+            with warnings.catch_warnings():
+                # Python 3.12 warns of fork() in a process with threads (the
+                # store's, trio's): the child calls nothing that takes their locks.
+                warnings.simplefilter("ignore", DeprecationWarning)
+                pid = os.fork()
+        except OSError as exc:
+            os.close(report)
+            os.close(told)
+            log.warning("cannot fork to pickle the lobby (%s): pickling it here", exc)
+        else:
+            if pid == 0:  # the child
+                _pickle_and_exit(lobby, file, report, told)
+            os.close(told)
+            return SnapshotJob(file, pid, report)
+    try:
+        _pickle_into(lobby, file)
+    except Exception as exc:
+        return SnapshotJob(file, failed=f"{type(exc).__name__}: {exc}")
+    return SnapshotJob(file)
+
+
+def _pickle_into(lobby: object, file: BinaryIO) -> None:
+    # A buffered writer of its own on the descriptor: it retries short writes
+    # and raises on a full disk (pickle alone would not notice either).
+    with open(file.fileno(), "wb", closefd=False) as out:
+        pickle.dump(lobby, out, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def _pickle_and_exit(lobby: object, file: BinaryIO, report: int, told: int) -> None:
+    code = 1
+    try:
+        os.close(report)
+        gc.disable()  # a collection would touch (and so copy) every page
+        with contextlib.suppress(ValueError):  # (a fork from a thread other than the main one)
+            signal.set_wakeup_fd(-1)  # trio's, shared with the server
+        for number in (signal.SIGINT, signal.SIGTERM):
+            with contextlib.suppress(ValueError, OSError):
+                signal.signal(number, signal.SIG_IGN)
+        with contextlib.suppress(Exception):
+            ctypes.CDLL(None).prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+        _pickle_into(lobby, file)
+        code = 0
+    except BaseException as exc:  # told to the server, which logs it
+        with contextlib.suppress(BaseException):
+            os.write(told, f"{type(exc).__name__}: {exc}".encode()[:_REPORT_LIMIT])
+    finally:
+        os._exit(code)

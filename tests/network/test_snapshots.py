@@ -1,0 +1,222 @@
+"""Snapshots of the lobby pickled by a forked child (`server.snapshots`), and
+a server that takes them while its games go on: whatever is restored from
+its data directory is the lobby as it was.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import pickle
+import random
+import signal
+import tempfile
+import time
+import tracemalloc
+from pathlib import Path
+
+import pytest
+import trio
+import trio.testing
+
+import oriflamme.server.net as net_module
+from oriflamme.client.bots import Behaviour, Bot
+from oriflamme.client.session import Backoff, Session
+from oriflamme.protocol import messages as m
+from oriflamme.protocol.verify import verify_record
+from oriflamme.server.core import GameFinished, Gateway, Lobby, ServerConfig
+from oriflamme.server.net import NetServer
+from oriflamme.server.persistence import restore
+from oriflamme.server.snapshots import SnapshotFailed, SnapshotJob, start_snapshot
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork here")
+
+
+class Slow:
+    """Takes `seconds` to pickle (in whichever process pickles it)."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+
+    def __reduce__(self) -> tuple[object, ...]:
+        time.sleep(self.seconds)
+        return (Slow, (self.seconds,))
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # (a zombie still answers: it is reaped by `SnapshotJob`, so none is left)
+    return True
+
+
+def unpickled(file: object) -> object:
+    file.seek(0)  # type: ignore[attr-defined]
+    return pickle.load(file)  # type: ignore[arg-type]
+
+
+@pytest.mark.trio
+async def test_a_child_pickles_the_lobby_and_the_server_makes_none_of_it() -> None:
+    lobby = {"sessions": [{"player": i, "name": f"p{i}", "seq": i * 3} for i in range(50_000)]}
+    with trio.fail_after(30), tempfile.TemporaryFile() as file:
+        tracemalloc.start()
+        try:
+            job = start_snapshot(lobby, file)
+            assert job.pid is not None
+            pid = job.pid
+            saved = await job.wait()
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+        size = saved.seek(0, os.SEEK_END)
+        assert unpickled(saved) == lobby
+        # Pickled here, the output alone would be `size` bytes, and the memo as much again.
+        assert size > 1_000_000 and peak < size / 10
+        assert not alive(pid)
+
+
+@pytest.mark.trio
+async def test_a_lobby_that_cannot_be_pickled_fails_the_snapshot_with_why() -> None:
+    with trio.fail_after(30), tempfile.TemporaryFile() as file:
+        job = start_snapshot({"bad": lambda: None}, file)
+        with pytest.raises(SnapshotFailed, match="could not be pickled|failed: .*lambda"):
+            await job.wait()
+
+
+@pytest.mark.trio
+async def test_cancelled_the_child_is_killed_and_reaped() -> None:
+    with trio.fail_after(30), tempfile.TemporaryFile() as file:
+        job = start_snapshot(Slow(60), file)
+        pid = job.pid
+        assert pid is not None
+        with trio.move_on_after(0.3):
+            await job.wait()
+        assert job.pid is None and not alive(pid)
+
+
+@pytest.mark.trio
+async def test_ctrl_c_and_sigterm_do_not_stop_the_child_the_server_decides() -> None:
+    with trio.fail_after(30), tempfile.TemporaryFile() as file:
+        job = start_snapshot([Slow(1.0), "rest"], file)
+        assert job.pid is not None
+        await trio.sleep(0.3)
+        os.kill(job.pid, signal.SIGINT)
+        os.kill(job.pid, signal.SIGTERM)
+        saved = await job.wait()
+        value = unpickled(saved)
+        assert isinstance(value, list) and value[1] == "rest"
+
+
+@pytest.mark.trio
+async def test_a_child_killed_fails_the_snapshot() -> None:
+    with trio.fail_after(30), tempfile.TemporaryFile() as file:
+        job = start_snapshot(Slow(60), file)
+        assert job.pid is not None
+        os.kill(job.pid, signal.SIGKILL)
+        with pytest.raises(SnapshotFailed, match="killed by signal 9"):
+            await job.wait()
+
+
+@pytest.mark.trio
+async def test_no_fork_to_be_had_pickles_in_process(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    def no_fork() -> int:
+        raise BlockingIOError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(os, "fork", no_fork)
+    with trio.fail_after(30), tempfile.TemporaryFile() as file:
+        job = start_snapshot({"rooms": 2}, file)
+        assert job.pid is None
+        assert unpickled(await job.wait()) == {"rooms": 2}
+    assert "cannot fork to pickle the lobby" in caplog.text
+
+
+# ---------------------------------------------------------------- in a server
+
+
+def seen(lobby: Lobby) -> dict[int, object]:
+    """What each session was told (every push kept), and where it sits."""
+    return {
+        player: (
+            session.last_seq,
+            session.room,
+            session.seat,
+            [m.to_data(push) for push in session.history or ()],
+        )
+        for player, session in lobby.sessions.by_player.items()
+    }
+
+
+CONFIG = ServerConfig(reply_timer=30, grace=60, idle_timeout=120)
+
+
+@pytest.mark.trio
+async def test_snapshots_taken_while_a_game_goes_on_restore_the_lobby_as_it_was(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    # A snapshot every few inputs: many of them, each pickled by a child while
+    # later batches are stored; then the server stops without a last one.
+    monkeypatch.setattr(net_module, "SNAPSHOT_EVERY", 7)
+    jobs: list[SnapshotJob] = []
+
+    def counted(lobby: object, file: object) -> SnapshotJob:
+        job = start_snapshot(lobby, file)  # type: ignore[arg-type]
+        jobs.append(job)
+        return job
+
+    monkeypatch.setattr(net_module, "start_snapshot", counted)
+    caplog.set_level(logging.DEBUG, logger="oriflamme")
+    restored = restore(tmp_path / "data", CONFIG)
+    records: list[GameFinished] = []
+    net = NetServer(Gateway(restored.lobby), store=restored.store, on_record=records.append)
+    with trio.fail_after(60):
+        async with trio.open_nursery() as nursery:
+            await nursery.start(net.run)
+
+            async def connect() -> trio.abc.Stream:
+                near, far = trio.testing.memory_stream_pair()
+                nursery.start_soon(net.serve_stream, far, "test")
+                return near
+
+            sessions = [
+                Session(
+                    connect,
+                    f"p{i}",
+                    backoff=Backoff(first=0.5, most=2),
+                    behaviour=Behaviour(Bot("random", rng=random.Random(i))),
+                )
+                for i in range(3)
+            ]
+            for s in sessions:
+                await nursery.start(s.run)
+            settings = m.RoomSettings(
+                players=3, variant="standard", edition="revised", first_player="host"
+            )
+            await sessions[0].request(m.CreateRoom(settings=settings))
+            for s in sessions[1:]:
+                await s.request(m.JoinRoom(room=sessions[0].state.room.room))
+            for s in sessions:
+                await s.request(m.Ready(ready=True))
+            await sessions[0].request(m.StartGame())
+            await sessions[0].wait_until(lambda: bool(records))
+            # Every snapshot started is saved (or the nursery would have failed).
+            while any(job.pid is not None for job in jobs):
+                await trio.sleep(0.05)
+            nursery.cancel_scope.cancel()
+    live = restored.lobby
+    restored.store.close()
+    assert len(jobs) >= 5 and "snapshot not saved" not in caplog.text
+    assert "pickled by a child process" in caplog.text
+    assert verify_record(records[0].record).ok
+
+    again = restore(tmp_path / "data", CONFIG)
+    try:
+        # Restored from the last snapshot and the entries after it only.
+        assert again.entries < 7 * 2
+        assert seen(again.lobby) == seen(live)
+        assert list(again.lobby.finished) == list(live.finished)
+    finally:
+        again.store.close()
