@@ -10,7 +10,8 @@ Strategies: ``random`` (uniform among the legal options), ``heuristic``
 (the engine's greedy rules of thumb) and ``ismcts`` (a search over the
 cards it cannot see, `oriflamme.client.ismcts`: 200 ms a decision with a
 clock, which the trio shells give it, or a number of iterations). A bot
-that searches is `slow`: the shells run its decisions in a worker thread.
+that searches is `slow`: the shells run its decisions off their event loop
+(`oriflamme.client.thinking`: in a worker process, or a worker thread).
 
 >>> sorted(STRATEGIES)
 ['heuristic', 'ismcts', 'random']
@@ -137,7 +138,7 @@ class Bot:
         game as this seat sees it). The engine's player decides; should the
         position not load, or its choice not be among the options, the bot
         picks among them at random. It touches nothing but its arguments and
-        the bot: a searching bot's shell runs it in a worker thread."""
+        the bot: a searching bot's shell runs it in a worker process or thread."""
         if self.seed is not None and turn is not None:
             self._rng.seed(f"{self.seed} {turn}")
         try:

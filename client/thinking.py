@@ -145,11 +145,23 @@ def _searchers_of_this_run() -> _Searchers:
         return searchers
 
 
-def decide_in_worker(
-    bot: Bot, position: Game | None, options: Sequence[Action], turn: int | None
-) -> tuple[Action, object, int]:
-    """In a worker process: `bot.decide`, the bot's randomness after it, and
-    the worker's process id (which the tests and the log look at)."""
+class NotInAProcess(Exception):
+    """This decision cannot be made in a worker process: the bot cannot be
+    pickled (a subclass holding a lock, a lambda) or loaded there (a class
+    only this process has), or no worker is to be had (no file or process
+    left, the pool shutting down). It is made in a thread instead."""
+
+
+def decide_in_worker(sent: bytes) -> tuple[Action, object, int]:
+    """In a worker process: `bot.decide` on the pickled (bot, position,
+    options, turn), the bot's randomness after it, and the worker's process
+    id (which the tests and the log look at). Sent pickled, so that what
+    cannot be loaded fails this call alone (`NotInAProcess`), not the pool's
+    task queue, which breaks the pool."""
+    try:
+        bot, position, options, turn = pickle.loads(sent)
+    except Exception as exc:
+        raise NotInAProcess(f"it cannot be loaded there: {exc!r}") from None
     action = bot.decide(position, options, turn)
     return action, bot.rng_state(), os.getpid()
 
@@ -170,12 +182,9 @@ async def think(
             except BrokenProcessPool as exc:
                 log.warning("a bot's worker process died (%s): this decision in a thread", exc)
                 searchers.renew(pool)
-            except (pickle.PicklingError, TypeError, AttributeError, *NO_WORKER) as exc:
-                # a bot that cannot be sent (a subclass holding a lock, a
-                # lambda), or no worker to be had: it thinks here, as it
-                # would without the pool
+            except NotInAProcess as exc:  # it thinks here, as it would without the pool
                 log.warning(
-                    "a %s bot cannot think in a process (%r): this decision in a thread",
+                    "a %s bot cannot think in a process (%s): this decision in a thread",
                     bot.strategy,
                     exc,
                 )
@@ -192,7 +201,22 @@ async def _in_a_process(
     options: Sequence[Action],
     turn: int | None,
 ) -> Action:
-    future = pool.submit(decide_in_worker, bot, position, options, turn)
+    """`bot.decide` in a worker of `pool`. Raises `NotInAProcess` when it
+    cannot be sent or loaded, or no worker is to be had; what `decide`
+    raises is raised as it is."""
+    try:
+        # Pickled here, so that what cannot be sent is told apart from a
+        # failure of `decide`, and what cannot be loaded fails this call
+        # alone (see `decide_in_worker`).
+        sent = pickle.dumps((bot, position, options, turn), pickle.HIGHEST_PROTOCOL)
+    except (pickle.PicklingError, TypeError, AttributeError) as exc:
+        raise NotInAProcess(f"it cannot be pickled: {exc!r}") from None
+    try:
+        future = pool.submit(decide_in_worker, sent)
+    except BrokenProcessPool:
+        raise  # (a RuntimeError too: the pool is renewed, not merely passed by)
+    except NO_WORKER as exc:
+        raise NotInAProcess(f"no worker: {exc!r}") from None
     try:
         action, rng_state, pid = await trio.to_thread.run_sync(
             future.result, abandon_on_cancel=True
@@ -200,6 +224,8 @@ async def _in_a_process(
     except trio.Cancelled:
         future.cancel()  # if it has not started yet
         raise
+    except CancelledError:
+        raise NotInAProcess("the pool is shutting down") from None
     bot.set_rng_state(rng_state)
     log.debug("a %s bot decided in worker process %d", bot.strategy, pid)
     return action

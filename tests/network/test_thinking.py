@@ -248,3 +248,60 @@ async def test_a_bot_that_cannot_be_sent_thinks_in_a_thread(
             action = await think(_Unpicklable(), game, options, 7)
     assert action == await think(Bot("ismcts", seed="u", iterations=20), game, options, 7)
     assert "cannot think in a process" in caplog.text
+
+
+def _only_in(pid: int) -> Bot:
+    """Unpickles in process `pid` only (elsewhere: as a class another process lacks)."""
+    if os.getpid() != pid:
+        raise ModuleNotFoundError("No module named 'only_here'")
+    return _HereOnly()
+
+
+class _HereOnly(Bot):
+    """A bot that pickles but cannot be loaded in another process."""
+
+    def __init__(self) -> None:
+        super().__init__("ismcts", seed="h", iterations=20)
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (_only_in, (os.getpid(),))
+
+
+class _Failing(Bot):
+    """A bot whose `decide` fails (a bug): in a process as it would in a thread."""
+
+    def __init__(self) -> None:
+        super().__init__("ismcts", seed="f", iterations=20)
+
+    def decide(self, *args: object) -> Action:
+        raise RuntimeError("a bug in decide")
+
+
+@pytest.mark.trio
+async def test_a_bot_that_cannot_be_loaded_in_a_worker_thinks_in_a_thread_and_the_pool_lives(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    game = a_decision()
+    options = game.legal_actions()
+    with trio.fail_after(60):
+        async with search_processes():
+            for _ in range(2):
+                action = await think(_HereOnly(), game, options, 7)
+            answers: list[Action] = []
+            await search_long(game, options, answers)  # the same pool, not a broken one
+    assert action == await think(Bot("ismcts", seed="h", iterations=20), game, options, 7)
+    assert "cannot be loaded there" in caplog.text and "only_here" in caplog.text
+    assert "worker process died" not in caplog.text
+    assert len(set(worker_pids(caplog))) == 1 and answers[0] in options
+
+
+@pytest.mark.trio
+async def test_a_failure_of_decide_in_a_worker_is_raised_not_tried_again(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    game = a_decision()
+    with trio.fail_after(60):
+        async with search_processes():
+            with pytest.raises(RuntimeError, match="a bug in decide"):
+                await think(_Failing(), game, game.legal_actions(), 7)
+    assert "in a thread" not in caplog.text

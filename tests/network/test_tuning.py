@@ -18,10 +18,10 @@ import pytest
 # object after them, then the blocks are freed.
 # Prints how many KiB of the 40 MiB the process still holds.
 SCRIPT = """
-import sys
+import os, sys
 def rss_kib():
     with open("/proc/self/statm") as f:
-        return int(f.read().split()[1]) * 4096 // 1024
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") // 1024
 if sys.argv[1] == "pinned":
     from oriflamme.server.tuning import pin_malloc_thresholds
     assert pin_malloc_thresholds()
@@ -52,12 +52,12 @@ def test_freed_memory_goes_back_to_the_system_once_thresholds_are_pinned() -> No
 # A 64 MiB snapshot saved by the store, in a worker thread as the server
 # does, then freed. Prints how many KiB the process still holds.
 SNAPSHOT_SCRIPT = """
-import sys, threading
+import os, sys, threading
 from pathlib import Path
 from oriflamme.server.store import SqliteStore
 def rss_kib():
     with open("/proc/self/statm") as f:
-        return int(f.read().split()[1]) * 4096 // 1024
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") // 1024
 store = SqliteStore(Path(sys.argv[1]))
 before = rss_kib()
 snapshot = bytes(range(256)) * (1 << 18)
