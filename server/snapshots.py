@@ -17,9 +17,11 @@ be stored. The memory the pickling takes is the child's, for as long as it
 runs (it touches most of the heap's pages: at most about the server's RSS
 again, for about a second), and all of it goes when it exits.
 
-The child does nothing else: no trio, no log, no store; it ignores the
-terminal's Ctrl-C and SIGTERM (the server decides when to stop), dies with
-the server (Linux), and ends with `os._exit` whatever happens. Where there
+The child does nothing else: no trio, no log, no store. It closes the
+server's sockets and files (a connection the server closes meanwhile must
+close at once), ignores the terminal's Ctrl-C and SIGTERM (the server
+decides when to stop), dies with the server (Linux), and ends with
+`os._exit` whatever happens. Where there
 is no fork, or the fork fails (out of memory, out of processes), the lobby
 is pickled in the server's process into the same file, as before.
 
@@ -156,10 +158,23 @@ def _pickle_into(lobby: object, file: BinaryIO) -> None:
         pickle.dump(lobby, out, protocol=pickle.HIGHEST_PROTOCOL)
 
 
+def _close_all_but(*kept: int) -> None:
+    """Close every inherited descriptor but stdin, stdout, stderr and `kept`:
+    the server's sockets (a connection it closes must close now, not when
+    this child exits), its listener, its database."""
+    low = 3
+    for fd in sorted(kept):
+        if fd >= low:
+            os.closerange(low, fd)
+            low = fd + 1
+    os.closerange(low, max(low, os.sysconf("SC_OPEN_MAX")))
+
+
 def _pickle_and_exit(lobby: object, file: BinaryIO, report: int, told: int) -> None:
     code = 1
     try:
         os.close(report)
+        _close_all_but(file.fileno(), told)
         gc.disable()  # a collection would touch (and so copy) every page
         with contextlib.suppress(ValueError):  # (a fork from a thread other than the main one)
             signal.set_wakeup_fd(-1)  # trio's, shared with the server

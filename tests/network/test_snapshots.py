@@ -10,6 +10,7 @@ import os
 import pickle
 import random
 import signal
+import socket
 import tempfile
 import time
 import tracemalloc
@@ -107,6 +108,18 @@ async def test_ctrl_c_and_sigterm_do_not_stop_the_child_the_server_decides() -> 
         saved = await job.wait()
         value = unpickled(saved)
         assert isinstance(value, list) and value[1] == "rest"
+
+
+@pytest.mark.trio
+async def test_a_connection_the_server_closes_closes_while_a_child_pickles() -> None:
+    ours, theirs = socket.socketpair()
+    with trio.fail_after(30), tempfile.TemporaryFile() as file, theirs:
+        job = start_snapshot(Slow(2.0), file)
+        ours.close()  # the child had it too: it closed its copy at once
+        theirs.settimeout(1.0)
+        assert theirs.recv(1) == b""  # (a child holding it would time out)
+        assert job.pid is not None and alive(job.pid)
+        await job.wait()
 
 
 @pytest.mark.trio
