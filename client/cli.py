@@ -87,6 +87,17 @@ def _verify(args: argparse.Namespace) -> int:
 # `oriflamme serve`'s abuse limits: ServerConfig's LIMITS, each with its
 # flag's type and help (with the default). ServerConfig itself is not
 # imported here, to keep the launcher light; a test holds the two together.
+def _positive_int(text: str) -> int:
+    """An argparse type: a whole number of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected 1 or more, got {value}")
+    return value
+
+
 SERVER_LIMITS: tuple[tuple[str, type, str], ...] = (
     ("message_rate", float, "messages a second one connection may send (200)"),
     ("message_burst", int, "messages one connection may send at once (400)"),
@@ -186,6 +197,8 @@ def _serve(args: argparse.Namespace) -> int:
         return 2
     if args.name:
         options.name = args.name
+    if args.snapshot_every is not None:
+        options.snapshot_every = args.snapshot_every
     try:
         trio.run(serve, options)
     except StoreError as exc:
@@ -626,6 +639,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="do not announce the server on the local network (UDP port 7532)",
     )
     sv.add_argument("--name", help="the server's name on the local network (default: host name)")
+    sv.add_argument(
+        "--snapshot-every",
+        type=_positive_int,
+        default=None,
+        metavar="N",
+        help="journal entries between two snapshots of the lobby (default 50,000; docs/SERVER.md)",
+    )
     limits = sv.add_argument_group("abuse limits (docs/SERVER.md)")
     for name, kind, help_text in SERVER_LIMITS:
         limits.add_argument("--" + name.replace("_", "-"), type=kind, metavar="N", help=help_text)

@@ -31,7 +31,7 @@ from oriflamme.client.thinking import search_processes
 from oriflamme.server.core import GameFinished, Gateway, ServerConfig
 
 from .discovery import run_beacon
-from .net import NetServer
+from .net import SNAPSHOT_EVERY, NetServer
 from .persistence import restore
 from .records import RecordWriter
 from .store import StoreError
@@ -67,6 +67,9 @@ class ServeOptions:
     tls_cert: Path | None = None
     tls_key: Path | None = None
     tls_self_signed: bool = False
+    # Journal entries between two snapshots of the lobby: fewer, a shorter
+    # start after a crash; more, fewer snapshots (each a child process).
+    snapshot_every: int = SNAPSHOT_EVERY
 
     @property
     def tls(self) -> bool:
@@ -107,6 +110,7 @@ async def serve(
             time_offset=lobby.last_time - trio.current_time(),
             restarted=not restored.new,
             entries_since_snapshot=restored.entries,
+            snapshot_every=options.snapshot_every,
             before_snapshot=records.settled,
         )
         context = tls_context(options)

@@ -79,7 +79,7 @@ log = logging.getLogger("oriflamme.server")
 
 INBOX = 4096  # inputs waiting for the core task
 BATCH = 256  # inputs handled together, and stored in one transaction
-SNAPSHOT_EVERY = 50_000  # journal entries between two snapshots
+SNAPSHOT_EVERY = 50_000  # journal entries between two snapshots (by default)
 COMMIT_QUEUE = 16  # batches handled by the core task, waiting for their commit
 MAX_QUEUED = 1 << 20  # bytes waiting for one connection's socket: more, and it is dropped
 READ_PAUSE = 1 << 16  # bytes waiting for one connection's socket: more, and it is not read
@@ -135,6 +135,7 @@ class NetServer:
         time_offset: float = 0.0,
         restarted: bool = False,
         entries_since_snapshot: int = 0,
+        snapshot_every: int = SNAPSHOT_EVERY,
         before_snapshot: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
         self.gateway = gateway
@@ -148,6 +149,7 @@ class NetServer:
         self.restarted = restarted
         self.before_snapshot = before_snapshot
         self._since_snapshot = entries_since_snapshot
+        self.snapshot_every = snapshot_every
         self._snapshots_wanted: list[trio.Event] = []
         self._batches_send, self._batches = trio.open_memory_channel[_Batch](COMMIT_QUEUE)
         self._store_lock = trio.Lock()  # one store call at a time (one SQLite connection)
@@ -357,7 +359,7 @@ class NetServer:
         batch = _Batch(entries, outputs, effects)
         self._since_snapshot += len(entries)
         if journal is not None and (
-            self._snapshots_wanted or self._since_snapshot >= SNAPSHOT_EVERY
+            self._snapshots_wanted or self._since_snapshot >= self.snapshot_every
         ):
             # A snapshot covers every entry taken so far (the committer tells
             # the store up to which position) and none after.

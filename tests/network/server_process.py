@@ -18,8 +18,15 @@ class ServerProcess:
     data directory; read, never piped: a pipe nobody reads would stall the
     server)."""
 
-    def __init__(self, data_dir: Path, port: int = 0, log_path: Path | None = None) -> None:
+    def __init__(
+        self,
+        data_dir: Path,
+        port: int = 0,
+        log_path: Path | None = None,
+        options: tuple[str, ...] = (),
+    ) -> None:
         self.data_dir = data_dir
+        self.options = options  # more `oriflamme serve` options
         self.port = port
         self.log_path = log_path or data_dir.parent / f"{data_dir.name}.log"
         self.process: subprocess.Popen[bytes] | None = None
@@ -42,6 +49,7 @@ class ServerProcess:
                     str(self.data_dir),
                     "--log-level",
                     "info",
+                    *self.options,
                 ],
                 stdout=log,
                 stderr=log,

@@ -12,6 +12,7 @@ the records must agree.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -40,12 +41,12 @@ KEY = bytes(range(32))
 PLAYERS = 3
 
 
-def new_server(tmp_path: Path, name: str) -> ServerProcess:
+def new_server(tmp_path: Path, name: str, options: tuple[str, ...] = ()) -> ServerProcess:
     data = tmp_path / name
     data.mkdir()
     (data / KEY_FILE).write_bytes(KEY)
     (data / KEY_FILE).chmod(0o600)
-    return ServerProcess(data)
+    return ServerProcess(data, options=options)
 
 
 def round_of(session: Session) -> int:
@@ -103,11 +104,16 @@ async def play(
 
 
 @pytest.mark.trio
+@pytest.mark.parametrize(
+    "snapshots",
+    [(), ("--snapshot-every", "3")],
+    ids=["journal", "snapshot every 3 inputs"],  # (killed while children pickle the lobby)
+)
 async def test_a_server_killed_at_several_points_of_a_game_finishes_it_as_if_not(
-    tmp_path: Path,
+    tmp_path: Path, snapshots: tuple[str, ...]
 ) -> None:
     calm = new_server(tmp_path, "calm")
-    killed = new_server(tmp_path, "killed")
+    killed = new_server(tmp_path, "killed", snapshots)
     try:
         with trio.fail_after(120):
             calm_record, calm_players = await play(calm, [])
@@ -132,6 +138,9 @@ async def test_a_server_killed_at_several_points_of_a_game_finishes_it_as_if_not
         p.state.game.end.scores for p in calm_players
     ]
     assert killed.log().count("state restored") == 3
+    replayed = [int(n) for n in re.findall(r"\((\d+) inputs replayed\)", killed.log())]
+    if snapshots:  # each start replayed what came after the last snapshot only
+        assert len(replayed) == 3 and max(replayed) < 20, replayed  # (without: 13, 27, 55)
 
 
 @pytest.mark.trio

@@ -11,6 +11,8 @@ import pickle
 import random
 import signal
 import socket
+import subprocess
+import sys
 import tempfile
 import time
 import tracemalloc
@@ -45,12 +47,16 @@ class Slow:
 
 
 def alive(pid: int) -> bool:
+    """Whether process `pid` runs (a zombie, dead but not yet reaped, does not)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    # (a zombie still answers: it is reaped by `SnapshotJob`, so none is left)
-    return True
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rpartition(")")[2].split()[0] != "Z"
+    except OSError:  # (gone meanwhile; or no /proc here)
+        return not Path("/proc/self").exists()
 
 
 def unpickled(file: object) -> object:
@@ -75,7 +81,8 @@ async def test_a_child_pickles_the_lobby_and_the_server_makes_none_of_it() -> No
         assert unpickled(saved) == lobby
         # Pickled here, the output alone would be `size` bytes, and the memo as much again.
         assert size > 1_000_000 and peak < size / 10
-        assert not alive(pid)
+        with pytest.raises(ChildProcessError):  # reaped already: no zombie left
+            os.waitpid(pid, os.WNOHANG)
 
 
 @pytest.mark.trio
@@ -95,6 +102,8 @@ async def test_cancelled_the_child_is_killed_and_reaped() -> None:
         with trio.move_on_after(0.3):
             await job.wait()
         assert job.pid is None and not alive(pid)
+        with pytest.raises(ChildProcessError):  # reaped already: no zombie left
+            os.waitpid(pid, os.WNOHANG)
 
 
 @pytest.mark.trio
@@ -120,6 +129,35 @@ async def test_a_connection_the_server_closes_closes_while_a_child_pickles() -> 
         assert theirs.recv(1) == b""  # (a child holding it would time out)
         assert job.pid is not None and alive(job.pid)
         await job.wait()
+
+
+KILLED_MID_SNAPSHOT = """
+import os, signal, sys, tempfile, time
+from tests.network.test_snapshots import Slow
+from oriflamme.server.snapshots import start_snapshot
+job = start_snapshot(Slow(60), tempfile.TemporaryFile())
+print(job.pid, flush=True)
+time.sleep(0.5)  # (the child has set itself to die with its parent)
+os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+def test_a_server_killed_while_a_child_pickles_leaves_no_child() -> None:
+    if not Path("/proc/self").exists():
+        pytest.skip("the child's death with its parent is Linux's (prctl)")
+    server = subprocess.run(
+        [sys.executable, "-c", KILLED_MID_SNAPSHOT],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        cwd=Path(__file__).parents[2],
+    )
+    assert server.returncode == -signal.SIGKILL, server.stderr
+    child = int(server.stdout.split()[0])
+    deadline = time.monotonic() + 10
+    while alive(child) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not alive(child)
 
 
 @pytest.mark.trio
@@ -172,7 +210,6 @@ async def test_snapshots_taken_while_a_game_goes_on_restore_the_lobby_as_it_was(
 ) -> None:
     # A snapshot every few inputs: many of them, each pickled by a child while
     # later batches are stored; then the server stops without a last one.
-    monkeypatch.setattr(net_module, "SNAPSHOT_EVERY", 7)
     jobs: list[SnapshotJob] = []
 
     def counted(lobby: object, file: object) -> SnapshotJob:
@@ -184,7 +221,9 @@ async def test_snapshots_taken_while_a_game_goes_on_restore_the_lobby_as_it_was(
     caplog.set_level(logging.DEBUG, logger="oriflamme")
     restored = restore(tmp_path / "data", CONFIG)
     records: list[GameFinished] = []
-    net = NetServer(Gateway(restored.lobby), store=restored.store, on_record=records.append)
+    net = NetServer(
+        Gateway(restored.lobby), store=restored.store, on_record=records.append, snapshot_every=7
+    )
     with trio.fail_after(60):
         async with trio.open_nursery() as nursery:
             await nursery.start(net.run)
