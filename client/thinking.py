@@ -17,8 +17,10 @@ running trio process), and the loop waits for the answer without holding
 the GIL. The workers run at a lower priority, so that the server has the
 CPU when both want it; with them the same loop kept 74% of its round trips
 (the searches share its two cores), p99 0.12 ms. At most one search per
-worker runs at once; the others wait their turn here, where they can be
-cancelled. A worker exits when its server is gone, even killed. Elsewhere
+worker runs at once; the others wait their turn in the pool's queue, and
+one cancelled there is taken out. A search cancelled under way keeps its
+worker, or its thread, and its place among `SEARCHES_AT_ONCE`, until it
+ends (within its budget). A worker exits when its server is gone, even killed. Elsewhere
 (a bot process of its own, tests), `think` runs the search in a worker
 thread, as the GIL then costs nobody else.
 
@@ -174,28 +176,29 @@ async def think(
     arguments are the caller's own (a position and options made for this):
     neither a thread nor a process touches anything else."""
     searchers = _searchers_of_this_run()
-    async with searchers.limiter:
-        pool = searchers.pool
-        if pool is not None:
-            try:
-                return await _in_a_process(pool, bot, position, options, turn)
-            except BrokenProcessPool as exc:
-                log.warning("a bot's worker process died (%s): this decision in a thread", exc)
-                searchers.renew(pool)
-            except NotInAProcess as exc:  # it thinks here, as it would without the pool
-                log.warning(
-                    "a %s bot cannot think in a process (%s): this decision in a thread",
-                    bot.strategy,
-                    exc,
-                )
-        # (abandoned if cancelled: its result is thrown away when it ends)
-        return await trio.to_thread.run_sync(
-            bot.decide, position, options, turn, abandon_on_cancel=True
-        )
+    pool = searchers.pool
+    if pool is not None:
+        try:
+            return await _in_a_process(pool, searchers.limiter, bot, position, options, turn)
+        except BrokenProcessPool as exc:
+            log.warning("a bot's worker process died (%s): this decision in a thread", exc)
+            searchers.renew(pool)
+        except NotInAProcess as exc:  # it thinks here, as it would without the pool
+            log.warning(
+                "a %s bot cannot think in a process (%s): this decision in a thread",
+                bot.strategy,
+                exc,
+            )
+    # Abandoned if cancelled: its result is thrown away when it ends, and its
+    # place (`limiter`) is given back only then, for the CPU is busy until then.
+    return await trio.to_thread.run_sync(
+        bot.decide, position, options, turn, abandon_on_cancel=True, limiter=searchers.limiter
+    )
 
 
 async def _in_a_process(
     pool: ProcessPoolExecutor,
+    limiter: trio.CapacityLimiter,
     bot: Bot,
     position: Game | None,
     options: Sequence[Action],
@@ -218,8 +221,10 @@ async def _in_a_process(
     except NO_WORKER as exc:
         raise NotInAProcess(f"no worker: {exc!r}") from None
     try:
+        # (a search cancelled under way keeps its place in `limiter` until
+        # its worker is done with it)
         action, rng_state, pid = await trio.to_thread.run_sync(
-            future.result, abandon_on_cancel=True
+            future.result, abandon_on_cancel=True, limiter=limiter
         )
     except trio.Cancelled:
         future.cancel()  # if it has not started yet

@@ -305,3 +305,35 @@ async def test_a_failure_of_decide_in_a_worker_is_raised_not_tried_again(
             with pytest.raises(RuntimeError, match="a bug in decide"):
                 await think(_Failing(), game, game.legal_actions(), 7)
     assert "in a thread" not in caplog.text
+
+
+class _Counting(Bot):
+    """A bot whose decision takes `seconds` and counts how many run at once."""
+
+    def __init__(self, running: list[int], seconds: float) -> None:
+        super().__init__("ismcts", seed="c", iterations=20)
+        self.running, self.seconds = running, seconds
+        self.lock = threading.Lock()
+
+    def decide(self, position: Game | None, options: object, turn: int | None) -> Action:
+        with self.lock:
+            self.running[0] += 1
+            self.running[1] = max(self.running[1], self.running[0])
+        time.sleep(self.seconds)
+        with self.lock:
+            self.running[0] -= 1
+        return position.legal_actions()[0]  # type: ignore[union-attr]
+
+
+@pytest.mark.trio
+async def test_a_search_cancelled_in_a_thread_keeps_its_place_until_it_ends() -> None:
+    game = a_decision()
+    running = [0, 0]  # now, at most
+    bot = _Counting(running, 0.6)
+    with trio.fail_after(20):
+        async with trio.open_nursery() as nursery:
+            with trio.move_on_after(0.1):  # abandoned: its thread goes on 0.5 s more
+                await think(bot, game, game.legal_actions(), 1)
+            for turn in range(2, 2 + thinking.SEARCHES_AT_ONCE):
+                nursery.start_soon(think, bot, game, game.legal_actions(), turn)
+    assert running == [0, thinking.SEARCHES_AT_ONCE]
