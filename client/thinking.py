@@ -71,6 +71,9 @@ class _Searchers:
         self.workers = workers
         self.pool = None if workers is None else self._new_pool(workers)
         self.limiter = trio.CapacityLimiter(SEARCHES_AT_ONCE if workers is None else workers)
+        # Bot classes that cannot be sent to a worker: they think in threads
+        # from their first failure on (one warning, no more round trips).
+        self.in_threads: set[type[Bot]] = set()
 
     @staticmethod
     def _new_pool(workers: int) -> ProcessPoolExecutor:
@@ -150,8 +153,20 @@ def _searchers_of_this_run() -> _Searchers:
 class NotInAProcess(Exception):
     """This decision cannot be made in a worker process: the bot cannot be
     pickled (a subclass holding a lock, a lambda) or loaded there (a class
-    only this process has), or no worker is to be had (no file or process
-    left, the pool shutting down). It is made in a thread instead."""
+    only this process has), which `lasting` says, or no worker is to be had
+    (no file or process left, the pool shutting down). It is made in a
+    thread instead."""
+
+    def __init__(self, why: str, *, lasting: bool = False) -> None:
+        super().__init__(why)
+        self.lasting = lasting
+
+    def __reduce__(self) -> tuple[object, ...]:  # (raised in a worker, sent back)
+        return (_not_in_a_process, (str(self), self.lasting))
+
+
+def _not_in_a_process(why: str, lasting: bool) -> NotInAProcess:
+    return NotInAProcess(why, lasting=lasting)
 
 
 def decide_in_worker(sent: bytes) -> tuple[Action, object, int]:
@@ -163,7 +178,7 @@ def decide_in_worker(sent: bytes) -> tuple[Action, object, int]:
     try:
         bot, position, options, turn = pickle.loads(sent)
     except Exception as exc:
-        raise NotInAProcess(f"it cannot be loaded there: {exc!r}") from None
+        raise NotInAProcess(f"it cannot be loaded there: {exc!r}", lasting=True) from None
     action = bot.decide(position, options, turn)
     return action, bot.rng_state(), os.getpid()
 
@@ -177,17 +192,20 @@ async def think(
     neither a thread nor a process touches anything else."""
     searchers = _searchers_of_this_run()
     pool = searchers.pool
-    if pool is not None:
+    if pool is not None and type(bot) not in searchers.in_threads:
         try:
             return await _in_a_process(pool, searchers.limiter, bot, position, options, turn)
         except BrokenProcessPool as exc:
             log.warning("a bot's worker process died (%s): this decision in a thread", exc)
             searchers.renew(pool)
         except NotInAProcess as exc:  # it thinks here, as it would without the pool
+            if exc.lasting:
+                searchers.in_threads.add(type(bot))
             log.warning(
-                "a %s bot cannot think in a process (%s): this decision in a thread",
+                "a %s bot cannot think in a process (%s): %s in a thread",
                 bot.strategy,
                 exc,
+                f"every {type(bot).__name__} thinks" if exc.lasting else "this decision",
             )
     # Abandoned if cancelled: its result is thrown away when it ends, and its
     # place (`limiter`) is given back only then, for the CPU is busy until then.
@@ -212,8 +230,8 @@ async def _in_a_process(
         # failure of `decide`, and what cannot be loaded fails this call
         # alone (see `decide_in_worker`).
         sent = pickle.dumps((bot, position, options, turn), pickle.HIGHEST_PROTOCOL)
-    except (pickle.PicklingError, TypeError, AttributeError) as exc:
-        raise NotInAProcess(f"it cannot be pickled: {exc!r}") from None
+    except Exception as exc:  # (whatever its __reduce__ may raise)
+        raise NotInAProcess(f"it cannot be pickled: {exc!r}", lasting=True) from None
     try:
         future = pool.submit(decide_in_worker, sent)
     except BrokenProcessPool:

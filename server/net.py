@@ -155,6 +155,7 @@ class NetServer:
         self._store_lock = trio.Lock()  # one store call at a time (one SQLite connection)
         self._stored_up_to = 0  # the store's position of the last entry appended
         self._last_snapshot: trio.Event | None = None  # set once the last one is saved (or not)
+        self._snapshot_jobs: set[SnapshotJob] = set()  # started, not yet closed
         self._inbox_send, self._inbox = trio.open_memory_channel[tuple[str, Hashable, object]](
             INBOX
         )
@@ -174,14 +175,19 @@ class NetServer:
     ) -> None:
         """Serve `listeners` (and in-memory streams given to `serve_stream`)
         until cancelled."""
-        async with trio.open_nursery() as nursery:
-            self._nursery = nursery
-            nursery.start_soon(self._core)
-            nursery.start_soon(self._committer)
-            nursery.start_soon(self._watchdog)
-            for listener in listeners or []:
-                nursery.start_soon(self._accept, listener)
-            task_status.started()
+        try:
+            async with trio.open_nursery() as nursery:
+                self._nursery = nursery
+                nursery.start_soon(self._core)
+                nursery.start_soon(self._committer)
+                nursery.start_soon(self._watchdog)
+                for listener in listeners or []:
+                    nursery.start_soon(self._accept, listener)
+                task_status.started()
+        finally:
+            for job in self._snapshot_jobs:  # (stopped before they were saved)
+                job.close()
+            self._snapshot_jobs.clear()
 
     async def _accept(self, listener: trio.abc.Listener[trio.abc.Stream]) -> None:
         async with listener:
@@ -358,9 +364,9 @@ class NetServer:
         ]
         batch = _Batch(entries, outputs, effects)
         self._since_snapshot += len(entries)
-        if journal is not None and (
-            self._snapshots_wanted or self._since_snapshot >= self.snapshot_every
-        ):
+        # (one periodic snapshot at a time: a slow one is not joined by more)
+        due = self._since_snapshot >= self.snapshot_every and not self._snapshot_jobs
+        if journal is not None and (self._snapshots_wanted or due):
             # A snapshot covers every entry taken so far (the committer tells
             # the store up to which position) and none after.
             assert self.store is not None
@@ -369,6 +375,8 @@ class NetServer:
                 batch.snapshot = start_snapshot(journal, self.store.snapshot_file())
             except StoreError as exc:
                 log.error("snapshot not made (the journal keeps every input): %s", exc)
+            else:
+                self._snapshot_jobs.add(batch.snapshot)
         batch.done, self._snapshots_wanted = self._snapshots_wanted, []
         if entries or outputs or effects or batch.snapshot is not None or batch.done:
             await self._batches_send.send(batch)
@@ -399,10 +407,11 @@ class NetServer:
             for batch in group:
                 self._flush(batch.outputs)
                 self._effects(batch.effects)
+                if batch.snapshot is None:
+                    for done in batch.done:
+                        done.set()
             last = group[-1]
             if last.snapshot is None:
-                for done in last.done:
-                    done.set()
                 continue
             saved, previous = trio.Event(), self._last_snapshot
             self._last_snapshot = saved
@@ -443,7 +452,7 @@ class NetServer:
                 await trio.to_thread.run_sync(self.store.save_snapshot, file, covers)
         finally:
             job.close()
-            job.file.close()
+            self._snapshot_jobs.discard(job)
             saved.set()
             for event in done:
                 event.set()

@@ -20,10 +20,12 @@ again, for about a second), and all of it goes when it exits.
 The child does nothing else: no trio, no log, no store. It closes the
 server's sockets and files (a connection the server closes meanwhile must
 close at once), ignores the terminal's Ctrl-C and SIGTERM (the server
-decides when to stop), dies with the server (Linux), and ends with
-`os._exit` whatever happens. Where there
-is no fork, or the fork fails (out of memory, out of processes), the lobby
-is pickled in the server's process into the same file, as before.
+decides when to stop; they are held back from the fork until then), dies
+with the server (Linux), yields the CPU to it (niceness 10), offers itself
+first to the out-of-memory killer, and ends with `os._exit` whatever
+happens. One that takes more than `SNAPSHOT_DEADLINE` is killed. Where
+there is no fork, or the fork fails (out of memory, out of processes), the
+lobby is pickled in the server's process into the same file, as before.
 
 >>> import tempfile, trio
 >>> async def demo():
@@ -45,16 +47,32 @@ import logging
 import os
 import pickle
 import signal
+import threading
 import time
 import warnings
+from collections.abc import Callable
 from typing import BinaryIO
 
 import trio
 
 log = logging.getLogger(__name__)
 
+SNAPSHOT_DEADLINE = 600.0  # seconds a child may take before it is killed
+CHILD_NICENESS = 10  # as the bots' search workers: the players first
 _PR_SET_PDEATHSIG = 1
 _REPORT_LIMIT = 2000  # bytes of a child's error message read back
+
+
+def _find_prctl() -> Callable[..., int] | None:
+    # Looked up here, in the server: in the child, dlsym would take the
+    # loader's lock, which another thread may have held at the fork.
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):  # (not Linux)
+        return None
+
+
+_prctl = _find_prctl()
 
 
 class SnapshotFailed(Exception):
@@ -62,7 +80,8 @@ class SnapshotFailed(Exception):
 
 
 class SnapshotJob:
-    """A snapshot on its way into `file`; see the module docstring."""
+    """A snapshot on its way into `file`; see the module docstring. Its
+    owner calls `close` once done with it, whatever happened."""
 
     def __init__(
         self,
@@ -73,26 +92,30 @@ class SnapshotJob:
         failed: str | None = None,
     ) -> None:
         self.file = file
-        self.pid = pid  # the child's (None: pickled in process, done already)
+        self.pid = pid  # the child's (None: none, or reaped)
         self._report = report  # the read end of the child's pipe
-        self._failed = failed  # why it was not pickled in process
+        self._failed = failed  # why it could not be started or pickled in process
         self._started = time.monotonic()
 
-    async def wait(self) -> BinaryIO:
+    async def wait(self, deadline: float = SNAPSHOT_DEADLINE) -> BinaryIO:
         """The file, once the child has written it; raises `SnapshotFailed`
-        if it could not. Cancelled, the child is killed."""
+        if it could not, or took more than `deadline` seconds (it is killed).
+        Cancelled, the child is killed."""
         if self._failed is not None:
-            raise SnapshotFailed(f"the lobby could not be pickled: {self._failed}")
+            raise SnapshotFailed(self._failed)
         if self.pid is None:
             return self.file
         assert self._report is not None
         said = bytearray()
         try:
-            async with trio.lowlevel.FdStream(self._report) as report:
-                self._report = None  # the stream closes it
-                while chunk := await report.receive_some(_REPORT_LIMIT):
-                    said += chunk[: _REPORT_LIMIT - len(said)]
-            # The pipe's end: the child has exited or is exiting.
+            with trio.move_on_after(deadline) as late:
+                async with trio.lowlevel.FdStream(self._report) as report:
+                    self._report = None  # the stream closes it
+                    while chunk := await report.receive_some(_REPORT_LIMIT):
+                        said += chunk[: _REPORT_LIMIT - len(said)]
+            if late.cancelled_caught:
+                raise SnapshotFailed(f"the process pickling the lobby took over {deadline:g} s")
+            # The pipe's end: the child has exited, or is exiting (brief).
             _, status, usage = os.wait4(self.pid, 0)
         except BaseException:
             self.close()
@@ -103,32 +126,67 @@ class SnapshotJob:
             why = said.decode("utf-8", "replace").strip() or (
                 f"killed by signal {-code}" if code < 0 else f"exit status {code}"
             )
+            if code == -signal.SIGKILL:
+                why += " (out of memory?)"
             raise SnapshotFailed(f"the process pickling the lobby failed: {why}")
         log.debug(
-            "snapshot pickled by a child process in %.2f s (its peak RSS %.0f MB, shared pages included)",
+            "snapshot pickled by a child process in %.2f s"
+            " (its peak RSS %.0f MB, shared pages included)",
             time.monotonic() - self._started,
             usage.ru_maxrss / 1024,
         )
         return self.file
 
     def close(self) -> None:
-        """Kill the child if it still runs (and reap it)."""
+        """Kill the child if it still runs, and close the file. Waits 50 ms
+        at most: a child that does not go by then is reaped by a thread."""
         if self._report is not None:
             os.close(self._report)
             self._report = None
-        if self.pid is not None:
+        pid, self.pid = self.pid, None
+        if pid is not None:
             with contextlib.suppress(ProcessLookupError):
-                os.kill(self.pid, signal.SIGKILL)
-            with contextlib.suppress(ChildProcessError):
-                os.waitpid(self.pid, 0)
-            self.pid = None
+                os.kill(pid, signal.SIGKILL)
+            if not _reaped(pid, within=0.05):  # (in the middle of a disk write, say)
+                threading.Thread(
+                    target=_reap, args=(pid,), name="snapshot reaper", daemon=True
+                ).start()
+        self.file.close()
+
+
+def _reaped(pid: int, within: float) -> bool:
+    """Whether child `pid` was reaped within `within` seconds (it was killed:
+    it goes at once unless the kernel holds it in a disk write)."""
+    until = time.monotonic() + within
+    while True:
+        try:
+            if os.waitpid(pid, os.WNOHANG)[0] != 0:
+                return True
+        except ChildProcessError:
+            return True
+        if time.monotonic() >= until:
+            return False
+        time.sleep(0.001)
+
+
+def _reap(pid: int) -> None:
+    with contextlib.suppress(ChildProcessError):
+        os.waitpid(pid, 0)
 
 
 def start_snapshot(lobby: object, file: BinaryIO) -> SnapshotJob:
     """Start pickling `lobby` into `file` (empty, open for reading and
-    writing); see the module docstring. Only the file's descriptor is used."""
+    writing); see the module docstring. Never raises: a job that could not
+    be started fails when waited for."""
     if hasattr(os, "fork"):
-        report, told = os.pipe()
+        try:
+            report, told = os.pipe()
+        except OSError as exc:  # out of files
+            return SnapshotJob(file, failed=f"no pipe for the pickling process: {exc.strerror}")
+        server = os.getpid()
+        # Ctrl-C and SIGTERM wait until the child has its own handlers (the
+        # server's are trio's): pending meanwhile, then delivered to the server.
+        blocked = _block_stop_signals()
         try:
             with warnings.catch_warnings():
                 # Python 3.12 warns of fork() in a process with threads (the
@@ -136,19 +194,37 @@ def start_snapshot(lobby: object, file: BinaryIO) -> SnapshotJob:
                 warnings.simplefilter("ignore", DeprecationWarning)
                 pid = os.fork()
         except OSError as exc:
+            _unblock(blocked)
             os.close(report)
             os.close(told)
             log.warning("cannot fork to pickle the lobby (%s): pickling it here", exc)
         else:
             if pid == 0:  # the child
-                _pickle_and_exit(lobby, file, report, told)
+                _pickle_and_exit(lobby, file, report, told, server, blocked)
+            _unblock(blocked)
             os.close(told)
             return SnapshotJob(file, pid, report)
     try:
         _pickle_into(lobby, file)
     except Exception as exc:
-        return SnapshotJob(file, failed=f"{type(exc).__name__}: {exc}")
+        return SnapshotJob(file, failed=f"the lobby could not be pickled: {exc!r}")
     return SnapshotJob(file)
+
+
+_STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
+
+
+def _block_stop_signals() -> bool:
+    try:
+        signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
+    except (AttributeError, ValueError, OSError):  # (no such call here)
+        return False
+    return True
+
+
+def _unblock(blocked: bool) -> None:
+    if blocked:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP_SIGNALS)
 
 
 def _pickle_into(lobby: object, file: BinaryIO) -> None:
@@ -170,19 +246,29 @@ def _close_all_but(*kept: int) -> None:
     os.closerange(low, max(low, os.sysconf("SC_OPEN_MAX")))
 
 
-def _pickle_and_exit(lobby: object, file: BinaryIO, report: int, told: int) -> None:
+def _pickle_and_exit(
+    lobby: object, file: BinaryIO, report: int, told: int, server: int, blocked: bool
+) -> None:
     code = 1
     try:
+        for number in _STOP_SIGNALS:  # the server decides when to stop
+            with contextlib.suppress(ValueError, OSError):
+                signal.signal(number, signal.SIG_IGN)
+        with contextlib.suppress(ValueError):  # (a fork from a thread other than the main one)
+            signal.set_wakeup_fd(-1)  # trio's, shared with the server
+        _unblock(blocked)
+        if _prctl is not None:  # die with the server; it may be gone already
+            _prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+        if os.getppid() != server:
+            return
         os.close(report)
         _close_all_but(file.fileno(), told)
         gc.disable()  # a collection would touch (and so copy) every page
-        with contextlib.suppress(ValueError):  # (a fork from a thread other than the main one)
-            signal.set_wakeup_fd(-1)  # trio's, shared with the server
-        for number in (signal.SIGINT, signal.SIGTERM):
-            with contextlib.suppress(ValueError, OSError):
-                signal.signal(number, signal.SIG_IGN)
-        with contextlib.suppress(Exception):
-            ctypes.CDLL(None).prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+        # The out-of-memory killer: this one first, not the server.
+        with contextlib.suppress(OSError), open("/proc/self/oom_score_adj", "w") as oom:
+            oom.write("1000")
+        with contextlib.suppress(OSError, AttributeError):  # the rooms have the CPU first
+            os.nice(CHILD_NICENESS)
         _pickle_into(lobby, file)
         code = 0
     except BaseException as exc:  # told to the server, which logs it

@@ -27,10 +27,13 @@ from oriflamme.client.bots import Behaviour, Bot
 from oriflamme.client.session import Backoff, Session
 from oriflamme.protocol import messages as m
 from oriflamme.protocol.verify import verify_record
+from oriflamme.server import snapshots
 from oriflamme.server.core import GameFinished, Gateway, Lobby, ServerConfig
+from oriflamme.server.core.journal import Entry, JournaledLobby
 from oriflamme.server.net import NetServer
 from oriflamme.server.persistence import restore
 from oriflamme.server.snapshots import SnapshotFailed, SnapshotJob, start_snapshot
+from oriflamme.server.store import StoreError
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork here")
 
@@ -204,71 +207,193 @@ def seen(lobby: Lobby) -> dict[int, object]:
 CONFIG = ServerConfig(reply_timer=30, grace=60, idle_timeout=120)
 
 
+async def a_game_then_a_chat_line(net: NetServer, records: list[GameFinished]) -> None:
+    """Three random bots play a game on `net`; once every snapshot started
+    meanwhile is saved, one more input (a chat line) follows it; then the
+    server stops, as if killed: nothing more is saved."""
+    async with trio.open_nursery() as nursery:
+        await nursery.start(net.run)
+
+        async def connect() -> trio.abc.Stream:
+            near, far = trio.testing.memory_stream_pair()
+            nursery.start_soon(net.serve_stream, far, "test")
+            return near
+
+        sessions = [
+            Session(
+                connect,
+                f"p{i}",
+                backoff=Backoff(first=0.5, most=2),
+                behaviour=Behaviour(Bot("random", rng=random.Random(i))),
+            )
+            for i in range(3)
+        ]
+        for s in sessions:
+            await nursery.start(s.run)
+        settings = m.RoomSettings(
+            players=3, variant="standard", edition="revised", first_player="host"
+        )
+        await sessions[0].request(m.CreateRoom(settings=settings))
+        for s in sessions[1:]:
+            await s.request(m.JoinRoom(room=sessions[0].state.room.room))
+        for s in sessions:
+            await s.request(m.Ready(ready=True))
+        await sessions[0].request(m.StartGame())
+        await sessions[0].wait_until(lambda: bool(records))
+        while net._snapshot_jobs:  # (saved, or failed and logged)
+            await trio.sleep(0.05)
+        await sessions[0].request(m.Chat(text="after the last snapshot"))
+        nursery.cancel_scope.cancel()
+
+
+def slow_children(monkeypatch: pytest.MonkeyPatch, seconds: float) -> None:
+    """Children that take `seconds` more to pickle: the game goes on meanwhile."""
+    server = os.getpid()
+    pickle_into = snapshots._pickle_into
+
+    def slowly(lobby: object, file: object) -> None:
+        if os.getpid() != server:
+            time.sleep(seconds)
+        pickle_into(lobby, file)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(snapshots, "_pickle_into", slowly)
+
+
 @pytest.mark.trio
 async def test_snapshots_taken_while_a_game_goes_on_restore_the_lobby_as_it_was(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    # A snapshot every few inputs: many of them, each pickled by a child while
-    # later batches are stored; then the server stops without a last one.
-    jobs: list[SnapshotJob] = []
+    # A snapshot every few inputs, each pickled by a slow child while later
+    # inputs are stored: a snapshot that dropped them, or kept one it covers,
+    # would restore another lobby.
+    slow_children(monkeypatch, 0.05)
+    caplog.set_level(logging.DEBUG, logger="oriflamme")
+    restored = restore(tmp_path / "data", CONFIG)
+    # Each snapshot must cover exactly the entries the core had taken when it
+    # forked: what the store is told, against what the core did.
+    taken = [0]
+    take = JournaledLobby.take
 
-    def counted(lobby: object, file: object) -> SnapshotJob:
+    def counted_take(lobby: JournaledLobby) -> list[Entry]:
+        entries = take(lobby)
+        taken[0] += len(entries)
+        return entries
+
+    forked_after: list[int] = []
+
+    def counted_start(lobby: object, file: object) -> SnapshotJob:
+        forked_after.append(taken[0])
+        return start_snapshot(lobby, file)  # type: ignore[arg-type]
+
+    covered: list[int | None] = []
+    save = restored.store.save_snapshot
+
+    def recorded_save(snapshot: object, covers: int | None = None) -> None:
+        covered.append(covers)
+        save(snapshot, covers)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(JournaledLobby, "take", counted_take)
+    monkeypatch.setattr(net_module, "start_snapshot", counted_start)
+    monkeypatch.setattr(restored.store, "save_snapshot", recorded_save)
+    records: list[GameFinished] = []
+    net = NetServer(
+        Gateway(restored.lobby), store=restored.store, on_record=records.append, snapshot_every=7
+    )
+    with trio.fail_after(60):
+        await a_game_then_a_chat_line(net, records)
+    live = restored.lobby
+    journaled = restored.store.append([])  # (the position of the last entry)
+    restored.store.close()
+    children = caplog.text.count("pickled by a child process")
+    assert children >= 2 and "snapshot not saved" not in caplog.text
+    # (the last one may have been on its way when the server stopped)
+    assert covered == forked_after[: len(covered)] and len(forked_after) - len(covered) <= 1
+    assert verify_record(records[0].record).ok
+
+    again = restore(tmp_path / "data", CONFIG)
+    try:
+        # The last snapshot, and what came after it (the chat line at least).
+        assert 0 < again.entries < journaled
+        assert seen(again.lobby) == seen(live)
+        assert list(again.lobby.finished) == list(live.finished)
+    finally:
+        again.store.close()
+
+
+@pytest.mark.trio
+async def test_a_snapshot_that_fails_is_skipped_and_a_start_replays_every_input(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    def killed_at_once(lobby: object, file: object) -> SnapshotJob:
         job = start_snapshot(lobby, file)  # type: ignore[arg-type]
-        jobs.append(job)
+        assert job.pid is not None
+        os.kill(job.pid, signal.SIGKILL)  # (the out-of-memory killer, say)
         return job
 
-    monkeypatch.setattr(net_module, "start_snapshot", counted)
-    caplog.set_level(logging.DEBUG, logger="oriflamme")
+    monkeypatch.setattr(net_module, "start_snapshot", killed_at_once)
     restored = restore(tmp_path / "data", CONFIG)
     records: list[GameFinished] = []
     net = NetServer(
         Gateway(restored.lobby), store=restored.store, on_record=records.append, snapshot_every=7
     )
     with trio.fail_after(60):
-        async with trio.open_nursery() as nursery:
-            await nursery.start(net.run)
-
-            async def connect() -> trio.abc.Stream:
-                near, far = trio.testing.memory_stream_pair()
-                nursery.start_soon(net.serve_stream, far, "test")
-                return near
-
-            sessions = [
-                Session(
-                    connect,
-                    f"p{i}",
-                    backoff=Backoff(first=0.5, most=2),
-                    behaviour=Behaviour(Bot("random", rng=random.Random(i))),
-                )
-                for i in range(3)
-            ]
-            for s in sessions:
-                await nursery.start(s.run)
-            settings = m.RoomSettings(
-                players=3, variant="standard", edition="revised", first_player="host"
-            )
-            await sessions[0].request(m.CreateRoom(settings=settings))
-            for s in sessions[1:]:
-                await s.request(m.JoinRoom(room=sessions[0].state.room.room))
-            for s in sessions:
-                await s.request(m.Ready(ready=True))
-            await sessions[0].request(m.StartGame())
-            await sessions[0].wait_until(lambda: bool(records))
-            # Every snapshot started is saved (or the nursery would have failed).
-            while any(job.pid is not None for job in jobs):
-                await trio.sleep(0.05)
-            nursery.cancel_scope.cancel()
+        await a_game_then_a_chat_line(net, records)
     live = restored.lobby
+    journaled = restored.store.append([])
     restored.store.close()
-    assert len(jobs) >= 5 and "snapshot not saved" not in caplog.text
-    assert "pickled by a child process" in caplog.text
+    assert journaled > 7 * 3  # (snapshots were due several times)
+    assert "snapshot not saved (the journal keeps every input)" in caplog.text
+    assert "killed by signal 9 (out of memory?)" in caplog.text
     assert verify_record(records[0].record).ok
-
     again = restore(tmp_path / "data", CONFIG)
     try:
-        # Restored from the last snapshot and the entries after it only.
-        assert again.entries < 7 * 2
+        assert again.entries == journaled  # every input: no snapshot was saved
         assert seen(again.lobby) == seen(live)
-        assert list(again.lobby.finished) == list(live.finished)
     finally:
         again.store.close()
+
+
+class NoRoomForSnapshots:
+    """A store whose disk has room for the journal, not for a snapshot file."""
+
+    def __init__(self, store: object) -> None:
+        self.store = store
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.store, name)
+
+    def snapshot_file(self) -> object:
+        raise StoreError("cannot make a file for a snapshot in /data: No space left on device")
+
+
+@pytest.mark.trio
+async def test_a_snapshot_file_that_cannot_be_made_does_not_hold_up_a_stop(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    restored = restore(tmp_path / "data", CONFIG)
+    net = NetServer(Gateway(restored.lobby), store=NoRoomForSnapshots(restored.store))  # type: ignore[arg-type]
+    try:
+        with trio.fail_after(60):
+            async with trio.open_nursery() as nursery:
+                await nursery.start(net.run)
+                started = time.monotonic()
+                await net.shut_down(grace=30)
+        assert time.monotonic() - started < 10  # told at once, not after the grace period
+        assert "snapshot not made" in caplog.text and "No space left" in caplog.text
+    finally:
+        restored.store.close()
+
+
+@pytest.mark.trio
+async def test_no_pipe_to_be_had_fails_the_snapshot_and_nothing_else(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def no_pipe() -> tuple[int, int]:
+        raise OSError(24, "Too many open files")
+
+    monkeypatch.setattr(os, "pipe", no_pipe)
+    with trio.fail_after(30), tempfile.TemporaryFile() as file:
+        job = start_snapshot({"rooms": 1}, file)
+        with pytest.raises(SnapshotFailed, match="no pipe .*Too many open files"):
+            await job.wait()
+        job.close()

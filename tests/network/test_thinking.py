@@ -285,12 +285,14 @@ async def test_a_bot_that_cannot_be_loaded_in_a_worker_thinks_in_a_thread_and_th
     options = game.legal_actions()
     with trio.fail_after(60):
         async with search_processes():
-            for _ in range(2):
+            for _ in range(3):
                 action = await think(_HereOnly(), game, options, 7)
             answers: list[Action] = []
             await search_long(game, options, answers)  # the same pool, not a broken one
     assert action == await think(Bot("ismcts", seed="h", iterations=20), game, options, 7)
     assert "cannot be loaded there" in caplog.text and "only_here" in caplog.text
+    # Told once: its next decisions went straight to a thread.
+    assert caplog.text.count("every _HereOnly thinks in a thread") == 1
     assert "worker process died" not in caplog.text
     assert len(set(worker_pids(caplog))) == 1 and answers[0] in options
 
