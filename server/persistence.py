@@ -34,6 +34,7 @@ from oriflamme.server.core.entropy import KeyedEntropy
 from oriflamme.server.core.journal import JournaledLobby, replay
 
 from .store import SqliteStore, StoreError
+from .tuning import collector_paused
 
 log = logging.getLogger("oriflamme.server")
 
@@ -89,9 +90,10 @@ def restore(data_dir: Path, config: ServerConfig) -> Restored:
         snapshot, entries = store.load()
         if snapshot is None:
             lobby = JournaledLobby(KeyedEntropy(key), config)
-            store.save_snapshot(pickle.dumps(lobby, protocol=pickle.HIGHEST_PROTOCOL))
+            store.save_snapshot(_pickled(lobby))
             return Restored(lobby, store, [], 0, new=True)
-        lobby = _unpickle(snapshot)
+        with collector_paused():
+            lobby = _unpickle(snapshot)
         lobby.rekey(key)
         # The journal's inputs were taken under the snapshot's settings (a
         # name or a chat line within its limits, a bot of its strategies):
@@ -100,7 +102,8 @@ def restore(data_dir: Path, config: ServerConfig) -> Restored:
         # snapshot says so before any input is taken under them.
         kept = with_limits(lobby.config, lobby.config)  # (defaults for what it predates)
         lobby.config = kept
-        replayed = replay(lobby, entries)
+        with collector_paused():
+            replayed = replay(lobby, entries)
         lobby.take()  # the replay noted the journal again: it is stored already
         lobby.config = with_limits(kept, config)
         for room in lobby.rooms.values():
@@ -111,7 +114,7 @@ def restore(data_dir: Path, config: ServerConfig) -> Restored:
                 lobby.config,
             )
         if lobby.config != kept:
-            store.save_snapshot(pickle.dumps(lobby, protocol=pickle.HIGHEST_PROTOCOL))
+            store.save_snapshot(_pickled(lobby))
         return Restored(lobby, store, replayed, len(entries), new=False)
     except BaseException:
         store.close()
@@ -131,6 +134,11 @@ def with_limits(kept: ServerConfig, given: ServerConfig) -> ServerConfig:
         for f in dataclasses.fields(ServerConfig)
     }
     return ServerConfig(**values)
+
+
+def _pickled(lobby: JournaledLobby) -> bytes:
+    with collector_paused():
+        return pickle.dumps(lobby, protocol=pickle.HIGHEST_PROTOCOL)
 
 
 def _unpickle(snapshot: bytes) -> JournaledLobby:

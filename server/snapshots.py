@@ -55,6 +55,8 @@ from typing import BinaryIO
 
 import trio
 
+from .tuning import collector_paused
+
 log = logging.getLogger(__name__)
 
 SNAPSHOT_DEADLINE = 600.0  # seconds a child may take before it is killed
@@ -205,7 +207,8 @@ def start_snapshot(lobby: object, file: BinaryIO) -> SnapshotJob:
             os.close(told)
             return SnapshotJob(file, pid, report)
     try:
-        _pickle_into(lobby, file)
+        with collector_paused():
+            _pickle_into(lobby, file)
     except Exception as exc:
         return SnapshotJob(file, failed=f"the lobby could not be pickled: {exc!r}")
     return SnapshotJob(file)

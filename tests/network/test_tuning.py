@@ -81,3 +81,20 @@ def test_a_saved_snapshot_leaves_no_copy_of_itself_in_the_store(tmp_path: Path) 
     assert done.returncode == 0, done.stderr
     # (bound as a parameter, SQLite's cached statement kept all 64 MiB)
     assert int(done.stdout) < 16 * 1024
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_the_collector_is_paused_within_and_as_it_was_after(enabled: bool) -> None:
+    import gc
+
+    from oriflamme.server.tuning import collector_paused
+
+    was = gc.isenabled()
+    try:
+        (gc.enable if enabled else gc.disable)()
+        with pytest.raises(RuntimeError), collector_paused():
+            assert not gc.isenabled()
+            raise RuntimeError("a load that fails")
+        assert gc.isenabled() is enabled
+    finally:
+        (gc.enable if was else gc.disable)()
