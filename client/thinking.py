@@ -59,9 +59,6 @@ SEARCHES_AT_ONCE = 2
 # runs) when both want it: the bots wait, not the players.
 WORKER_NICENESS = 10
 PARENT_WATCH = 0.5  # seconds between a worker's looks at its parent
-# No worker to be had: none could be started (no file or process left), or
-# the pool is being shut down.
-NO_WORKER = (OSError, RuntimeError, CancelledError)
 
 
 class _Searchers:
@@ -236,7 +233,7 @@ async def _in_a_process(
         future = pool.submit(decide_in_worker, sent)
     except BrokenProcessPool:
         raise  # (a RuntimeError too: the pool is renewed, not merely passed by)
-    except NO_WORKER as exc:
+    except (OSError, RuntimeError) as exc:  # none could be started, or the pool is closing
         raise NotInAProcess(f"no worker: {exc!r}") from None
     try:
         # (a search cancelled under way keeps its place in `limiter` until

@@ -36,19 +36,24 @@ class Undecided(Behaviour):
         return [] if game is None else game.automatic()
 
 
+def memory_connector(net: NetServer, nursery: trio.Nursery) -> Connector:
+    """Connections to `net` over in-memory streams, served in `nursery`."""
+
+    async def connect() -> trio.abc.Stream:
+        near, far = trio.testing.memory_stream_pair()
+        nursery.start_soon(net.serve_stream, far, "test")
+        return near
+
+    return connect
+
+
 @asynccontextmanager
 async def server() -> AsyncIterator[tuple[Connector, list[GameFinished]]]:
     records: list[GameFinished] = []
     net = NetServer(Gateway(Lobby(CONFIG)), on_record=records.append)
     async with trio.open_nursery() as nursery:
         await nursery.start(net.run)
-
-        async def connect() -> trio.abc.Stream:
-            near, far = trio.testing.memory_stream_pair()
-            nursery.start_soon(net.serve_stream, far, "test")
-            return near
-
-        yield connect, records
+        yield memory_connector(net, nursery), records
         nursery.cancel_scope.cancel()
 
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 import logging
 import os
 import pickle
-import random
 import signal
 import socket
 import subprocess
@@ -23,8 +22,6 @@ import trio
 import trio.testing
 
 import oriflamme.server.net as net_module
-from oriflamme.client.bots import Behaviour, Bot
-from oriflamme.client.session import Backoff, Session
 from oriflamme.protocol import messages as m
 from oriflamme.protocol.verify import verify_record
 from oriflamme.server import snapshots
@@ -33,7 +30,8 @@ from oriflamme.server.core.journal import Entry, JournaledLobby
 from oriflamme.server.net import NetServer
 from oriflamme.server.persistence import restore
 from oriflamme.server.snapshots import SnapshotFailed, SnapshotJob, start_snapshot
-from oriflamme.server.store import StoreError
+from oriflamme.server.store import SqliteStore, StoreError
+from tests.network.test_sessions import memory_connector, player, seat_three
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork here")
 
@@ -207,43 +205,34 @@ def seen(lobby: Lobby) -> dict[int, object]:
 CONFIG = ServerConfig(reply_timer=30, grace=60, idle_timeout=120)
 
 
-async def a_game_then_a_chat_line(net: NetServer, records: list[GameFinished]) -> None:
-    """Three random bots play a game on `net`; once every snapshot started
-    meanwhile is saved, one more input (a chat line) follows it; then the
-    server stops, as if killed: nothing more is saved."""
-    async with trio.open_nursery() as nursery:
-        await nursery.start(net.run)
-
-        async def connect() -> trio.abc.Stream:
-            near, far = trio.testing.memory_stream_pair()
-            nursery.start_soon(net.serve_stream, far, "test")
-            return near
-
-        sessions = [
-            Session(
-                connect,
-                f"p{i}",
-                backoff=Backoff(first=0.5, most=2),
-                behaviour=Behaviour(Bot("random", rng=random.Random(i))),
-            )
-            for i in range(3)
-        ]
-        for s in sessions:
-            await nursery.start(s.run)
-        settings = m.RoomSettings(
-            players=3, variant="standard", edition="revised", first_player="host"
-        )
-        await sessions[0].request(m.CreateRoom(settings=settings))
-        for s in sessions[1:]:
-            await s.request(m.JoinRoom(room=sessions[0].state.room.room))
-        for s in sessions:
-            await s.request(m.Ready(ready=True))
-        await sessions[0].request(m.StartGame())
-        await sessions[0].wait_until(lambda: bool(records))
-        while net._snapshot_jobs:  # (saved, or failed and logged)
-            await trio.sleep(0.05)
-        await sessions[0].request(m.Chat(text="after the last snapshot"))
-        nursery.cancel_scope.cancel()
+async def a_game_then_a_chat_line(
+    data_dir: Path,
+) -> tuple[JournaledLobby, int, list[GameFinished]]:
+    """Three random bots play a game on a server of `data_dir`, a snapshot due
+    every 7 inputs; once every snapshot started meanwhile is saved (or has
+    failed), one more input (a chat line) follows; then the server stops,
+    as if killed: nothing more is saved. The lobby as it was, the position
+    of its last journal entry, the records."""
+    restored = restore(data_dir, CONFIG)
+    records: list[GameFinished] = []
+    net = NetServer(
+        Gateway(restored.lobby), store=restored.store, on_record=records.append, snapshot_every=7
+    )
+    try:
+        with trio.fail_after(60):
+            async with trio.open_nursery() as nursery:
+                await nursery.start(net.run)
+                connect = memory_connector(net, nursery)
+                sessions = [player(connect, f"p{i}", i) for i in range(3)]
+                await seat_three(nursery, sessions, timer=None)
+                await sessions[0].wait_until(lambda: bool(records))
+                while net._snapshot_jobs:  # (saved, or failed and logged)
+                    await trio.sleep(0.05)
+                await sessions[0].request(m.Chat(text="after the last snapshot"))
+                nursery.cancel_scope.cancel()
+        return restored.lobby, restored.store.append([]), records
+    finally:
+        restored.store.close()
 
 
 def slow_children(monkeypatch: pytest.MonkeyPatch, seconds: float) -> None:
@@ -268,7 +257,6 @@ async def test_snapshots_taken_while_a_game_goes_on_restore_the_lobby_as_it_was(
     # would restore another lobby.
     slow_children(monkeypatch, 0.05)
     caplog.set_level(logging.DEBUG, logger="oriflamme")
-    restored = restore(tmp_path / "data", CONFIG)
     # Each snapshot must cover exactly the entries the core had taken when it
     # forked: what the store is told, against what the core did.
     taken = [0]
@@ -286,24 +274,17 @@ async def test_snapshots_taken_while_a_game_goes_on_restore_the_lobby_as_it_was(
         return start_snapshot(lobby, file)  # type: ignore[arg-type]
 
     covered: list[int | None] = []
-    save = restored.store.save_snapshot
+    save = SqliteStore.save_snapshot
 
-    def recorded_save(snapshot: object, covers: int | None = None) -> None:
+    def recorded_save(store: SqliteStore, snapshot: object, covers: int | None = None) -> None:
         covered.append(covers)
-        save(snapshot, covers)  # type: ignore[arg-type]
+        save(store, snapshot, covers)  # type: ignore[arg-type]
 
     monkeypatch.setattr(JournaledLobby, "take", counted_take)
     monkeypatch.setattr(net_module, "start_snapshot", counted_start)
-    monkeypatch.setattr(restored.store, "save_snapshot", recorded_save)
-    records: list[GameFinished] = []
-    net = NetServer(
-        Gateway(restored.lobby), store=restored.store, on_record=records.append, snapshot_every=7
-    )
-    with trio.fail_after(60):
-        await a_game_then_a_chat_line(net, records)
-    live = restored.lobby
-    journaled = restored.store.append([])  # (the position of the last entry)
-    restored.store.close()
+    monkeypatch.setattr(SqliteStore, "save_snapshot", recorded_save)
+    live, journaled, records = await a_game_then_a_chat_line(tmp_path / "data")
+    covered = covered[1:]  # (the first: the new data directory's lobby)
     children = caplog.text.count("pickled by a child process")
     assert children >= 2 and "snapshot not saved" not in caplog.text
     # (the last one may have been on its way when the server stopped)
@@ -331,16 +312,7 @@ async def test_a_snapshot_that_fails_is_skipped_and_a_start_replays_every_input(
         return job
 
     monkeypatch.setattr(net_module, "start_snapshot", killed_at_once)
-    restored = restore(tmp_path / "data", CONFIG)
-    records: list[GameFinished] = []
-    net = NetServer(
-        Gateway(restored.lobby), store=restored.store, on_record=records.append, snapshot_every=7
-    )
-    with trio.fail_after(60):
-        await a_game_then_a_chat_line(net, records)
-    live = restored.lobby
-    journaled = restored.store.append([])
-    restored.store.close()
+    live, journaled, records = await a_game_then_a_chat_line(tmp_path / "data")
     assert journaled > 7 * 3  # (snapshots were due several times)
     assert "snapshot not saved (the journal keeps every input)" in caplog.text
     assert "killed by signal 9 (out of memory?)" in caplog.text
