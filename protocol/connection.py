@@ -79,6 +79,7 @@ from .errors import (
     ProtocolError,
     RemoteProtocolError,
 )
+from .fanout import SharedEncoding
 from .messages import (
     SUPPORTED_VERSIONS,
     Error,
@@ -205,11 +206,13 @@ class _Connection:
     def _received(self, message: Message) -> Message:
         raise NotImplementedError
 
-    def _encode(self, message: Message) -> bytes:
+    def _encode(self, message: Message, shared: SharedEncoding | None = None) -> bytes:
         if self._us != message.SENDER:
             raise LocalProtocolError(
                 UNKNOWN_MESSAGE, f"the {self._peer} sends {message.TYPE!r}, not the {self._us}"
             )
+        if shared is not None:
+            return shared.frame(message, self.max_frame)
         return encode_frame(to_data(message), self.max_frame)
 
     def _check_seq(self, seq: int, error: type[ProtocolError]) -> None:
@@ -320,21 +323,22 @@ class ServerConnection(_Connection):
         if request_id is not None:
             self._pending.pop(request_id, None)
 
-    def send(self, message: Message) -> bytes:
+    def send(self, message: Message, shared: SharedEncoding | None = None) -> bytes:
         """The bytes to write for `message`. Raises `LocalProtocolError` if it
-        may not be sent now (nothing is sent then)."""
+        may not be sent now (nothing is sent then). `shared`: the encoding of
+        the push `message` is a copy of, made once for all its recipients."""
         state = self.state
         if state is ConnectionState.ERROR:
             if type(message) is not Error or self._error_sent:
                 raise LocalProtocolError(
                     WRONG_STATE, "after a protocol error, only one error message may be sent"
                 )
-            data = self._encode(message)
+            data = self._encode(message, shared)
             self._error_sent = True
             return data
         if state is ConnectionState.CLOSED:
             raise LocalProtocolError(WRONG_STATE, "the connection is closed")
-        data = self._encode(message)
+        data = self._encode(message, shared)
         kind = type(message)
         if state is ConnectionState.HANDSHAKE and kind is not Error:
             if kind is not Welcome:

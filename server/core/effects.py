@@ -13,15 +13,18 @@ from dataclasses import dataclass, field
 
 from oriflamme.protocol import messages as m
 from oriflamme.protocol.commitments import Opening
+from oriflamme.protocol.fanout import SharedEncoding
 from oriflamme.protocol.record import Record
 
 
 @dataclass(frozen=True, slots=True)
 class Send:
-    """Send `message` on connection `conn`."""
+    """Send `message` on connection `conn`. `shared`: the encoding of the
+    push `message` is a copy of, made once for all its recipients."""
 
     conn: Hashable
     message: m.Message
+    shared: SharedEncoding | None = None
 
 
 @dataclass(frozen=True, slots=True)

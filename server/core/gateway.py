@@ -52,6 +52,7 @@ from oriflamme.protocol.errors import (
     LocalProtocolError,
     RemoteProtocolError,
 )
+from oriflamme.protocol.fanout import SharedEncoding
 
 from .effects import Close, Effect, ErrorSent, Fault, Send
 from .lobby import Lobby
@@ -326,7 +327,7 @@ class Gateway:
             if isinstance(effect, Send):
                 link = self._links.get(effect.conn)
                 if link is not None and not link.closing:
-                    self._write(effect.conn, link, effect.message)
+                    self._write(effect.conn, link, effect.message, effect.shared)
             elif isinstance(effect, Close):
                 link = self._links.get(effect.conn)
                 if link is not None and not link.closing:
@@ -335,9 +336,11 @@ class Gateway:
             else:
                 self._effects.append(effect)
 
-    def _write(self, conn: Hashable, link: _Link, message: m.Message) -> None:
+    def _write(
+        self, conn: Hashable, link: _Link, message: m.Message, shared: SharedEncoding | None = None
+    ) -> None:
         try:
-            data = link.connection.send(message)
+            data = link.connection.send(message, shared)
         except LocalProtocolError as error:
             self._effects.append(Fault(conn, f"could not send {message.TYPE}: {error}"))
             return

@@ -27,11 +27,13 @@ which it leaves its room and is forgotten.
 
 from __future__ import annotations
 
+import heapq
 import re
 import traceback
 from collections import deque
 from collections.abc import Hashable
 from dataclasses import replace
+from typing import Any
 
 from oriflamme.protocol import messages as m
 from oriflamme.protocol.errors import (
@@ -46,6 +48,7 @@ from oriflamme.protocol.errors import (
     WRONG_STATE,
     RemoteProtocolError,
 )
+from oriflamme.protocol.fanout import SharedEncoding
 
 from .config import ServerConfig
 from .effects import Close, Effect, Fault, FetchRecord, GameFinished, Send
@@ -94,6 +97,33 @@ class Lobby:
         # Finished games, newest last, and who played in them.
         self.finished: dict[str, m.RecordSummary] = {}
         self._played: dict[int, list[tuple[str, int]]] = {}  # player -> (record id, seat)
+        self._deadlines_anew()
+
+    # The rooms' deadlines are kept, not looked up in every room at every
+    # input: `next_deadline` asks again only the rooms an input may have
+    # changed (`_touched`: the room of the session it came from, before and
+    # after; every room at a tick or a restart), and keeps the others' in a
+    # heap. Not pickled: a lobby restored from a snapshot asks every room.
+
+    def _deadlines_anew(self) -> None:
+        self._touched: set[int] = set(self.rooms)
+        self._room_deadlines: dict[int, float] = {}
+        self._deadline_heap: list[tuple[float, int]] = []
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        for name in ("_touched", "_room_deadlines", "_deadline_heap"):
+            state.pop(name, None)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._deadlines_anew()
+
+    def _touch(self, session: Session | None) -> None:
+        """An input from `session` may have changed its room's deadline."""
+        if session is not None and session.room is not None:
+            self._touched.add(session.room)
 
     # ------------------------------------------------------------ connections
 
@@ -158,6 +188,7 @@ class Lobby:
     ) -> list[Effect]:
         self.sessions.connected(session, conn)
         self._conns[conn] = session
+        self._touch(session)
         effects: list[Effect] = [
             Send(
                 conn,
@@ -197,6 +228,7 @@ class Lobby:
         if session is None or session.conn != conn:
             return []
         self.sessions.disconnected(session, now)
+        self._touch(session)
         room = self._room_of(session)
         return [] if room is None else self._noted(room.connection_changed(session, now))
 
@@ -209,6 +241,7 @@ class Lobby:
             effects += self.closed(conn, now)
         for room in self.rooms.values():
             effects += room.restart_bots(self.sessions.renew)
+        self._touched.update(self.rooms)
         return effects
 
     # ------------------------------------------------------------ requests
@@ -233,7 +266,9 @@ class Lobby:
                 )
                 return [Send(conn, m.error_message(error))]
             return [FetchRecord(conn, request_id, message.record_id)]
+        self._touch(session)
         outcome = self._route(session, message, now)
+        self._touch(session)
         answer: m.Message
         if outcome.error is None:
             answer = m.Ok(id=request_id)
@@ -299,10 +334,11 @@ class Lobby:
     def _lobby_chat(self, session: Session, text: str) -> Outcome:
         """A line said in the lobby: to every player connected and in no room."""
         effects: list[Effect] = []
+        shared = SharedEncoding()
         for listener in self.sessions:
             if listener.room is None and listener.connected:
                 effects += listener.push(
-                    m.ChatMessage, name=session.name, text=text, player=session.player
+                    m.ChatMessage, shared, name=session.name, text=text, player=session.player
                 )
         return Outcome(effects=effects)
 
@@ -405,7 +441,22 @@ class Lobby:
 
     def next_deadline(self) -> float | None:
         """When `tick` has something to do next (None: nothing is waiting)."""
-        times = [t for r in self.rooms.values() if (t := r.next_deadline()) is not None]
+        kept, heap = self._room_deadlines, self._deadline_heap
+        for room_id in self._touched:
+            room = self.rooms.get(room_id)
+            due = None if room is None else room.next_deadline()
+            if due is None:
+                kept.pop(room_id, None)
+            elif kept.get(room_id) != due:
+                kept[room_id] = due
+                heapq.heappush(heap, (due, room_id))
+        self._touched.clear()
+        while heap and kept.get(heap[0][1]) != heap[0][0]:
+            heapq.heappop(heap)  # a deadline since moved, or gone
+        if len(heap) > 2 * len(kept) + 64:  # too many such: start the heap anew
+            heap[:] = [(due, room_id) for room_id, due in kept.items()]
+            heapq.heapify(heap)
+        times = [heap[0][0]] if heap else []
         ttl = self.config.session_ttl
         times += [
             s.disconnected_at + ttl
@@ -422,6 +473,7 @@ class Lobby:
     def tick(self, now: float) -> list[Effect]:
         """Time passed: the rooms' timers, and sessions away too long."""
         effects: list[Effect] = []
+        self._touched.update(self.rooms)
         for room in list(self.rooms.values()):
             try:
                 effects += self._noted(room.tick(now))

@@ -39,6 +39,7 @@ from oriflamme.protocol.errors import (
     ProtocolError,
     RemoteProtocolError,
 )
+from oriflamme.protocol.fanout import SharedEncoding
 from oriflamme.protocol.record import SeatRecord
 
 from .config import ServerConfig
@@ -384,17 +385,25 @@ class Room:
 
     def _chat(self, session: Session, text: str) -> list[Effect]:
         effects: list[Effect] = []
+        shared = SharedEncoding()
         for member in self.members():
             effects += member.push(
-                m.ChatMessage, room=self.id, name=session.name, text=text, player=session.player
+                m.ChatMessage,
+                shared,
+                room=self.id,
+                name=session.name,
+                text=text,
+                player=session.player,
             )
         return effects
 
     def notice(self, text: str) -> list[Effect]:
         """A chat line from the server itself (no player)."""
         effects: list[Effect] = []
+        shared = SharedEncoding()
+        text = text[:500]
         for member in self.members():
-            effects += member.push(m.ChatMessage, room=self.id, name="server", text=text[:500])
+            effects += member.push(m.ChatMessage, shared, room=self.id, name="server", text=text)
         return effects
 
     _HANDLERS: dict[type[m.Message], Callable[[Room, Session, Any, float], list[Effect]]] = {
@@ -486,9 +495,12 @@ class Room:
             else:
                 occupant = self.seats[push.seat].session
                 targets = [occupant] if occupant is not None else []
+            shared = push.shared
+            if shared is None and len(targets) > 1:
+                shared = SharedEncoding()  # the spectators' copies
             for session in targets:
                 if only is None or session is only:
-                    effects += session.push(push.kind, **push.fields)
+                    effects += session.push(push.kind, shared, **push.fields)
         return effects
 
     def _room_fields(self, session: Session) -> dict[str, Any]:

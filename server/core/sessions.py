@@ -39,6 +39,7 @@ from collections.abc import Hashable
 from typing import Any
 
 from oriflamme.protocol import messages as m
+from oriflamme.protocol.fanout import SharedEncoding
 
 from .effects import Effect, Send
 from .entropy import Entropy
@@ -106,14 +107,18 @@ class Session:
     def connected(self) -> bool:
         return self.conn is not None
 
-    def push(self, kind: type[m.Message], **fields: Any) -> list[Effect]:
-        """Number and keep a push of `kind`; sent at once if connected."""
+    def push(
+        self, kind: type[m.Message], shared: SharedEncoding | None = None, /, **fields: Any
+    ) -> list[Effect]:
+        """Number and keep a push of `kind`; sent at once if connected.
+        `shared`: given when the same push goes to several sessions, so that
+        it is encoded once for all (`protocol.fanout`)."""
         self.last_seq += 1
         message = kind(seq=self.last_seq, **fields)  # type: ignore[call-arg]  # pushes have a seq
         if self.history is None:
             self.history = deque(maxlen=self._history_size)
         self.history.append(message)
-        return [Send(self.conn, message)] if self.conn is not None else []
+        return [Send(self.conn, message, shared)] if self.conn is not None else []
 
     def missed_since(self, seq: int) -> list[m.Message] | None:
         """The pushes after `seq`, if all are still kept (else None)."""

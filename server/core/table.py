@@ -38,6 +38,7 @@ from typing import Any
 from oriflamme.engine import FAMILY_NAMES, Rules, Step, action_to_data, event_to_data
 from oriflamme.protocol import messages as m
 from oriflamme.protocol.errors import BAD_OPENING, NOT_PERMITTED, ProtocolError, RemoteProtocolError
+from oriflamme.protocol.fanout import SharedEncoding
 from oriflamme.protocol.record import BACK, LEFT, STAND_IN, Record, SeatRecord
 
 from .config import ServerConfig
@@ -48,17 +49,22 @@ from .referee import Phase, Referee, Refusal, Ruling
 
 @dataclass(frozen=True, slots=True)
 class TablePush:
-    """A push for `seat` (None: for every spectator), before its `seq`."""
+    """A push for `seat` (None: for every spectator), before its `seq`.
+    `shared`: the encoding of the pushes that are copies of this one."""
 
     seat: int | None
     kind: type[m.Message]
     fields: dict[str, Any]
+    shared: SharedEncoding | None = None
 
 
-def _for_seat(fields: dict[str, Any], seat: int | None) -> TablePush:
+def _for_seat(
+    fields: dict[str, Any], seat: int | None, shared: SharedEncoding | None = None
+) -> TablePush:
     """The `game_state` of `seat` (None: spectators), from `fields`: its view
-    names its viewer; all else is shared."""
-    return TablePush(seat, m.GameState, {**fields, "view": {**fields["view"], "viewer": seat}})
+    names its viewer; all else is shared (and encoded once, with `shared`)."""
+    view = {**fields["view"], "viewer": seat}
+    return TablePush(seat, m.GameState, {**fields, "view": view}, shared)
 
 
 @dataclass(slots=True)
@@ -327,8 +333,9 @@ class Table:
         if started or merged.events or merged.settled or self.referee.turn != self._pushed_turn:
             self._pushed_turn = self.referee.turn
             shared = self._game_state_fields(merged, now)  # the same for every seat
+            encoding = SharedEncoding()
             for seat in (*range(self.rules.players), None):
-                update.pushes.append(_for_seat(shared, seat))
+                update.pushes.append(_for_seat(shared, seat, encoding))
         decision = self.referee.decision
         if decision is not None and decision.kind == Step.OPEN and decision.pid != self._asked_open:
             self._asked_open = decision.pid

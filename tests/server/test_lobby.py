@@ -460,3 +460,31 @@ def test_chat_is_limited_to_10_lines_in_10_seconds() -> None:
     world.advance(10)
     ok(world, ann, m.Chat(text="later"))
     assert [x.text for x in received(bob, m.ChatMessage)][-2:] == ["line 9", "later"]
+
+
+# ------------------------------------------------------------ deadlines
+
+
+def test_an_input_has_the_lobby_ask_only_its_own_room_for_its_deadline() -> None:
+    """With many games going on, the lobby does not ask every room for its
+    deadline after each input (tests/conftest.py checks at every call, in
+    every test, that what it kept is what all the rooms would say)."""
+    world = new_world("deadlines")
+    hosts = []
+    for i in range(20):
+        host = player(world, f"host {i}")
+        for request in (
+            m.CreateRoom(settings=settings(2)),
+            m.AddBot(strategy="random"),
+            m.Ready(ready=True),
+            m.StartGame(),
+        ):
+            ok(world, host, request)
+        hosts.append(host)
+    lobby = world.gateway.lobby
+    assert lobby.next_deadline() is not None  # every game waits for its seeds
+    assert not lobby._touched
+    ok(world, hosts[7], m.Chat(text="hello"))
+    assert lobby._touched == {last_room(hosts[7]).room}
+    assert lobby.next_deadline() is not None
+    assert not lobby._touched
