@@ -4,12 +4,15 @@ Starts a real server process (`oriflamme serve --port 0` over a fresh data
 directory, so with its SQLite journal on; its log, at info level, goes to a
 file where the port is read: one line per connection and game, none per
 decision), then, from separate driver processes, plays K tables at once:
-each table is 3 (or `--players`) client sessions
-(`oriflamme.client.session.Session`) over TCP on 127.0.0.1. With the lean
-load (the default), each session picks a random option of its decisions and
-decodes frames without the strict checks, so that the drivers cost less than
-the server they measure; `--load bots` runs real `Bot("random")` players. One seat creates the room, the others join, all say ready,
-the host starts; at the end of a game every seat says ready again and the
+each table is 3 (or `--players`) seats over TCP on 127.0.0.1. With the raw
+load (the default, `bench/raw_load.py`), each seat is written as
+`examples/minimal_bot.py` is: plain dicts, that example's commit-reveal and
+deal, a random option for each decision, so that the drivers cost the
+machine less than the server they measure. `--load lean` plays client
+sessions (`oriflamme.client.session.Session`) that pick a random option and
+decode without the strict checks; `--load bots` real `Bot("random")`
+players. One seat creates the room, the others join, all say ready, the
+host starts; at the end of a game every seat says ready again and the
 host starts the next one at the same table (play again), until the measured
 window closes. Setup (connections, rooms) and a warm-up are left out of the
 window; the tables' first games start spread over the first second.
@@ -73,6 +76,7 @@ from pathlib import Path
 from typing import Any
 
 import msgpack
+import raw_load  # noqa: E402  (bench/, this script's folder)
 import trio
 
 from oriflamme.client.bots import Behaviour, Bot, Seated
@@ -548,14 +552,18 @@ async def _play_table(
 
 async def _game_driver(conn: multiprocessing.connection.Connection, spec: dict[str, Any]) -> None:
     stats = DriverStats()
-    tables: list[Table] = []
+    tables: list[Any] = []
+    setup_table: Callable[..., Any] = _setup_table
+    play_table: Callable[..., Any] = _play_table
+    if spec["load"] == "raw":
+        setup_table, play_table = raw_load.setup_table, raw_load.play_table
     async with trio.open_nursery() as sessions:
         started = time.monotonic()
         limiter = trio.CapacityLimiter(spec["setup_concurrency"])
         with trio.fail_after(spec["setup_timeout"]):
             async with trio.open_nursery() as setup:
                 for index in spec["tables"]:
-                    setup.start_soon(_setup_table, sessions, spec, index, stats, limiter, tables)
+                    setup.start_soon(setup_table, sessions, spec, index, stats, limiter, tables)
         stats.tables = len(tables)
         stats.setup_seconds = time.monotonic() - started
         conn.send(("ready", stats.tables, stats.sessions))
@@ -569,7 +577,7 @@ async def _game_driver(conn: multiprocessing.connection.Connection, spec: dict[s
                     play.start_soon(_profile_window, stats, spec["profile"])
                 for table in tables:
                     delay = stagger.uniform(0, spec["stagger"])
-                    play.start_soon(_play_table, table, stats, spec["game_timeout"], delay)
+                    play.start_soon(play_table, table, stats, spec["game_timeout"], delay)
         sessions.cancel_scope.cancel()
     conn.send(("result", stats))
 
@@ -737,6 +745,7 @@ def run_phase(
         ours, theirs = context.Pipe()
         spec = {
             "kind": kind,
+            "host": HOST,
             "port": port,
             "tables": list(range(d, k, drivers)),
             "players": args.players,
@@ -1095,11 +1104,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--load",
-        choices=["lean", "bots"],
-        default="lean",
-        help="lean (default): the drivers' clients pick a random option and decode frames"
-        " without the strict checks, so that the drivers cost less than the server;"
-        " bots: real random bots, strictly decoding (the drivers are then the bottleneck)",
+        choices=["raw", "lean", "bots"],
+        default="raw",
+        help="raw (default): seats written as examples/minimal_bot.py is (bench/raw_load.py),"
+        " so that the drivers cost less than the server; lean: client sessions"
+        " (oriflamme.client.session) that pick a random option and decode frames without the"
+        " strict checks; bots: real random bots, strictly decoding (the drivers are then the"
+        " bottleneck)",
     )
     parser.add_argument("--seed", type=int, default=1, help="the bots' randomness (1)")
     parser.add_argument(
