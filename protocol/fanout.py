@@ -6,17 +6,19 @@ A change at a table goes to every seat and spectator, and a chat line to
 every member of a room or the lobby, as copies of one push that differ only
 in ``seq`` (each session numbers its own pushes) and, in a ``game_state``,
 the view's ``viewer``. A msgpack map is a count of pairs and then its
-key-value pairs, so the frame of the first copy is cut where those two
-values go, and every copy's frame is the pieces between, encoded once, with
-its own two values put back in:
+key-value pairs, so the first copy is encoded with markers (two 64-bit
+integers) in place of those two values and cut where the markers are; every
+copy's frame is then the pieces between, encoded once, with its own two
+values put back in:
 
     <map(9) "type" "game_state" "seq"> 17 <"game" bin(..) "view" map(24)
     ... "viewer"> 2 <"format" 1 ... "events" [..] ...>
 
 A copy is recognised, not assumed: a message whose other fields (and view
 entries) are not the very objects of the first message's is encoded on its
-own. So a `SharedEncoding` may be handed any messages; it is only faster
-for copies, and every frame it makes is, byte for byte, the one
+own, and so is every copy if the markers' bytes turn up among the data
+(in a hash, say). So a `SharedEncoding` may be handed any messages; it is
+only faster for copies, and every frame it makes is, byte for byte, the one
 `encode_frame` makes.
 
 >>> from oriflamme.protocol import messages as m
@@ -31,8 +33,6 @@ True
 
 from __future__ import annotations
 
-from typing import Any
-
 import msgpack
 
 from .codec import DEFAULT_MAX_FRAME, HEADER, encode_frame, pack
@@ -42,52 +42,10 @@ from .messages import Message, to_data
 _ABSENT = object()
 
 
-def _map_header(pairs: int) -> bytes:
-    """The msgpack head of a map of `pairs` pairs (fixmap, map 16, map 32)."""
-    if pairs < 16:
-        return bytes((0x80 | pairs,))
-    if pairs < 1 << 16:
-        return b"\xde" + pairs.to_bytes(2, "big")
-    return b"\xdf" + pairs.to_bytes(4, "big")
-
-
-def _pairs(data: dict[str, Any]) -> bytes:
-    """`data`'s pairs, encoded as in a map of them, without the map's head."""
-    return pack(data)[len(_map_header(len(data))) :] if data else b""
-
-
-class _Cutter:
-    """The pieces of one encoded map, cut before each varying value."""
-
-    def __init__(self) -> None:
-        self.pieces: list[bytes] = []
-        self._done: list[bytes] = []
-        self._run: dict[str, Any] = {}
-
-    def add(self, raw: bytes) -> None:
-        """Bytes as they are, after the pairs so far."""
-        self._flush()
-        self._done.append(raw)
-
-    def pair(self, key: str, value: Any) -> None:
-        self._run[key] = value
-
-    def cut(self, key: str) -> None:
-        """`key` here; its value is each copy's own."""
-        self._flush()
-        self._done.append(msgpack.packb(key))
-        self.pieces.append(b"".join(self._done))
-        self._done = []
-
-    def end(self) -> list[bytes]:
-        self._flush()
-        self.pieces.append(b"".join(self._done))
-        return self.pieces
-
-    def _flush(self) -> None:
-        if self._run:
-            self._done.append(_pairs(self._run))
-            self._run = {}
+# Stand-ins for the varying values while the first copy is encoded: 64-bit
+# integers (msgpack uint 64: 0xcf and 8 bytes), where the frame is then cut.
+_MARKERS = (0x0F1F_1A33_E5E9_0001, 0x0F1F_1A33_E5E9_0002)
+_MARKED = tuple(msgpack.packb(marker) for marker in _MARKERS)
 
 
 class SharedEncoding:
@@ -97,6 +55,7 @@ class SharedEncoding:
 
     def __init__(self) -> None:
         self._first: Message | None = None
+        self._pieces: list[bytes] | None = None
 
     def frame(self, message: Message, max_frame: int = DEFAULT_MAX_FRAME) -> bytes:
         """The frame of `message` (header and payload), as `encode_frame`
@@ -105,9 +64,9 @@ class SharedEncoding:
             return encode_frame(to_data(message), max_frame)
         if self._first is None:
             self._split(message)
-        elif not self._copy(message):
-            return encode_frame(to_data(message), max_frame)
         pieces = self._pieces
+        if pieces is None or not self._copy(message):
+            return encode_frame(to_data(message), max_frame)
         parts = [pieces[0], msgpack.packb(message.seq), pieces[1]]  # type: ignore[attr-defined]
         if self._view is not None:
             parts += [msgpack.packb(message.view["viewer"]), pieces[2]]  # type: ignore[attr-defined]
@@ -120,28 +79,26 @@ class SharedEncoding:
         return HEADER.pack(len(payload)) + payload
 
     def _split(self, message: Message) -> None:
-        """Encode what copies of `message` share, once."""
+        """Encode what copies of `message` share, once: encoded with markers
+        in place of its varying values, and cut where they are."""
         self._first = message
         view = getattr(message, "view", None)
         self._view = view if type(view) is dict and "viewer" in view else None
-        cutter = _Cutter()
         data = to_data(message)
-        cutter.add(_map_header(len(data)))
-        for key, value in data.items():
-            if key == "seq":
-                cutter.cut(key)
-            elif key == "view" and self._view is not None:
-                cutter.add(msgpack.packb(key) + _map_header(len(value)))
-                for view_key, view_value in value.items():
-                    if view_key == "viewer":
-                        cutter.cut(view_key)
-                    else:
-                        cutter.pair(view_key, view_value)
-            else:
-                cutter.pair(key, value)
-        self._pieces = cutter.end()
-        if len(self._pieces) != 3:  # (a view without a viewer after all)
-            self._view = None
+        data["seq"] = _MARKERS[0]
+        if self._view is not None:
+            data["view"] = {**data["view"], "viewer": _MARKERS[1]}
+        payload = pack(data)
+        pieces: list[bytes] = []
+        start = 0
+        for marked in _MARKED[: 1 if self._view is None else 2]:
+            at = payload.find(marked, start)
+            if at < 0 or payload.find(marked, at + 1) >= 0:  # (a marker's bytes among the data)
+                return  # no pieces: every copy is encoded on its own
+            pieces.append(payload[start:at])
+            start = at + len(marked)
+        pieces.append(payload[start:])
+        self._pieces = pieces
         varying = ("seq", "view") if self._view is not None else ("seq",)
         self._fields = [
             (spec.name, getattr(message, spec.name))

@@ -152,3 +152,19 @@ def test_a_frame_too_large_is_refused_as_encode_frame_refuses_it() -> None:
     with pytest.raises(LocalProtocolError) as again:
         shared.frame(copies(state, [state.seq + 1], [1])[0], limit)
     assert again.value.code == FRAME_TOO_LARGE
+
+
+def test_data_that_holds_a_marker_s_bytes_is_encoded_copy_by_copy() -> None:
+    """A game id that happens to hold the bytes the first copy is cut at:
+    no piece is cut, and every frame is still the right one."""
+    state = GAME_STATES[2]
+    for marked in fanout._MARKED:
+        fields = {**_shared_fields(state), "game": (marked + bytes(16))[:16]}
+        pushes = [
+            m.GameState(seq=seq, view={**state.view, "viewer": seq % 3}, **fields)
+            for seq in (4, 5, 6)
+        ]
+        shared = SharedEncoding()
+        for push in pushes:
+            assert_encoded_alike(shared.frame(push), push)
+        assert shared._pieces is None
