@@ -46,6 +46,7 @@ class RawSeat:
         self.stream, self.name, self.rng, self.stats = stream, name, rng, stats
         self.next_id = 1
         self.pending: dict[int, str] = {}  # request id -> its type
+        self.sending = trio.StrictFIFOLock()  # the reader's answers and the table's requests
         self.player: int | None = None
         self.room: dict[str, Any] | None = None  # the last room_state
         self.changed = trio.Event()  # set (and made anew) after every batch of frames
@@ -65,7 +66,8 @@ class RawSeat:
         self.pending[self.next_id] = type_
         self.next_id += 1
         payload = msgpack.packb(fields, use_bin_type=True)
-        await self.stream.send_all(len(payload).to_bytes(4, "big") + payload)
+        async with self.sending:
+            await self.stream.send_all(len(payload).to_bytes(4, "big") + payload)
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         """Read and answer until the stream ends (or the task is cancelled)."""

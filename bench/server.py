@@ -89,6 +89,11 @@ from oriflamme.protocol import messages as m
 from oriflamme.protocol.codec import encode_frame
 
 HOST = "127.0.0.1"
+LOADS = {
+    "raw": "each seat as examples/minimal_bot.py is",
+    "lean": "each seat a client Session, decoding leniently",
+    "bots": "each seat a client Session with a Bot",
+}
 CLOCK_TICK = os.sysconf("SC_CLK_TCK")
 TARGET_RATIO = 0.20  # decisions/s over echo messages/s, at K=200
 TARGET_P99_MS = 20.0
@@ -829,6 +834,9 @@ def game_phase(children: Children, k: int, drivers: int, args: argparse.Namespac
     options = ["--port", "0", "--data-dir", str(workdir / "data"), "--log-level", "info"]
     # Every table connects from 127.0.0.1: lift the limit of one address.
     options += ["--connections-per-address", str(10 * k * args.players + 100)]
+    # Bots answer at once: a seat of a lone table sends more than the 200
+    # messages a second the server allows a connection by default.
+    options += ["--message-rate", "1000000", "--message-burst", "1000000"]
     profile_path = workdir / "server.prof"
     if args.profile_server:
         boot = [sys.executable, "-c", PROFILE_BOOT, str(profile_path), args.profile_clock]
@@ -1204,7 +1212,8 @@ def main(argv: list[str] | None = None) -> int:
     decision_frame, push_frame, info = typical_frames(args.players)
     print(
         f"server: K concurrent {args.players}-player games of random bots over loopback,"
-        f" each session a trio Session; {os.cpu_count()} cores, Python {sys.version.split()[0]}"
+        f" the {args.load} load ({LOADS[args.load]}); {os.cpu_count()} cores,"
+        f" Python {sys.version.split()[0]}"
     )
     print(
         f"echo frames: a {info['decision_type']} decision of {len(decision_frame)} bytes in"
