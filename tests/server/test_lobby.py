@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from oriflamme.client.inprocess import InProcess
+from oriflamme.client.inprocess import Client, InProcess
 from oriflamme.protocol import messages as m
 from oriflamme.server.core import FixedEntropy, Lobby, Send, ServerConfig
 
@@ -51,9 +51,9 @@ def finished_room(world: InProcess, name: str) -> int:
     return last_room(host).room
 
 
-def playing_room(world: InProcess, name: str) -> int:
-    """A two-seat room whose game has started (its host never commits: it
-    stays in seeding as long as no time passes)."""
+def playing_host(world: InProcess, name: str) -> Client:
+    """The host of a two-seat room whose game has started (it never commits:
+    the game stays in seeding as long as no time passes)."""
     host = player(world, name)
     for request in (
         m.CreateRoom(settings=settings(2)),
@@ -63,7 +63,12 @@ def playing_room(world: InProcess, name: str) -> int:
     ):
         ok(world, host, request)
     assert last_room(host).state == "playing"
-    return last_room(host).room
+    return host
+
+
+def playing_room(world: InProcess, name: str) -> int:
+    """A two-seat room whose game has started (see `playing_host`)."""
+    return last_room(playing_host(world, name)).room
 
 
 def waiting_room(world: InProcess, name: str, *, private: bool = False) -> int:
@@ -470,17 +475,7 @@ def test_an_input_has_the_lobby_ask_only_its_own_room_for_its_deadline() -> None
     deadline after each input (tests/conftest.py checks at every call, in
     every test, that what it kept is what all the rooms would say)."""
     world = new_world("deadlines")
-    hosts = []
-    for i in range(20):
-        host = player(world, f"host {i}")
-        for request in (
-            m.CreateRoom(settings=settings(2)),
-            m.AddBot(strategy="random"),
-            m.Ready(ready=True),
-            m.StartGame(),
-        ):
-            ok(world, host, request)
-        hosts.append(host)
+    hosts = [playing_host(world, f"host {i}") for i in range(20)]
     lobby = world.gateway.lobby
     assert lobby.next_deadline() is not None  # every game waits for its seeds
     assert not lobby._touched
