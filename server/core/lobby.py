@@ -99,20 +99,27 @@ class Lobby:
         self._played: dict[int, list[tuple[str, int]]] = {}  # player -> (record id, seat)
         self._deadlines_anew()
 
-    # The rooms' deadlines are kept, not looked up in every room at every
-    # input: `next_deadline` asks again only the rooms an input may have
-    # changed (`_touched`: the room of the session it came from, before and
-    # after; every room at a tick or a restart), and keeps the others' in a
-    # heap. Not pickled: a lobby restored from a snapshot asks every room.
+    # Deadlines are kept, not looked up at every input in every room and
+    # every session away. `next_deadline` asks again only the rooms an input
+    # may have changed (`_touched`: the room of the session it came from,
+    # before and after; every room at a tick or a restart), and keeps the
+    # others' in a heap. The sessions away are in a heap of their expiries,
+    # pushed when they leave; one found held by the game its player is
+    # seated at waits apart (`_held_away`) until its room is touched again.
+    # None of it is pickled: a lobby restored from a snapshot starts anew.
+
+    _KEPT = ("_touched", "_room_deadlines", "_deadline_heap", "_expiry_heap", "_held_away")
 
     def _deadlines_anew(self) -> None:
         self._touched: set[int] = set(self.rooms)
         self._room_deadlines: dict[int, float] = {}
         self._deadline_heap: list[tuple[float, int]] = []
+        self._expiry_heap: list[tuple[float, int]] | None = None  # made at first use
+        self._held_away: dict[int, set[int]] = {}  # room id -> players away, held there
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
-        for name in ("_touched", "_room_deadlines", "_deadline_heap"):
+        for name in self._KEPT:
             state.pop(name, None)
         return state
 
@@ -229,6 +236,9 @@ class Lobby:
             return []
         self.sessions.disconnected(session, now)
         self._touch(session)
+        if self._expiry_heap is not None and session.disconnected_at is not None:
+            expiry = session.disconnected_at + self.config.session_ttl
+            heapq.heappush(self._expiry_heap, (expiry, session.player))
         room = self._room_of(session)
         return [] if room is None else self._noted(room.connection_changed(session, now))
 
@@ -441,7 +451,20 @@ class Lobby:
 
     def next_deadline(self) -> float | None:
         """When `tick` has something to do next (None: nothing is waiting)."""
+        self._refresh()
+        heap = self._deadline_heap
+        times = [heap[0][0]] if heap else []
+        expiry = self._next_expiry()
+        if expiry is not None:
+            times.append(expiry)
+        return min(times, default=None)
+
+    def _refresh(self) -> None:
+        """Ask the touched rooms for their deadlines, and look again at the
+        sessions away that they held."""
+        expiries = self._expiries()
         kept, heap = self._room_deadlines, self._deadline_heap
+        ttl = self.config.session_ttl
         for room_id in self._touched:
             room = self.rooms.get(room_id)
             due = None if room is None else room.next_deadline()
@@ -450,20 +473,55 @@ class Lobby:
             elif kept.get(room_id) != due:
                 kept[room_id] = due
                 heapq.heappush(heap, (due, room_id))
+            for player in self._held_away.pop(room_id, ()):
+                session = self.sessions.away.get(player)
+                if session is not None and session.disconnected_at is not None:
+                    heapq.heappush(expiries, (session.disconnected_at + ttl, player))
         self._touched.clear()
         while heap and kept.get(heap[0][1]) != heap[0][0]:
             heapq.heappop(heap)  # a deadline since moved, or gone
         if len(heap) > 2 * len(kept) + 64:  # too many such: start the heap anew
             heap[:] = [(due, room_id) for room_id, due in kept.items()]
             heapq.heapify(heap)
-        times = [heap[0][0]] if heap else []
-        ttl = self.config.session_ttl
-        times += [
-            s.disconnected_at + ttl
-            for s in self.sessions.away.values()  # (read only: no copy)
-            if s.disconnected_at is not None and not self._held(s)
-        ]
-        return min(times, default=None)
+
+    def _expiries(self) -> list[tuple[float, int]]:
+        """The heap of the expiries of the sessions away, made anew if there
+        is none yet or it holds too many that no longer count."""
+        heap = self._expiry_heap
+        away = self.sessions.away
+        if heap is None or len(heap) > 2 * len(away) + 64:
+            ttl = self.config.session_ttl
+            heap = [
+                (s.disconnected_at + ttl, s.player)
+                for s in away.values()
+                if s.disconnected_at is not None
+            ]
+            heapq.heapify(heap)
+            self._expiry_heap = heap
+            self._held_away.clear()
+        return heap
+
+    def _next_expiry(self) -> float | None:
+        """When the first session away that is not held expires (its entry
+        at the top of the heap)."""
+        heap = self._expiries()
+        away, ttl = self.sessions.away, self.config.session_ttl
+        while heap:
+            due, player = heap[0]
+            session = away.get(player)
+            if (
+                session is None
+                or session.disconnected_at is None
+                or session.disconnected_at + ttl != due
+            ):
+                heapq.heappop(heap)  # back since, gone, or away again since
+            elif self._held(session):
+                heapq.heappop(heap)
+                assert session.room is not None
+                self._held_away.setdefault(session.room, set()).add(player)
+            else:
+                return due
+        return None
 
     def _held(self, session: Session) -> bool:
         """A seated player's session lasts as long as the game being played."""
@@ -480,14 +538,19 @@ class Lobby:
             except Exception:  # a bug of ours in one room: report it, go on with the others
                 effects.append(Fault(None, f"room {room.id}: {traceback.format_exc()}"))
             self._forget_closed(room)
-        ttl = self.config.session_ttl
-        for session in sorted(self.sessions.away.values(), key=lambda s: s.player):
-            since = session.disconnected_at
-            if since is None or since + ttl > now or self._held(session):
+        self._refresh()  # (a game that just ended holds its players no longer)
+        expired = set()
+        while (due := self._next_expiry()) is not None and due <= now:
+            assert self._expiry_heap is not None
+            expired.add(heapq.heappop(self._expiry_heap)[1])
+        for player in sorted(expired):
+            session = self.sessions.away.get(player)
+            if session is None:  # (closed with its room, by one before it)
                 continue
             home = self._room_of(session)
             if home is not None:
                 effects += self._noted(home.remove(session, now))
                 self._forget_closed(home)
+                self._touched.add(home.id)
             self.sessions.close(session)
         return effects

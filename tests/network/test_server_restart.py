@@ -139,8 +139,13 @@ async def test_a_server_killed_at_several_points_of_a_game_finishes_it_as_if_not
     ]
     assert killed.log().count("state restored") == 3
     replayed = [int(n) for n in re.findall(r"\((\d+) inputs replayed\)", killed.log())]
-    if snapshots:  # each start replayed what came after the last snapshot only
-        assert len(replayed) == 3 and max(replayed) < 20, replayed  # (without: 13, 27, 55)
+    if snapshots:
+        # Each start replayed what came after the last snapshot only: far fewer
+        # than without snapshots (13, 27 and 55: the whole journal each time).
+        # How many moves with the machine's load: a snapshot is pickled by a
+        # child process, and may still be on its way at a kill (a busy CI
+        # machine has replayed 7, 10 and 21).
+        assert len(replayed) == 3 and replayed[-1] < 28 and sum(replayed) < 55, replayed
 
 
 @pytest.mark.trio

@@ -225,6 +225,26 @@ def test_a_seated_player_s_session_lasts_while_the_game_is_played() -> None:
     assert last_room(clients[0]).seats[1].bot is None
 
 
+def test_a_seated_player_away_at_the_end_of_the_game_expires_then() -> None:
+    """Held while the game is played, long past the session ttl; when the
+    game ends the session is let go (tests/conftest.py checks the lobby's
+    next deadline against a scan of every session at each step)."""
+    world = new_world("held then let go", session_ttl=2, grace=5)
+    clients = table(world, 3)
+    world.run(lambda: game_round(clients[0]) >= 2)
+    world.disconnect(clients[1])
+    lobby = world.gateway.lobby
+    world.run(lambda: bool(world.records))  # the stand-in plays seat 1 to the end
+    assert world.now > 2  # past the ttl...
+    assert welcome(clients[1]).player in lobby.sessions.by_player  # ...held until now
+
+    world.advance(1)
+
+    assert welcome(clients[1]).player not in lobby.sessions.by_player
+    assert last_room(clients[0]).seats[1].name is None
+    assert welcome(clients[1]).player not in lobby.sessions.away
+
+
 # ------------------------------------------------------------ the snapshot
 
 
