@@ -6,14 +6,21 @@ One task, the **core task**, owns the `Gateway` (and through it the lobby,
 the rooms and the games): nothing else touches it. Each connection has a
 **reader** task, which sends what the socket gives to the core task over
 one bounded channel (the inbox). The core task handles the inputs waiting
-(a batch), then hands what they did to the **committer**, which puts each
-connection's bytes in its outbox (a queue) and starts its **writer** task,
-which sends them to the socket and ends when the outbox is empty:
+(a batch), then hands what they did to the **committer**, which writes each
+connection's bytes straight to its TCP socket (without blocking: what the
+socket takes at once), and puts what is left in the connection's outbox (a
+queue) and starts its **writer** task, which sends them to the socket and
+ends when the outbox is empty:
 
-    reader ──(conn, bytes)──▶ inbox ──▶ core task ──batch──▶ committer ──bytes──▶ outbox ──▶ writer
+    reader ──(conn, bytes)──▶ inbox ──▶ core task ──batch──▶ committer ──bytes──▶ socket
+                                                                └──the rest──▶ outbox ──▶ writer
 
 A writer lives only while bytes wait, so an idle connection costs one task
-(its reader) and no channel: thousands of idle connections stay cheap.
+(its reader) and no channel: thousands of idle connections stay cheap. A
+socket usually takes a push whole, so most writes need no task at all: a
+writer started (and scheduled, and sent through `SocketStream.send_all`)
+for each push cost more than the write itself. A stream that is not a plain
+TCP socket (TLS, a server bot's memory stream) always goes by its writer.
 
 With a `Store`, the lobby keeps a journal (`JournaledLobby`): a batch
 carries the journal entries its inputs made, and the committer appends the
@@ -45,6 +52,7 @@ from __future__ import annotations
 import itertools
 import logging
 import math
+import os
 import random
 from collections import deque
 from collections.abc import Awaitable, Callable, Hashable
@@ -117,6 +125,7 @@ class _Connection:
     writing: bool = False  # a writer task is emptying the outbox
     drained: trio.Event | None = None  # the reader waits on it while too much is queued
     writing_since: float | None = None  # when the write under way began
+    fd: int | None = None  # the TCP socket's, to write to straight away (else None)
 
 
 class NetServer:
@@ -211,6 +220,8 @@ class NetServer:
         if peer is None:
             peer = _peer(stream)
         connection = _Connection(stream, trio.CancelScope(), peer)
+        if type(stream) is trio.SocketStream:
+            connection.fd = stream.socket.fileno()
         self._connections[conn] = connection
         try:
             with connection.cancel:
@@ -249,8 +260,24 @@ class NetServer:
             pass
 
     def _queue(self, connection: _Connection, data: bytes | None) -> None:
-        """Put `data` in the connection's outbox, and start its writer if
-        none is running."""
+        """Write `data` to the connection's socket if no writer is running;
+        put what it does not take in the connection's outbox, and start its
+        writer if none is running."""
+        if data is not None and not connection.writing and connection.fd is not None:
+            try:
+                # (a socket of trio's never blocks: it takes what it can)
+                sent = os.write(connection.fd, data)
+            except BlockingIOError:
+                sent = 0
+            except OSError:  # the peer is gone: the reader will see it too
+                connection.cancel.cancel()
+                return
+            connection.queued -= sent
+            if connection.queued <= READ_PAUSE and connection.drained is not None:
+                connection.drained.set()
+            if sent == len(data):
+                return
+            data = data[sent:]
         if connection.outbox is None:
             connection.outbox = deque()
         connection.outbox.append(data)

@@ -1258,6 +1258,36 @@ async def test_a_client_rate_limited_once_is_served_again_once_it_has_read_its_a
 
 
 @pytest.mark.trio
+async def test_what_a_socket_cannot_take_at_once_comes_later_and_in_order() -> None:
+    """The server writes its answers straight to a TCP socket, as much as
+    the socket takes at once, and leaves the rest to the connection's writer
+    task. A client sends 3,000 pings (in rounds of 100, fewer than the
+    answers one batch may leave unread) and reads nothing for a while; both
+    ends' buffers are made small, so the socket fills up, a write is taken in
+    part and the rest waits in the outbox. Once the client reads, every
+    answer comes, whole and in order. (The message rate limit is lifted.)"""
+    rounds, size = 30, 100
+    unlimited = ServerConfig(message_rate=1e9, message_burst=10**9)
+    with trio.fail_after(30):
+        async with running_server(config=unlimited) as (port, _, server):
+            sock = trio.socket.socket()
+            sock.setsockopt(trio.socket.SOL_SOCKET, trio.socket.SO_RCVBUF, 4096)
+            await sock.connect((HOST, port))
+            raw = Raw(trio.SocketStream(sock))
+            assert isinstance(await raw.hello("Slow"), m.Welcome)
+            (connection,) = server._connections.values()
+            assert isinstance(connection.stream, trio.SocketStream)
+            connection.stream.socket.setsockopt(trio.socket.SOL_SOCKET, trio.socket.SO_SNDBUF, 4096)
+            for r in range(rounds):
+                await raw.stream.send_all(pings(1 + r * size, size))
+                await trio.sleep(0.02)
+            assert connection.writing  # what the socket did not take waits in the outbox
+            answers = [await raw.receive() for _ in range(rounds * size)]
+            assert [getattr(a, "id", None) for a in answers] == list(range(1, rounds * size + 1))
+            assert all(isinstance(a, m.Pong) for a in answers)
+
+
+@pytest.mark.trio
 async def test_a_client_that_sends_without_reading_is_not_read_either() -> None:
     """docs/PROTOCOL.md: the server stops reading from a connection while
     more than 64 KiB wait to be written to it. A client sends 4000 `sync`
