@@ -224,8 +224,11 @@ class _Connection:
 class ServerConnection(_Connection):
     """The server's side of one connection. See the module docstring.
 
-    `hello` is the client's hello once received; `version` the version both
-    speak (None before the hello).
+    `hello` is the client's hello once received, until the welcome is sent
+    (then None again: it may hold a session token, which the server keeps
+    only as a digest, and a connection needs nothing of it any more; a
+    server holding thousands of connections saves its memory too);
+    `version` the version both speak (None before the hello).
     """
 
     _peer = "client"
@@ -245,10 +248,11 @@ class ServerConnection(_Connection):
         self.max_pending = max_pending
         self.hello: Hello | None = None
         self.version: int | None = None
+        self._greeted = False  # a hello came
         self._error_sent = False
 
     def _refused(self, error: RemoteProtocolError, type_: object) -> None:
-        if self.hello is None:
+        if not self._greeted:
             # A hello with a bad field is told which; anything else, that a hello comes first.
             if type_ != Hello.TYPE:
                 error = RemoteProtocolError(
@@ -263,7 +267,7 @@ class ServerConnection(_Connection):
 
     def _received(self, message: Message) -> Message:
         request_id = getattr(message, "id", None)
-        first = self.hello is None
+        first = not self._greeted
         if first:
             self._handshake(message)
         elif request_id is not None:
@@ -301,6 +305,7 @@ class ServerConnection(_Connection):
                 )
             )
         self.hello = message
+        self._greeted = True
         self.version = max(common)
 
     def _check_id(self, request_id: int) -> None:
@@ -374,6 +379,7 @@ class ServerConnection(_Connection):
             self._last_seq = seq
         if kind is Welcome:
             self.state = ConnectionState.OPEN
+            self.hello = None
         elif kind is Error and getattr(message, "fatal", False):
             self.state = ConnectionState.CLOSED
         return data

@@ -118,6 +118,7 @@ def test_handshake() -> None:
     got = pipe(server, client, welcome())
     assert client.welcome == got and client.version == 1
     assert server.state is client.state is ConnectionState.OPEN
+    assert server.hello is None  # let go once welcomed: it may hold a session token
     assert server.pending_ids == client.pending_ids == frozenset()
 
 
