@@ -220,7 +220,9 @@ class NetServer:
         if peer is None:
             peer = _peer(stream)
         connection = _Connection(stream, trio.CancelScope(), peer)
-        if type(stream) is trio.SocketStream:
+        if (
+            type(stream) is trio.SocketStream and os.name == "posix"
+        ):  # (os.write takes sockets there)
             connection.fd = stream.socket.fileno()
         self._connections[conn] = connection
         try:
@@ -230,6 +232,7 @@ class NetServer:
                 await self._reader(conn, stream, connection)
         finally:
             self._connections.pop(conn, None)
+            connection.fd = None  # (closed below, its number free for another socket)
             # The core task must hear of it, unless the server is going down
             # (this task is cancelled from outside its connection): then
             # nothing drains the inbox, and thousands of connections closing
@@ -263,6 +266,8 @@ class NetServer:
         """Write `data` to the connection's socket if no writer is running;
         put what it does not take in the connection's outbox, and start its
         writer if none is running."""
+        if connection.cancel.cancel_called:  # dropped: nothing more goes out
+            return
         if data is not None and not connection.writing and connection.fd is not None:
             try:
                 # (a socket of trio's never blocks: it takes what it can)

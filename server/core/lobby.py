@@ -236,9 +236,7 @@ class Lobby:
             return []
         self.sessions.disconnected(session, now)
         self._touch(session)
-        if self._expiry_heap is not None and session.disconnected_at is not None:
-            expiry = session.disconnected_at + self.config.session_ttl
-            heapq.heappush(self._expiry_heap, (expiry, session.player))
+        self._watch_expiry(session.player)
         room = self._room_of(session)
         return [] if room is None else self._noted(room.connection_changed(session, now))
 
@@ -501,6 +499,19 @@ class Lobby:
             self._held_away.clear()
         return heap
 
+    def _watch_expiry(self, player: int) -> None:
+        """Player `player`'s session may have gone away: its expiry goes into
+        the heap (if there is one yet; an entry no longer true is dropped when
+        it comes to the top)."""
+        session = self.sessions.away.get(player)
+        if (
+            self._expiry_heap is not None
+            and session is not None
+            and session.disconnected_at is not None
+        ):
+            expiry = session.disconnected_at + self.config.session_ttl
+            heapq.heappush(self._expiry_heap, (expiry, player))
+
     def _next_expiry(self) -> float | None:
         """When the first session away that is not held expires (its entry
         at the top of the heap)."""
@@ -543,14 +554,28 @@ class Lobby:
         while (due := self._next_expiry()) is not None and due <= now:
             assert self._expiry_heap is not None
             expired.add(heapq.heappop(self._expiry_heap)[1])
-        for player in sorted(expired):
-            session = self.sessions.away.get(player)
-            if session is None:  # (closed with its room, by one before it)
-                continue
-            home = self._room_of(session)
-            if home is not None:
+        pending = sorted(expired, reverse=True)
+        try:
+            while pending:
+                session = self.sessions.away.get(pending[-1])
+                if session is not None:  # (else closed with its room, by one before it)
+                    effects += self._expire(session, now)
+                pending.pop()
+        finally:  # a bug of ours stopped the loop: the next tick tries those left again
+            for player in pending:
+                self._watch_expiry(player)
+        return effects
+
+    def _expire(self, session: Session, now: float) -> list[Effect]:
+        """`session` has been away too long: out of its room, and forgotten."""
+        effects: list[Effect] = []
+        home = self._room_of(session)
+        if home is not None:
+            self._touched.add(home.id)
+            try:
                 effects += self._noted(home.remove(session, now))
-                self._forget_closed(home)
-                self._touched.add(home.id)
-            self.sessions.close(session)
+            except Exception:  # a bug of ours in that room: the session expires all the same
+                effects.append(Fault(None, f"room {home.id}: {traceback.format_exc()}"))
+            self._forget_closed(home)
+        self.sessions.close(session)
         return effects

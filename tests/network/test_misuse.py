@@ -1265,7 +1265,8 @@ async def test_what_a_socket_cannot_take_at_once_comes_later_and_in_order() -> N
     answers one batch may leave unread) and reads nothing for a while; both
     ends' buffers are made small, so the socket fills up, a write is taken in
     part and the rest waits in the outbox. Once the client reads, every
-    answer comes, whole and in order. (The message rate limit is lifted.)"""
+    answer comes, whole and in order; then nothing waits, and the next
+    answers go straight out again. (The message rate limit is lifted.)"""
     rounds, size = 30, 100
     unlimited = ServerConfig(message_rate=1e9, message_burst=10**9)
     with trio.fail_after(30):
@@ -1285,6 +1286,13 @@ async def test_what_a_socket_cannot_take_at_once_comes_later_and_in_order() -> N
             answers = [await raw.receive() for _ in range(rounds * size)]
             assert [getattr(a, "id", None) for a in answers] == list(range(1, rounds * size + 1))
             assert all(isinstance(a, m.Pong) for a in answers)
+            while connection.writing:  # the writer ends once the outbox is empty
+                await trio.sleep(0.01)
+            assert connection.queued == 0
+            await raw.stream.send_all(pings(rounds * size + 1, size))
+            more = [await raw.receive() for _ in range(size)]
+            assert [a.id for a in more] == list(range(rounds * size + 1, (rounds + 1) * size + 1))
+            assert not connection.writing and connection.queued == 0  # all went straight out
 
 
 @pytest.mark.trio

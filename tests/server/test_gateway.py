@@ -542,6 +542,72 @@ def test_a_bug_in_one_room_s_timers_is_reported_and_the_other_rooms_go_on(
     assert cancelled and cancelled[-1].state == "waiting"  # room 2's game was cancelled
 
 
+def test_a_bug_when_a_session_expires_is_reported_and_every_session_away_expires(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from oriflamme.server.core.room import Room
+
+    gw = Gateway(Lobby(ServerConfig(idle_timeout=3600, session_ttl=10), FixedEntropy("expiry")))
+    ann, bob, cy = Peer(gw, "a", "Ann"), Peer(gw, "b", "Bob"), Peer(gw, "c", "Cy")
+    ann.ask(m.CreateRoom(settings=settings(3)))
+    bob.ask(m.CreateRoom(settings=settings(3)))
+    cy.ask(m.JoinRoom(room=2))
+    gw.closed("a", 1.0)  # Ann and Bob go away at once, each from a room of their own
+    gw.closed("b", 1.0)
+    gw.take_effects()
+    removed = []
+    real_remove = Room.remove
+
+    def broken_once(room: Room, session: Any, now: float) -> Any:
+        if not removed:
+            removed.append(session.player)
+            raise RuntimeError("a bug in removing a seat")
+        removed.append(session.player)
+        return real_remove(room, session, now)
+
+    monkeypatch.setattr(Room, "remove", broken_once)
+
+    gw.tick(12.0)  # past both sessions' ttl
+
+    faults = [e for e in gw.take_effects() if isinstance(e, Fault)]
+    assert len(faults) == 1 and "a bug in removing a seat" in faults[0].what
+    sessions = gw.lobby.sessions
+    for peer in (ann, bob):  # both expired, the one whose room failed too
+        assert peer.welcome.player not in sessions.by_player
+        assert peer.welcome.player not in sessions.away
+    assert removed == sorted([ann.welcome.player, bob.welcome.player])
+    states = [x for x in cy.read() if isinstance(x, m.RoomState)]
+    assert states and states[-1].seats[0].name is None  # Bob left room 2; Cy is its host
+    assert states[-1].host == cy.welcome.player
+    assert gw.lobby.next_deadline() is None or gw.lobby.next_deadline() > 12.0
+
+
+def test_a_bug_in_the_lobby_when_sessions_expire_leaves_them_to_the_next_tick(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    gw = Gateway(Lobby(ServerConfig(idle_timeout=3600, session_ttl=10), FixedEntropy("retry")))
+    ann, bob = Peer(gw, "a", "Ann"), Peer(gw, "b", "Bob")
+    gw.closed("a", 1.0)
+    gw.closed("b", 1.0)
+    sessions = gw.lobby.sessions
+    real_close = type(sessions).close
+
+    def broken(self: Any, session: Any) -> None:
+        raise RuntimeError("a bug in closing a session")
+
+    monkeypatch.setattr(type(sessions), "close", broken)
+    gw.tick(12.0)
+    assert [e for e in gw.take_effects() if isinstance(e, Fault)]
+    assert {ann.welcome.player, bob.welcome.player} <= sessions.away.keys()
+    assert gw.lobby.next_deadline() == 11.0  # still due: tried again
+    monkeypatch.setattr(type(sessions), "close", real_close)
+
+    gw.tick(13.0)
+
+    assert not {ann.welcome.player, bob.welcome.player} & sessions.by_player.keys()
+    assert gw.lobby.next_deadline() is None
+
+
 # ------------------------------------------------------------ a full server
 
 
