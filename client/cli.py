@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -201,6 +202,9 @@ def _serve(args: argparse.Namespace) -> int:
         options.snapshot_every = args.snapshot_every
     try:
         trio.run(serve, options)
+    except KeyboardInterrupt:  # Ctrl-C before the server took over its signals
+        print("oriflamme serve: interrupted while starting; nothing was served", file=sys.stderr)
+        return 130
     except StoreError as exc:
         print(f"oriflamme serve: {exc}", file=sys.stderr)
         return 2
@@ -215,7 +219,6 @@ def _serve(args: argparse.Namespace) -> int:
     # server's millions of objects one by one (10 s and more after a load of
     # 19,000 connections, while a supervisor waits to restart it).
     import logging
-    import os
 
     logging.shutdown()
     sys.stdout.flush()
@@ -291,6 +294,14 @@ def _add_tls_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--tls-ca", metavar="FILE", help="TLS, checked against this authority")
 
 
+def _why(exc: BaseException) -> str:
+    """What went wrong, for a person: the errors inside trio's exception
+    groups rather than "Exceptions from Trio nursery"."""
+    if isinstance(exc, BaseExceptionGroup):
+        return "; ".join(_why(inner) for inner in exc.exceptions)
+    return str(exc) or type(exc).__name__
+
+
 def _rooms(args: argparse.Namespace) -> int:
     from functools import partial
 
@@ -305,7 +316,9 @@ def _rooms(args: argparse.Namespace) -> int:
     try:
         rooms = trio.run(partial(list_rooms, host, port, trust=trust))
     except (OSError, trio.TooSlowError, Exception) as exc:  # noqa: BLE001 -- any failure is said plainly
-        print(f"oriflamme rooms: cannot get the rooms of {args.server}: {exc}", file=sys.stderr)
+        print(
+            f"oriflamme rooms: cannot get the rooms of {args.server}: {_why(exc)}", file=sys.stderr
+        )
         return 1
     print(format_rooms(rooms))
     return 0
@@ -329,7 +342,9 @@ def _record(args: argparse.Namespace) -> int:
         print(f"oriflamme record: {exc.error.message}", file=sys.stderr)
         return 1
     except Exception as exc:  # noqa: BLE001 -- said plainly, no traceback
-        print(f"oriflamme record: cannot download it from {args.server}: {exc}", file=sys.stderr)
+        print(
+            f"oriflamme record: cannot download it from {args.server}: {_why(exc)}", file=sys.stderr
+        )
         return 1
     out = Path(args.output or f"{args.record_id}.oriflamme")
     try:
@@ -379,7 +394,7 @@ def _bot(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         return 130
     except Exception as exc:  # noqa: BLE001 -- a bot says why it stopped, no traceback
-        print(f"oriflamme bot: stopped: {exc}", file=sys.stderr)
+        print(f"oriflamme bot: stopped: {_why(exc)}", file=sys.stderr)
         return 1
     print(f"{played} game(s) played")
     return 0
@@ -738,7 +753,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    code: int = args.func(args)
+    try:
+        code: int = args.func(args)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # Output piped to a command that stopped reading (`| head`): not an
+        # error of ours. Python would complain again flushing stdout at exit.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141  # as a shell reports a process killed by SIGPIPE
     return code
 
 

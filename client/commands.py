@@ -24,6 +24,10 @@ from .tls import Trust, connector
 log = logging.getLogger("oriflamme.client")
 
 DEFAULT_PORT = 7531
+# A bot gives up if it cannot reach the server at all in about 15 seconds of
+# tries (a wrong address, more likely than a restart); once in, it keeps
+# trying for ever.
+FIRST_ATTEMPTS = 6
 
 
 def parse_address(text: str, default_port: int = DEFAULT_PORT) -> tuple[str, int]:
@@ -116,11 +120,20 @@ async def run_bot(
         server=f"{host}:{port}",
         store=store,
         behaviour=Behaviour(bot),
+        backoff=Backoff(first_attempts=FIRST_ATTEMPTS),
     )
     async with trio.open_nursery() as nursery:
         await nursery.start(session.run)
         await _sit(session, room, players, turn_timer)
         played = 0
+        game = session.state.game
+        if game is not None and game.end is None:
+            # Back in a game this bot was playing when it stopped: finish it.
+            log.info("%s: back in the game, playing on", session.name)
+            await session.wait_until(
+                lambda: session.state.game is not None and session.state.game.end is not None
+            )
+            played += 1
         while played < games:
             # The game before this one: the next may start as soon as we are ready.
             previous = None if session.state.game is None else session.state.game.game_id
@@ -135,6 +148,13 @@ async def run_bot(
 async def _sit(session: Session, room: str, players: int, turn_timer: int | None) -> None:
     listed = await session.request(m.ListRooms())
     assert isinstance(listed, m.RoomList)
+    # The answer comes after the snapshot of a resumed session: a bot that
+    # was stopped while seated (its token kept in its state directory) is
+    # back in its room, and stays there.
+    seated = session.state.room
+    if seated is not None:
+        log.info("%s: back in room %d (%s)", session.name, seated.room, seated.name)
+        return
     for summary in listed.rooms:
         if (
             summary.name == room

@@ -39,6 +39,7 @@ too, per server.
 from __future__ import annotations
 
 import contextlib
+import logging
 import math
 import random
 import time
@@ -66,6 +67,8 @@ from .seat_secrets import SeatSecrets
 from .secret_store import SecretStore
 from .state import ClientState
 from .thinking import think
+
+log = logging.getLogger("oriflamme.client")
 
 Connector = Callable[[], Awaitable[trio.abc.Stream]]
 
@@ -127,6 +130,9 @@ class Backoff:
     most: float = 10.0
     jitter: float = 0.2
     attempts: int | None = None  # None: for ever
+    # Before the first `welcome`: a server never reached is more likely a
+    # wrong address than a restart, so a command may give up sooner.
+    first_attempts: int | None = None  # None: as `attempts`
 
     def delay(self, attempt: int, rng: random.Random) -> float:
         base = min(self.most, self.first * self.factor**attempt)
@@ -225,10 +231,21 @@ class Session:
                     with trio.fail_after(self.connect_timeout):
                         stream = await self._connect()
                 except (OSError, trio.TooSlowError) as exc:
-                    if self.backoff.attempts is not None and attempt >= self.backoff.attempts:
-                        self.ended = SessionEnded(f"cannot reach the server: {exc}")
+                    reason = str(exc) or "no answer in time"
+                    limit = self.backoff.attempts
+                    if not started and self.backoff.first_attempts is not None:
+                        limit = self.backoff.first_attempts
+                    if limit is not None and attempt >= limit:
+                        self.ended = SessionEnded(f"cannot reach the server: {reason}")
                         raise self.ended from None
-                    await trio.sleep(self.backoff.delay(attempt, self._rng))
+                    delay = self.backoff.delay(attempt, self._rng)
+                    log.log(
+                        logging.INFO if started else logging.WARNING,
+                        "cannot reach the server (%s): trying again in %.1f s",
+                        reason,
+                        delay,
+                    )
+                    await trio.sleep(delay)
                     attempt += 1
                     continue
 

@@ -14,12 +14,14 @@ room, seat, session and game as it was (`persistence`).
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import logging
 import os
 import signal
 import socket
 import ssl
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -140,9 +142,17 @@ async def serve(
                     )
                 log.info("serving on %s port %d; data in %s", options.host, port, options.data_dir)
                 task_status.started(port)
-                await _until_stopped(options)
-                await server.shut_down(options.shutdown_grace)
-                await records.drain()
+                with _stop_signals(options) as signals:
+                    await _until_stopped(options, signals)
+                    # Still ours while the server stops: another Ctrl-C or
+                    # SIGTERM (an impatient supervisor, a second keypress)
+                    # must not kill it halfway through its last writes.
+                    calm = trio.CancelScope()
+                    if signals is not None:
+                        nursery.start_soon(_while_stopping, signals, calm, options)
+                    await server.shut_down(options.shutdown_grace)
+                    await records.drain()
+                    calm.cancel()
         except* StoreError as failed:
             # The state can no longer be stored: stop, rather than send
             # what a restart could not give back. What was stored is safe.
@@ -185,14 +195,38 @@ def tls_context(options: ServeOptions) -> ssl.SSLContext | None:
     return context
 
 
-async def _until_stopped(options: ServeOptions) -> None:
-    """Until SIGTERM or SIGINT, or, embedded in another program, until it
-    sets `options.stop` (a signal is then that program's business)."""
+def _stop_signals(
+    options: ServeOptions,
+) -> contextlib.AbstractContextManager[AsyncIterator[int] | None]:
+    """SIGTERM and SIGINT, received from now until the server has stopped;
+    None when embedded in another program (signals are its business then)."""
     if options.stop is not None:
+        return contextlib.nullcontext()
+    return trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT)
+
+
+async def _until_stopped(options: ServeOptions, signals: AsyncIterator[int] | None) -> None:
+    """Until SIGTERM or SIGINT, or, embedded in another program, until it
+    sets `options.stop`."""
+    if signals is None:
+        assert options.stop is not None
         await options.stop.wait()
         log.info("stopped by its program: shutting down")
         return
-    with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+    async for signum in signals:
+        log.info("%s: shutting down", signal.Signals(signum).name)
+        return
+
+
+async def _while_stopping(
+    signals: AsyncIterator[int], calm: trio.CancelScope, options: ServeOptions
+) -> None:
+    """Signals that come while the server stops: it is stopping already, and
+    says so (SIGKILL stops it at once, if that is what is wanted)."""
+    with calm:
         async for signum in signals:
-            log.info("%s: shutting down", signal.Signals(signum).name)
-            return
+            log.warning(
+                "%s: already shutting down (within %g s; SIGKILL stops at once, safely)",
+                signal.Signals(signum).name,
+                options.shutdown_grace,
+            )

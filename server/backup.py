@@ -50,13 +50,26 @@ def backup(data_dir: Path, destination: Path) -> list[str]:
         for name in COPIED:
             path = data_dir / name
             if path.is_dir():
-                shutil.copytree(path, destination / name)
+                _copy_private(path, destination / name)
                 copied.append(name + "/")
             elif path.exists():
-                shutil.copy2(path, destination / name)
+                _copy_private(path, destination / name)
                 copied.append(name)
         return copied
     except OSError as exc:
         raise StoreError(f"cannot back up {data_dir} to {destination}: {exc}") from None
     finally:
         os.umask(old_umask)
+
+
+def _copy_private(source: Path, target: Path) -> None:
+    """Copy a file or a tree, readable by its owner alone (0600 files, 0700
+    folders) whatever the source's modes: a backup holds the server's key."""
+    if source.is_dir():
+        target.mkdir(mode=0o700)
+        target.chmod(0o700)
+        for child in sorted(source.iterdir()):
+            _copy_private(child, target / child.name)
+    else:
+        shutil.copyfile(source, target)
+        target.chmod(0o600)

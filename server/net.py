@@ -73,8 +73,10 @@ from oriflamme.server.core import (
     Fault,
     FetchRecord,
     GameFinished,
+    GameOver,
     Gateway,
     HandedSeat,
+    RoomEvent,
     StartBot,
     StopBot,
 )
@@ -513,10 +515,13 @@ class NetServer:
                 if scope is not None:
                     scope.cancel()
             elif isinstance(effect, GameFinished):
-                log.info("game %s finished in room %d", effect.record_id, effect.room)
+                log.info("room %d: game %s finished", effect.room, effect.record_id)
                 if self.on_record is not None:
                     self.on_record(effect)
+            elif isinstance(effect, GameOver):
                 self._forget_bot_secrets(effect)
+            elif isinstance(effect, RoomEvent):
+                log.info("%s", effect.text)
             elif isinstance(effect, FetchRecord):
                 assert self._nursery is not None
                 self._nursery.start_soon(self._fetch, effect)
@@ -526,16 +531,14 @@ class NetServer:
             elif isinstance(effect, Fault):
                 log.error("the core failed (%s): %s", effect.conn, effect.what)
 
-    def _forget_bot_secrets(self, finished: GameFinished) -> None:
+    def _forget_bot_secrets(self, over: GameOver) -> None:
         """The game is over: its bots' secrets are of no more use."""
         store = self.bot_secrets
         if store is None or self._nursery is None:
             return
-        record = finished.record
-        for seat, seated in enumerate(record.seats):
-            if seated.bot:
-                forget = partial(store.forget, record.game_id, seat)
-                self._nursery.start_soon(partial(trio.to_thread.run_sync, forget))
+        for seat in over.bot_seats:
+            forget = partial(store.forget, over.game_id, seat)
+            self._nursery.start_soon(partial(trio.to_thread.run_sync, forget))
 
     async def _fetch(self, effect: FetchRecord) -> None:
         """Read a record off the core task, and give it to the core task."""

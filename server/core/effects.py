@@ -108,4 +108,34 @@ class Fault:
     what: str
 
 
-Effect = Send | Close | StartBot | StopBot | GameFinished | FetchRecord | ErrorSent | Fault
+@dataclass(frozen=True, slots=True)
+class GameOver:
+    """Game `game_id` is over, finished or cancelled before it began: the
+    secrets the server's bots kept for its `bot_seats` are of no more use."""
+
+    game_id: bytes
+    bot_seats: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class RoomEvent:
+    """Something happened in room `room` (made, a seat taken or left, a game
+    started or cancelled, a new host, closed): the shell logs `text`, one
+    line. It names players by number and name, never a token or a card."""
+
+    room: int
+    text: str
+
+
+Effect = (
+    Send
+    | Close
+    | StartBot
+    | StopBot
+    | GameFinished
+    | GameOver
+    | FetchRecord
+    | ErrorSent
+    | Fault
+    | RoomEvent
+)

@@ -51,7 +51,7 @@ from oriflamme.protocol.errors import (
 from oriflamme.protocol.fanout import SharedEncoding
 
 from .config import ServerConfig
-from .effects import Close, Effect, Fault, FetchRecord, GameFinished, Send
+from .effects import Close, Effect, Fault, FetchRecord, GameFinished, RoomEvent, Send
 from .entropy import Entropy, SystemEntropy
 from .room import CLOSED, FINISHED, PLAYING, WAITING, Outcome, Room
 from .sessions import Session, Sessions
@@ -407,7 +407,13 @@ class Lobby:
         self.rooms[room_id] = room
         if invite is not None:
             self._invites[normalize_invite(invite)] = room_id
-        return room.seat(session, 0, now)
+        s = message.settings
+        made = RoomEvent(
+            room_id,
+            f"room {room_id}: made, {name!r}, {s.players} seats, {s.variant}"
+            f"{', private' if invite else ''}, by player {session.player}",
+        )
+        return [made, *room.seat(session, 0, now)]
 
     def _bot_session(self, strategy: str, name: str) -> tuple[Session, bytes]:
         return self.sessions.open(name, bot=strategy)

@@ -43,7 +43,7 @@ from oriflamme.protocol.fanout import SharedEncoding
 from oriflamme.protocol.record import SeatRecord
 
 from .config import ServerConfig
-from .effects import Effect, GameFinished, HandedSeat, StartBot, StopBot
+from .effects import Effect, GameFinished, GameOver, HandedSeat, RoomEvent, StartBot, StopBot
 from .entropy import Entropy
 from .referee import GAME_MESSAGES
 from .sessions import Session
@@ -91,6 +91,11 @@ BotSessions = Callable[[str, str], tuple[Session, bytes]]
 
 def _refuse(code: str, message: str) -> RemoteProtocolError:
     return RemoteProtocolError(code, message)
+
+
+def _who(session: Session) -> str:
+    """A player as the log names them (a name is the player's own text: quoted)."""
+    return f"player {session.player} ({session.name!r})"
 
 
 class Room:
@@ -180,13 +185,13 @@ class Room:
         session.room, session.seat = self.id, index
         if not self.host:
             self.host = session.player
-        return self._room_state()
+        return [self._event(f"{_who(session)} took seat {index}"), *self._room_state()]
 
     def watch(self, session: Session, now: float) -> list[Effect]:
         """`session` watches the room (`spectate`): the room, and the game if one runs."""
         self.spectators.append(session)
         session.room, session.seat = self.id, None
-        effects = self._room_state()
+        effects = [self._event(f"{_who(session)} watches"), *self._room_state()]
         if self.table is not None:
             effects += self._deliver(self.table.snapshot(None, now), only=session)
         return effects
@@ -196,32 +201,45 @@ class Room:
         effects: list[Effect] = []
         if session in self.spectators:
             self.spectators.remove(session)
+            effects.append(self._event(f"{_who(session)} stopped watching"))
         elif session.seat is not None:
             index = session.seat
             seat = self.seats[index]
             if self.state == PLAYING and self.table is not None and not self.table.over:
                 self.seats[index] = Seat(ghost=session.name)
+                effects.append(self._event(f"{_who(session)} left seat {index} during a game"))
                 effects += self._table_update(self.table.leave(index, now), now)
             else:
                 self.seats[index] = Seat()
+                effects.append(self._event(f"{_who(session)} left seat {index}"))
             if seat.bot is not None:
                 effects.append(StopBot(session.player))
         session.room, session.seat = None, None
         if session.player == self.host:
-            self._pass_host()
+            effects += self._pass_host()
         return effects + self._room_state() + self._close_if_empty()
 
-    def _pass_host(self) -> None:
+    def _pass_host(self) -> list[Effect]:
         humans = self.humans()
-        if humans:
-            self.host = humans[0].player
+        if not humans:
+            return []
+        self.host = humans[0].player
+        return [self._event(f"{_who(humans[0])} is the host now")]
+
+    def _game_over(self) -> GameOver:
+        assert self.table is not None
+        bots = tuple(i for i, seat in enumerate(self.seats) if seat.bot is not None)
+        return GameOver(self.table.referee.game_id, bots)
+
+    def _event(self, text: str) -> RoomEvent:
+        return RoomEvent(self.id, f"room {self.id}: {text}")
 
     def _close_if_empty(self) -> list[Effect]:
         """Close the room when no human is seated and no game is being played."""
         if self.humans() or self.state == PLAYING or self.state == CLOSED:
             return []
         self.state = CLOSED
-        effects: list[Effect] = []
+        effects: list[Effect] = [self._event("closed: no player is left in it")]
         for session in self.members():
             effects += session.push(m.RoomState, **self._room_fields(session))
             if session.bot is not None:
@@ -312,7 +330,11 @@ class Room:
         bot, token = self._bot_sessions(strategy, name)
         bot.room, bot.seat = self.id, index
         self.seats[index] = Seat(session=bot, bot=strategy, ready=True, handed=handed)
-        return [StartBot(bot.player, self.id, index, strategy, token, handed), *self._room_state()]
+        return [
+            self._event(f"a {strategy} bot, {_who(bot)}, took seat {index}"),
+            StartBot(bot.player, self.id, index, strategy, token, handed),
+            *self._room_state(),
+        ]
 
     def restart_bots(self, new_token: Callable[[Session], bytes]) -> list[Effect]:
         """The server started again: its bots, run anew, each with a new token."""
@@ -370,7 +392,8 @@ class Room:
         self.table_players = tuple(
             None if s.bot is not None or s.session is None else s.session.player for s in self.seats
         )
-        effects = self._room_state()
+        started = f"game {self.table.record_id} started: {n} seats, seat {first} plays first"
+        effects = [self._event(started), *self._room_state()]
         effects += self._table_update(self.table.start(now), now)
         for index, seat in enumerate(self.seats):
             if seat.session is not None and not seat.session.connected:
@@ -437,6 +460,7 @@ class Room:
         session.room, session.seat = None, None
         effects: list[Effect] = []
         if update.handed is not None:
+            effects.append(self._event(f"{_who(session)} handed seat {index} to a bot"))
             _, handed = update.handed
             name = f"{session.name[:26]} (bot)"  # names are at most 32 characters
             effects += self._seat_bot(index, "heuristic", name, handed)
@@ -444,8 +468,9 @@ class Room:
             effects += self._table_update(self.table.connection(index, False, now), now)
         else:
             self.seats[index] = Seat(ghost=session.name)
+            effects.append(self._event(f"{_who(session)} left seat {index} to a stand-in"))
         if session.player == self.host:
-            self._pass_host()
+            effects += self._pass_host()
         return effects
 
     def tick(self, now: float) -> list[Effect]:
@@ -458,6 +483,9 @@ class Room:
         if update.seats_changed:
             effects += self._room_state()
         if update.cancelled:
+            assert self.table is not None
+            cancelled = f"game {self.table.record_id} cancelled: a seat did not commit in time"
+            effects += [self._event(cancelled), self._game_over()]
             self.state = WAITING
             self.table = None  # a game that never began: nothing to show of it
             for seat in self.seats:
@@ -476,6 +504,7 @@ class Room:
                     self.id, self.table.record_id, update.record, self.name, self.table_players
                 )
             )
+            effects.append(self._game_over())
             self.state = FINISHED
             for index, seat in enumerate(self.seats):
                 if seat.ghost is not None:

@@ -38,12 +38,20 @@ async def test_a_backup_taken_while_the_server_runs_starts_a_server_as_it_was(
         async with server(data) as port, open_session(tcp("127.0.0.1", port), "Ann") as ann:
             settings = m.RoomSettings.for_players(3)
             await ann.request(m.CreateRoom(settings=settings, name="before the backup"))
+            # A record readable by all (as an admin may have left it to share it)
+            records = data / "records"
+            records.mkdir(exist_ok=True)
+            (records / "shared.oriflamme").write_bytes(b"a record")
+            (records / "shared.oriflamme").chmod(0o644)
+            records.chmod(0o755)
             copied = await trio.to_thread.run_sync(backup, data, copy)
             await ann.request(m.LeaveRoom())
             await ann.request(m.CreateRoom(settings=settings, name="after the backup"))
         assert copied[:2] == ["server.sqlite3", "secret.key"]
-        assert (copy / "secret.key").stat().st_mode & 0o077 == 0
-        assert (copy / "server.sqlite3").stat().st_mode & 0o077 == 0
+        # Everything in the copy is its owner's alone, whatever the source's modes.
+        assert (copy / "records" / "shared.oriflamme").read_bytes() == b"a record"
+        for path in [copy, *copy.rglob("*")]:
+            assert path.stat().st_mode & 0o077 == 0, path
         async with server(copy) as port:
             rooms = await list_rooms("127.0.0.1", port)
         assert [r.name for r in rooms.rooms] == ["before the backup"]

@@ -10,7 +10,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import trio
+import trio.testing
 
+from oriflamme.client.cli import _why
+from oriflamme.client.commands import FIRST_ATTEMPTS, run_bot
 from tests.network.server_process import COMMAND, ServerProcess
 
 
@@ -81,12 +85,103 @@ def test_three_bot_processes_play_a_game_whose_record_verifies(
     assert missing.returncode == 1 and "no record" in missing.stderr
 
 
+def bot_process(port: int, name: str, state_dir: Path, *extra: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [
+            *COMMAND,
+            "bot",
+            f"127.0.0.1:{port}",
+            "--room",
+            "kill",
+            "--players",
+            "3",
+            "--name",
+            name,
+            "--state-dir",
+            str(state_dir),
+            "--log-level",
+            "info",
+            *extra,
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def test_a_bot_process_killed_mid_game_and_started_again_finishes_the_game(
+    server: tuple[int, Path, subprocess.Popen[bytes]], tmp_path: Path
+) -> None:
+    import time
+
+    port, data, _ = server
+    bots = [bot_process(port, f"bot{i}", tmp_path / f"bot{i}") for i in range(3)]
+    try:
+        # The bot writes its seat's secrets when the game starts, before it
+        # commits to them: from then on the game cannot go on without it.
+        secrets = tmp_path / "bot0" / "games"
+        deadline = time.monotonic() + 60
+        while not (secrets.is_dir() and any(secrets.glob("*.secrets"))):
+            assert time.monotonic() < deadline, "the game never started"
+            assert bots[0].poll() is None, bots[0].communicate()
+            time.sleep(0.005)
+        bots[0].kill()
+        bots[0].communicate(timeout=10)
+        again = bot_process(port, "bot0", tmp_path / "bot0")
+        bots.append(again)
+        out, err = again.communicate(timeout=120)
+        assert again.returncode == 0, err
+        assert "back in the game" in err and "1 game(s) played" in out
+        for bot in bots[1:3]:
+            out, err = bot.communicate(timeout=60)
+            assert bot.returncode == 0, err
+            assert "1 game(s) played" in out
+    finally:  # a failure leaves no bot behind, reconnecting for ever
+        for bot in bots:
+            if bot.poll() is None:
+                bot.kill()
+                bot.wait(timeout=10)
+    (record,) = sorted((data / "records").glob("*.oriflamme"))
+    verified = run("verify", str(record))
+    assert verified.returncode == 0 and "verdict: VALID" in verified.stdout, verified.stdout
+
+
+@pytest.mark.trio
+async def test_a_bot_that_cannot_reach_the_server_says_so_at_each_try_and_gives_up(
+    autojump_clock: trio.testing.MockClock, caplog: pytest.LogCaptureFixture
+) -> None:
+    with socketserver_port() as port:
+        pass  # closed again: nothing listens there now
+    with (
+        trio.fail_after(120),
+        pytest.raises(BaseException) as raised,
+    ):  # (seconds of the mock clock)
+        await run_bot("127.0.0.1", port, room="r")
+    # What `oriflamme bot` prints after "stopped: " (not "Exceptions from Trio nursery")
+    assert _why(raised.value).startswith("cannot reach the server: ")
+    tries = [r for r in caplog.records if "trying again" in r.getMessage()]
+    assert len(tries) == FIRST_ATTEMPTS and all(r.levelname == "WARNING" for r in tries)
+
+
 def test_rooms_lists_the_rooms(server: tuple[int, Path, subprocess.Popen[bytes]]) -> None:
     port, _, _ = server
     listed = run("rooms", f"127.0.0.1:{port}")
     assert listed.returncode == 0 and listed.stdout.strip() == "no rooms"
     bad = run("rooms", "127.0.0.1:notaport")
     assert bad.returncode == 2 and "not a port number" in bad.stderr
+    # Piped to a command that reads nothing (as `| head -1` may): the pipe is
+    # closed before the list is written, and that is no error of ours.
+    reader, writer = os.pipe()
+    os.close(reader)
+    with os.fdopen(writer, "wb") as closed_pipe:
+        piped = subprocess.run(
+            [*COMMAND, "rooms", f"127.0.0.1:{port}"],
+            stdout=closed_pipe,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=60,
+        )
+    assert "Traceback" not in piped.stderr and piped.returncode == 141, piped.stderr
 
 
 def test_sigterm_tells_the_clients_and_exits(
@@ -106,6 +201,20 @@ def test_sigterm_tells_the_clients_and_exits(
             received += chunk
         assert b"shutting_down" in received
     assert process.wait(timeout=15) == 0
+
+
+def test_a_second_signal_while_the_server_stops_does_not_cut_the_stop_short(
+    server: tuple[int, Path, subprocess.Popen[bytes]],
+) -> None:
+    port, data, process = server
+    assert run("rooms", f"127.0.0.1:{port}").returncode == 0  # it serves
+    # Back to back (two different signals: trio would merge two of the same).
+    os.kill(process.pid, signal.SIGTERM)
+    os.kill(process.pid, signal.SIGINT)
+    assert process.wait(timeout=30) == 0
+    log = (data.parent / f"{data.name}.log").read_text()
+    assert "already shutting down" in log and "stopped" in log
+    assert "Traceback" not in log and "KeyboardInterrupt" not in log
 
 
 def test_rooms_of_a_server_that_is_not_there_says_so_plainly() -> None:

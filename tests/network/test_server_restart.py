@@ -187,8 +187,16 @@ async def test_server_bots_come_back_after_a_clean_stop_and_after_a_kill(tmp_pat
     assert verify_record(record).ok
     assert [s.bot for s in record.seats] == [False, True, True]
     assert record.seat_changes == ()  # the bots were back within the grace period
+    # The game is over: the server's bots forgot the secrets they kept.
+    with trio.fail_after(10):
+        while any((server.data_dir / "bots" / "games").glob("*.secrets")):
+            await trio.sleep(0.05)
     log = server.log()
     assert "(0 inputs replayed)" in log  # the clean stop saved everything in its snapshot
+    # One line for each thing that happened in the room (before the restarts).
+    assert "room 1: made, " in log and "room 1: player 1 ('Ann') took seat 0" in log
+    assert re.search(r"room 1: game [0-9a-f]{32} started: 3 seats", log)
+    assert f"room 1: game {record.game_id.hex()} finished" in log
     assert log.count("bot 2 (heuristic) for room 1 seat 1") == 3  # started, and again twice
 
 

@@ -471,6 +471,7 @@ def test_a_bug_inside_a_room_changes_nothing_for_anyone(monkeypatch: pytest.Monk
     bob.ask(m.JoinRoom(room=1))
     ann.read()
     bob.read()
+    gw.take_effects()  # (the room's log lines)
 
     def broken(*args: Any) -> Any:
         raise KeyError("seat")
@@ -848,3 +849,48 @@ def test_chat_lines_and_window_are_the_server_s() -> None:
     assert refusal.code == "rate_limited"
     assert refusal.message.startswith("chat: at most 2 lines in 5 seconds")
     ann.ask(m.Chat(text="later"), 5.0)
+
+
+# ------------------------------------------------------------ the server's log
+
+
+def test_what_happens_in_a_room_is_told_to_the_log_and_no_token_with_it() -> None:
+    from oriflamme.server.core import GameOver, RoomEvent, StartBot
+
+    gw = gateway(idle_timeout=120)
+    ann, bob = Peer(gw, "a", "Ann"), Peer(gw, "b", "Bob")
+    ann.ask(m.CreateRoom(settings=settings(3), name="friday"))
+    bob.ask(m.JoinRoom(room=1))
+    ann.ask(m.AddBot(strategy="random"))
+    bob.ask(m.LeaveRoom())
+    bob.ask(m.JoinRoom(room=1))
+    ann.ask(m.Ready(ready=True))
+    bob.ask(m.Ready(ready=True))
+    ann.ask(m.StartGame())
+    # Nobody commits to a seed (these peers do not play, the bot is not
+    # connected): the game is cancelled when the seeding timer runs out.
+    gw.tick(61.0)
+    ann.ask(m.LeaveRoom(), 62.0)
+    bob.ask(m.LeaveRoom(), 63.0)
+    effects = gw.take_effects()
+    lines = [e.text for e in effects if isinstance(e, RoomEvent)]
+    assert len(lines) == 12, "\n".join(lines)
+    made, ann_sat, bob_sat, bot_sat, bob_left, bob_back, started, cancelled = lines[:8]
+    assert made.startswith("room 1: made, 'friday', 3 seats")
+    assert "'Ann'" in ann_sat and "seat 0" in ann_sat
+    assert "'Bob'" in bob_sat and "seat 1" in bob_sat
+    assert "random bot" in bot_sat and "seat 2" in bot_sat
+    assert "left seat 1" in bob_left and "seat 1" in bob_back
+    assert "started" in started and "cancelled" in cancelled
+    assert [x.split(": ", 1)[1] for x in lines[8:]] == [
+        f"player {ann.welcome.player} ('Ann') left seat 0",
+        f"player {bob.welcome.player} ('Bob') is the host now",
+        f"player {bob.welcome.player} ('Bob') left seat 1",
+        "closed: no player is left in it",
+    ]
+    (over,) = [e for e in effects if isinstance(e, GameOver)]
+    assert over.bot_seats == (2,)  # the server forgets that bot's secrets
+    tokens = [ann.welcome.token, bob.welcome.token]
+    tokens += [e.token for e in effects if isinstance(e, StartBot)]
+    for token in tokens:
+        assert not any(token.hex() in line or repr(token) in line for line in lines)
