@@ -54,6 +54,7 @@ from oriflamme.protocol import messages as m
 from oriflamme.protocol.errors import (
     BAD_TOKEN,
     HANDSHAKE_REQUIRED,
+    INVALID_FIELD,
     SESSION_REPLACED,
     UNSUPPORTED_VERSION,
     WRONG_STATE,
@@ -75,6 +76,13 @@ Connector = Callable[[], Awaitable[trio.abc.Stream]]
 # A fatal error that ends the session: reconnecting would not help.
 ENDING = frozenset({BAD_TOKEN, SESSION_REPLACED, UNSUPPORTED_VERSION, HANDSHAKE_REQUIRED})
 READ_SIZE = 65536
+
+
+def _ends(error: m.Error, endpoint: ClientEndpoint) -> bool:
+    """Whether a fatal `error` ends the session: connecting again would not
+    help (a bad token, a version the server does not speak, a hello it
+    refuses, such as a name too long for it)."""
+    return error.code in ENDING or (endpoint.welcome is None and error.code == INVALID_FIELD)
 
 
 async def _behave(behaviour: Behaviour, client: Session) -> list[m.Message]:
@@ -274,13 +282,20 @@ class Session:
         # What was sent on the last connection may never have arrived: answer again
         # whatever is still pending (a late duplicate is refused as stale, harmlessly).
         self.answered_turn = None
+        try:
+            hello = endpoint.hello()
+        except LocalProtocolError as exc:  # (a name the protocol refuses): no retry helps
+            self.ended = SessionEnded(f"{exc.code}: {exc.message}")
+            with trio.CancelScope(shield=True), trio.move_on_after(1):
+                await stream.aclose()
+            return
         link = _Link(stream, endpoint)
         self._link = link
         try:
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(self._pinger, link)
                 with _lost():
-                    await link.send(endpoint.hello())
+                    await link.send(hello)
                     await self._reader(link, on_welcome)
                 nursery.cancel_scope.cancel()
         finally:
@@ -306,7 +321,7 @@ class Session:
                         self.store.save_session(self.server, message.token, None)
                     self._connected.set()
                     on_welcome()
-                elif isinstance(message, m.Error) and message.fatal and message.code in ENDING:
+                elif isinstance(message, m.Error) and message.fatal and _ends(message, endpoint):
                     self.ended = SessionEnded(f"{message.code}: {message.message}")
                 if message.ROLE == "reply":
                     request_id = getattr(message, "id", None)

@@ -751,7 +751,13 @@ class Game:
 
     def _check_direction(self, action: Action) -> None:
         if type(action) is not ChooseDirection or action.direction not in DIRECTIONS:
-            raise IllegalAction(f"choose the direction: one of {DIRECTIONS}")
+            shown = " or ".join(repr(d) for d in DIRECTIONS)
+            if type(action) is ChooseDirection:
+                raise IllegalAction(f"choose the direction: {shown}, not {action.direction!r}")
+            raise IllegalAction(
+                f"choose the direction ({shown}): the pending decision is not a"
+                f" {type(action).__name__}"
+            )
 
     def _check_place(self, action: Action) -> None:
         if type(action) is not Place:
@@ -761,6 +767,10 @@ class Game:
         if not isinstance(c, Card):
             raise IllegalAction(f"place a card, not {c!r}")
         if c not in self.hands[seat]:
+            families = sorted({held.family for held in self.hands[seat]})
+            if families and c.family not in families:
+                held = " or ".join(FAMILY_NAMES[f] for f in families)
+                raise IllegalAction(f"seat {seat} places {held} cards, not {str(c).split(' ')[0]}")
             raise IllegalAction(f"{c} is not in seat {seat}'s hand")
         at = action.at
         if at == FIRST:

@@ -209,14 +209,42 @@ def decode_payload(
             max_depth=max_depth,
         )
     except (ValueError, msgpack.UnpackException) as e:
-        raise RemoteProtocolError(
-            MALFORMED_FRAME, f"not one valid msgpack value: {e}"[:300]
-        ) from None
+        raise RemoteProtocolError(MALFORMED_FRAME, _why_undecodable(e)[:300]) from None
     if type(value) is not dict:
         raise RemoteProtocolError(
-            MALFORMED_FRAME, f"a frame holds a map, not {type(value).__name__}"
+            MALFORMED_FRAME, f"a frame must hold one map, not {_msgpack_kind(value)}"
         )
     return value
+
+
+_KINDS = {type(None): "nil", bool: "a bool", int: "an int", str: "a str", bytes: "a bin"}
+_KINDS |= {list: "an array", dict: "a map", float: "a float"}
+
+
+def _msgpack_kind(value: object) -> str:
+    """`value`'s msgpack type, as docs/PROTOCOL.md names them."""
+    return _KINDS.get(type(value), type(value).__name__)
+
+
+def _why_undecodable(error: Exception) -> str:
+    """What is wrong with a payload, in the protocol's words (not msgpack's)."""
+    text = str(error)
+    if isinstance(error, msgpack.ExtraData):
+        return "bytes follow the map: a frame's payload is exactly one msgpack map"
+    if isinstance(error, UnicodeDecodeError):
+        return f"a str is not valid UTF-8 ({error.reason} at byte {error.start} of it)"
+    if "strict_map_key" in text:
+        return "a map key is not a str: every map key is a str"
+    if "max_ext_len" in text or text.startswith("ext type"):
+        return "an ext value: msgpack extension types are not used in this protocol"
+    if "incomplete input" in text:
+        return "not valid msgpack: the payload ends inside a value"
+    if isinstance(error, ValueError) and not isinstance(error, msgpack.UnpackException):
+        # Ours (`check_plain`, `_strict_map`): valid msgpack this protocol refuses.
+        if "values are not allowed" in text:
+            return f"{text.split(' ')[0]} values are not used in this protocol (no floats, no ext)"
+        return text
+    return f"not valid msgpack: {text}" if text else "not valid msgpack"
 
 
 class FrameDecoder:
@@ -286,7 +314,13 @@ class FrameDecoder:
             if length > self.max_frame:
                 self._fail(RemoteProtocolError(FRAME_TOO_LARGE, self._too_large(length)))
             if length == 0:
-                self._fail(RemoteProtocolError(MALFORMED_FRAME, "a frame's payload length is 0"))
+                self._fail(
+                    RemoteProtocolError(
+                        MALFORMED_FRAME,
+                        "a frame's payload length is 0 (it is at least 1)",
+                        section="Transport and framing",
+                    )
+                )
             end = pos + HEADER_SIZE + length
             if end <= len(buf):
                 payload = buf[pos + HEADER_SIZE : end]

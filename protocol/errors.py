@@ -23,6 +23,7 @@ True
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Literal
 
@@ -201,7 +202,8 @@ _CATALOG = (
     ErrorCode(
         STALE_TURN,
         "The action's `turn` is not the pending decision's: it answers a decision that is"
-        " already settled (for instance by the turn timer). Nothing changes.",
+        " already settled (for instance by the turn timer), or one still to come. Nothing"
+        " changes.",
         True,
         "remote",
     ),
@@ -280,6 +282,10 @@ SECTIONS: dict[str, str] = {
 }
 
 
+# "add_bot.strategy: ...": the field at fault, of the message whose heading says more.
+_FIELD_OF_MESSAGE = re.compile(r"([a-z][a-z_]*)\.[a-z]")
+
+
 class ProtocolError(Exception):
     """A refusal with a catalog `code`.
 
@@ -309,6 +315,10 @@ class ProtocolError(Exception):
         self.fatal = (not entry.keeps_open) if fatal is None else fatal
         self.versions = versions
         # The heading of docs/PROTOCOL.md to read (the message's own, for a bad field).
+        if section is None and code == INVALID_FIELD:
+            named = _FIELD_OF_MESSAGE.match(message)
+            if named is not None:
+                section = f"`{named.group(1)}`"
         self.section = section if section is not None else entry.section
 
     def __str__(self) -> str:

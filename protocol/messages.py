@@ -954,12 +954,13 @@ def from_data(data: dict[str, Any], sender: Sender) -> Message:
     type_ = data.get("type")
     cls = registry.get(type_) if type(type_) is str else None
     if cls is None:
-        what = (
-            shown(type_) if type(type_) is str else "missing" if type_ is None else "not a string"
-        )
-        raise RemoteProtocolError(
-            UNKNOWN_MESSAGE, f"no {sender} message of type {what}", id=_readable_id(data)
-        )
+        if type(type_) is str:
+            why = f"no {sender} message has the type {shown(type_)}"
+        elif type_ is None:
+            why = "the map has no 'type': every message names its type (a str)"
+        else:
+            why = "'type' is not a str: every message names its type (a str)"
+        raise RemoteProtocolError(UNKNOWN_MESSAGE, why, id=_readable_id(data))
     try:
         return load_fields(cls, data)
     except Invalid as e:

@@ -49,6 +49,7 @@ from oriflamme.protocol.errors import (
     SERVER_BUSY,
     SHUTTING_DOWN,
     TIMEOUT,
+    UNEXPECTED_MESSAGE,
     LocalProtocolError,
     RemoteProtocolError,
 )
@@ -69,6 +70,8 @@ class _Link:
     closing: bool = False
     welcomed: bool = False
     unread: int = 0  # answers written since the shell last took the outbox
+    # The ids of those answers: the client awaits them still (made at first use)
+    answered: set[int] | None = None
     address: str | None = None  # the peer's address (None: not counted)
     limited: bool = True  # its messages are rate limited (not a server bot's)
     tokens: float = 0.0  # the token bucket of its messages
@@ -166,6 +169,7 @@ class Gateway:
         data = bytes(link.outbox)
         link.outbox.clear()
         link.unread = 0
+        link.answered = None
         return data
 
     def must_close(self, conn: Hashable) -> bool:
@@ -280,6 +284,15 @@ class Gateway:
                 id=request_id,
             )
             return [Send(conn, m.error_message(error))]
+        if link.answered is not None and request_id in link.answered:
+            # Its answer is not on its way yet: to the client, that id is pending.
+            link.connection.dropped(request_id)
+            error = RemoteProtocolError(
+                UNEXPECTED_MESSAGE,
+                f"request id {request_id} is still awaiting its answer: requests sent before"
+                " their answers arrive need ids of their own",
+            )
+            return [Send(conn, m.error_message(error))]
         if link.unread >= self.max_unread:
             # The client asks without reading the answers: refuse, without its id.
             error = RemoteProtocolError(
@@ -350,6 +363,11 @@ class Gateway:
             self._effects.append(ErrorSent(conn, message))
         if message.ROLE == "reply":
             link.unread += 1
+            request_id = getattr(message, "id", None)
+            if request_id is not None:
+                if link.answered is None:
+                    link.answered = set()
+                link.answered.add(request_id)
         if len(link.outbox) > self.max_outbox:
             # The client does not read: drop it (it can resume), never wait for it.
             link.outbox.clear()

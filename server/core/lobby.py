@@ -335,6 +335,7 @@ class Lobby:
             return RemoteProtocolError(
                 RATE_LIMITED,
                 f"chat: at most {config.chat_lines} lines in {config.chat_window:g} seconds",
+                section="`chat`",
             )
         said.append(now)
         return None

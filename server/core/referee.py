@@ -434,8 +434,9 @@ class Referee:
         if self.phase is not Phase.PLAYING:
             raise Refusal(WRONG_STATE, f"no decision is pending: the game is {self.phase}")
         if turn is not None and turn != self._turn:
+            when = "is over" if turn < self._turn else "has not come yet"
             raise Refusal(
-                STALE_TURN, f"turn {turn} is over (the pending decision is turn {self._turn})"
+                STALE_TURN, f"turn {turn} {when} (the pending decision is turn {self._turn})"
             )
         decision = self._game.decision
         assert decision is not None

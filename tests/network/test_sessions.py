@@ -82,6 +82,29 @@ def round_of(session: Session) -> int:
 
 
 @pytest.mark.trio
+async def test_a_hello_the_server_refuses_ends_the_session_with_its_reason(
+    autojump_clock: trio.abc.Clock,
+) -> None:
+    from oriflamme.client.session import SessionEnded
+
+    name = "Maximilian-Alexander the Third"  # the protocol's 32 characters at most...
+    config = ServerConfig(name_length=16)  # ...but this server's 16
+    net = NetServer(Gateway(Lobby(config)))
+    with trio.fail_after(60):
+        async with trio.open_nursery() as nursery:
+            await nursery.start(net.run)
+            session = player(memory_connector(net, nursery), name, 0)
+            # Connecting again would be refused again: it is said, not retried for ever.
+            with pytest.raises(SessionEnded, match="hello.name: at most 16 characters"):
+                await session.run()
+            # A name the protocol itself refuses is not even sent.
+            session = player(memory_connector(net, nursery), "x" * 33, 0)
+            with pytest.raises(SessionEnded, match="hello.name: expected 1..32 characters"):
+                await session.run()
+            nursery.cancel_scope.cancel()
+
+
+@pytest.mark.trio
 async def test_a_turn_timer_decides_for_a_silent_player(autojump_clock: trio.abc.Clock) -> None:
     with trio.fail_after(10_000):
         async with server() as (connect, records):

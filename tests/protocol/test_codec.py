@@ -197,9 +197,18 @@ def test_nesting_up_to_max_depth_is_fine() -> None:
 def test_the_error_names_the_problem() -> None:
     problems = {
         b"\x82\xa1a\x01\xa1a\x02": "a map has the same key twice",
-        b"\x81\xa1a\xcb" + bytes(8): "float values are not allowed",
+        b"\x81\xa1a\xcb" + bytes(8): "float values are not used in this protocol",
         b"\x81\xa1a\x91\x81\xc4\x01k\x01": "map keys must be strings",
         nested(MAX_DEPTH + 1): f"arrays and maps nest more than {MAX_DEPTH} deep",
+        # In the protocol's words, not msgpack's or Python's:
+        b"\x93\x01\x02\x03": "a frame must hold one map, not an array",
+        b"\xc0": "a frame must hold one map, not nil",
+        b"\x81\x01\xa1a": "a map key is not a str",
+        b"\x81\xa1x\xd4\x01\x00": "msgpack extension types are not used in this protocol",
+        b"\x81\xa4type\xa2\xff\xfe": "a str is not valid UTF-8",
+        b"\x81\xa1a\x01\x00": "bytes follow the map",
+        b"\x82\xa1a": "the payload ends inside a value",
+        b"\xc1": "not valid msgpack",
     }
     for payload, problem in problems.items():
         with pytest.raises(RemoteProtocolError) as caught:

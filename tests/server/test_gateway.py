@@ -394,6 +394,22 @@ def test_the_257th_pending_request_is_rate_limited() -> None:
     assert not gw.must_close("a")
 
 
+def test_an_id_whose_answer_is_not_written_yet_is_pending_and_cannot_be_reused() -> None:
+    gw = gateway()
+    Peer(gw, "a")
+    ping = [encode_frame({"type": "ping", "id": i}) for i in (7, 7, 8, 8)]
+    # In one write: the second 7 comes before the answer to the first went out.
+    gw.receive_data("a", ping[0] + ping[1] + ping[2], 1.0)
+    pong, refused, other = frames(gw.data_to_send("a"))
+    assert pong == {"type": "pong", "id": 7} and other == {"type": "pong", "id": 8}
+    assert refused["code"] == "unexpected_message" and "id" not in refused
+    assert "request id 7 is still awaiting its answer" in refused["message"]
+    assert not gw.must_close("a")
+    # Once the answers are written, their ids are free again.
+    gw.receive_data("a", ping[3], 2.0)
+    assert frames(gw.data_to_send("a")) == [{"type": "pong", "id": 8}]
+
+
 def test_a_client_that_does_not_read_is_dropped_past_max_outbox_and_may_resume() -> None:
     gw = gateway(max_outbox=4096)
     slow, talker = Peer(gw, "slow", "Slow"), Peer(gw, "talker", "Talker")
