@@ -595,7 +595,11 @@ class RecordList(Message):
 class GetRecord(Message):
     """Download the record of a finished game (any game the server keeps, by its id)."""
 
-    record_id: str = wire(RECORD_ID, "The game's record id (`game_end.record_id`, `record_list`).")
+    record_id: str = wire(
+        RECORD_ID,
+        "The game's record id (`game_end.record_id`, `record_list`): 32 hex digits, in"
+        " either case.",
+    )
     id: int | None = wire(ID, ID_DOC, default=None)
 
 

@@ -76,7 +76,7 @@ from oriflamme.server.core import (
     GameOver,
     Gateway,
     HandedSeat,
-    RoomEvent,
+    LogLine,
     StartBot,
     StopBot,
 )
@@ -515,12 +515,18 @@ class NetServer:
                 if scope is not None:
                     scope.cancel()
             elif isinstance(effect, GameFinished):
-                log.info("room %d: game %s finished", effect.room, effect.record_id)
+                failed = [seat for seat, v in enumerate(effect.record.verdicts) if not v.ok]
+                log.info(
+                    "room %d: game %s finished%s",
+                    effect.room,
+                    effect.record_id,
+                    f"; seats that failed their checks: {failed}" if failed else "",
+                )
                 if self.on_record is not None:
                     self.on_record(effect)
             elif isinstance(effect, GameOver):
                 self._forget_bot_secrets(effect)
-            elif isinstance(effect, RoomEvent):
+            elif isinstance(effect, LogLine):
                 log.info("%s", effect.text)
             elif isinstance(effect, FetchRecord):
                 assert self._nursery is not None

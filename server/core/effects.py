@@ -118,12 +118,12 @@ class GameOver:
 
 
 @dataclass(frozen=True, slots=True)
-class RoomEvent:
-    """Something happened in room `room` (made, a seat taken or left, a game
-    started or cancelled, a new host, closed): the shell logs `text`, one
-    line. It names players by number and name, never a token or a card."""
+class LogLine:
+    """Something the server's log tells, one line: a room made, a seat taken
+    or left, a game started or cancelled, a new host, a room closed, a
+    session begun or resumed, a failed opening. Players are named by number
+    and name, never with a token or a card."""
 
-    room: int
     text: str
 
 
@@ -137,5 +137,5 @@ Effect = (
     | FetchRecord
     | ErrorSent
     | Fault
-    | RoomEvent
+    | LogLine
 )

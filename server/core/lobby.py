@@ -51,7 +51,7 @@ from oriflamme.protocol.errors import (
 from oriflamme.protocol.fanout import SharedEncoding
 
 from .config import ServerConfig
-from .effects import Close, Effect, Fault, FetchRecord, GameFinished, RoomEvent, Send
+from .effects import Close, Effect, Fault, FetchRecord, GameFinished, LogLine, Send
 from .entropy import Entropy, SystemEntropy
 from .room import CLOSED, FINISHED, PLAYING, WAITING, Outcome, Room
 from .sessions import Session, Sessions
@@ -208,7 +208,11 @@ class Lobby:
                     idle_timeout=self.config.idle_timeout,
                     id=hello.id,
                 ),
-            )
+            ),
+            LogLine(
+                f"connection {conn}: player {session.player} ({session.name!r}),"
+                f" {'resumed' if resumed else 'a new session'}"
+            ),
         ]
         if not resumed:
             return effects
@@ -268,12 +272,13 @@ class Lobby:
         if isinstance(message, m.ListRecords):
             return [Send(conn, m.RecordList(records=self._records_of(session), id=request_id))]
         if isinstance(message, m.GetRecord):
-            if not RECORD_ID.fullmatch(message.record_id):
+            record_id = message.record_id.lower()  # hex, in either case
+            if not RECORD_ID.fullmatch(record_id):
                 error = RemoteProtocolError(
                     NO_SUCH_RECORD, f"no record {message.record_id!r} here", id=request_id
                 )
                 return [Send(conn, m.error_message(error))]
-            return [FetchRecord(conn, request_id, message.record_id)]
+            return [FetchRecord(conn, request_id, record_id)]
         self._touch(session)
         outcome = self._route(session, message, now)
         self._touch(session)
@@ -409,8 +414,7 @@ class Lobby:
         if invite is not None:
             self._invites[normalize_invite(invite)] = room_id
         s = message.settings
-        made = RoomEvent(
-            room_id,
+        made = LogLine(
             f"room {room_id}: made, {name!r}, {s.players} seats, {s.variant}"
             f"{', private' if invite else ''}, by player {session.player}",
         )

@@ -32,6 +32,7 @@ from typing import Any
 
 from oriflamme.protocol import messages as m
 from oriflamme.protocol.errors import (
+    BAD_OPENING,
     INVALID_FIELD,
     NOT_PERMITTED,
     ROOM_FULL,
@@ -43,7 +44,7 @@ from oriflamme.protocol.fanout import SharedEncoding
 from oriflamme.protocol.record import SeatRecord
 
 from .config import ServerConfig
-from .effects import Effect, GameFinished, GameOver, HandedSeat, RoomEvent, StartBot, StopBot
+from .effects import Effect, GameFinished, GameOver, HandedSeat, LogLine, StartBot, StopBot
 from .entropy import Entropy
 from .referee import GAME_MESSAGES
 from .sessions import Session
@@ -231,8 +232,8 @@ class Room:
         bots = tuple(i for i, seat in enumerate(self.seats) if seat.bot is not None)
         return GameOver(self.table.referee.game_id, bots)
 
-    def _event(self, text: str) -> RoomEvent:
-        return RoomEvent(self.id, f"room {self.id}: {text}")
+    def _event(self, text: str) -> LogLine:
+        return LogLine(f"room {self.id}: {text}")
 
     def _close_if_empty(self) -> list[Effect]:
         """Close the room when no human is seated and no game is being played."""
@@ -447,6 +448,10 @@ class Room:
             raise _refuse(WRONG_STATE, "no game is being played in this room")
         update = self.table.receive(session.seat, message, now)
         effects: list[Effect] = []
+        if update.error is not None and update.error.code == BAD_OPENING:
+            # (not why: the reason names the card it claimed, which others may not know)
+            failed = f"{_who(session)} in seat {session.seat} failed an opening, and forfeits"
+            effects.append(self._event(failed))
         if isinstance(message, m.HandOver) and update.seats_changed:
             effects += self._hand_over(session, update, now)
         effects += self._table_update(update, now)

@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import itertools
+import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
@@ -412,7 +413,7 @@ def owned_openings(game: GameMirror) -> list[Opening]:
 @pytest.mark.trio
 @pytest.mark.parametrize("forgery", ["nonce", "card", "replayed"])
 async def test_a_forged_reveal_is_bad_opening_the_server_keeps_the_card_and_play_goes_on(
-    forgery: str,
+    forgery: str, caplog: pytest.LogCaptureFixture
 ) -> None:
     """`reveal` with an opening that does not open the card's commitment: a
     forged nonce, another card of the family with the real nonce, or the real
@@ -429,6 +430,7 @@ async def test_a_forged_reveal_is_bad_opening_the_server_keeps_the_card_and_play
         )
 
     held = Held(Scripted("ann", reveal=True), hold)
+    caplog.set_level(logging.INFO, logger="oriflamme.server")
     with trio.fail_after(20):
         async with (
             running_server(entropy=FixedEntropy(f"reveal {forgery}")) as (port, records, _),
@@ -473,6 +475,11 @@ async def test_a_forged_reveal_is_bad_opening_the_server_keeps_the_card_and_play
     assert verdict.problems == ()
     assert [v.status for v in verdict.seats] == [FAILED if s == me else OK for s in range(3)]
     assert mirror(ann).end is not None and me in mirror(ann).end.forfeits
+    # The server's log says who failed, and not what card they claimed.
+    server_log = [r.getMessage() for r in caplog.records if r.name == "oriflamme.server"]
+    assert any(f"in seat {me} failed an opening, and forfeits" in line for line in server_log)
+    assert any(f"seats that failed their checks: [{me}]" in line for line in server_log)
+    assert not any(str(forged.card) in line for line in server_log)
 
 
 # ---------------------------------------------------------------- 1. forged openings: open

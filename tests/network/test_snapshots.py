@@ -311,6 +311,9 @@ async def test_a_snapshot_that_fails_is_skipped_and_a_start_replays_every_input(
         os.kill(job.pid, signal.SIGKILL)  # (the out-of-memory killer, say)
         return job
 
+    # Children slow enough that the kill always comes first (a small lobby
+    # is pickled and saved in less time than the parent takes to kill it).
+    slow_children(monkeypatch, 30)
     monkeypatch.setattr(net_module, "start_snapshot", killed_at_once)
     live, journaled, records = await a_game_then_a_chat_line(tmp_path / "data")
     assert journaled > 7 * 3  # (snapshots were due several times)

@@ -871,7 +871,7 @@ def test_chat_lines_and_window_are_the_server_s() -> None:
 
 
 def test_what_happens_in_a_room_is_told_to_the_log_and_no_token_with_it() -> None:
-    from oriflamme.server.core import GameOver, RoomEvent, StartBot
+    from oriflamme.server.core import GameOver, LogLine, StartBot
 
     gw = gateway(idle_timeout=120)
     ann, bob = Peer(gw, "a", "Ann"), Peer(gw, "b", "Bob")
@@ -889,7 +889,12 @@ def test_what_happens_in_a_room_is_told_to_the_log_and_no_token_with_it() -> Non
     ann.ask(m.LeaveRoom(), 62.0)
     bob.ask(m.LeaveRoom(), 63.0)
     effects = gw.take_effects()
-    lines = [e.text for e in effects if isinstance(e, RoomEvent)]
+    logged = [e.text for e in effects if isinstance(e, LogLine)]
+    assert logged[:2] == [
+        f"connection a: player {ann.welcome.player} ('Ann'), a new session",
+        f"connection b: player {bob.welcome.player} ('Bob'), a new session",
+    ]
+    lines = logged[2:]
     assert len(lines) == 12, "\n".join(lines)
     made, ann_sat, bob_sat, bot_sat, bob_left, bob_back, started, cancelled = lines[:8]
     assert made.startswith("room 1: made, 'friday', 3 seats")
@@ -909,4 +914,4 @@ def test_what_happens_in_a_room_is_told_to_the_log_and_no_token_with_it() -> Non
     tokens = [ann.welcome.token, bob.welcome.token]
     tokens += [e.token for e in effects if isinstance(e, StartBot)]
     for token in tokens:
-        assert not any(token.hex() in line or repr(token) in line for line in lines)
+        assert not any(token.hex() in line or repr(token) in line for line in logged)
