@@ -86,6 +86,10 @@ async def serve(
     cannot be used."""
     if options.stop is None:  # a process of its own: before the snapshot is read
         pin_malloc_thresholds()
+    # A host name that does not resolve is said before the data directory is made.
+    await trio.socket.getaddrinfo(
+        options.host, options.port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+    )
     restored = await trio.to_thread.run_sync(restore, options.data_dir, options.config)
     store, lobby = restored.store, restored.lobby
     try:

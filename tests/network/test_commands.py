@@ -217,6 +217,16 @@ def test_a_second_signal_while_the_server_stops_does_not_cut_the_stop_short(
     assert "Traceback" not in log and "KeyboardInterrupt" not in log
 
 
+def test_a_server_on_a_host_that_does_not_resolve_says_so_and_makes_nothing(
+    tmp_path: Path,
+) -> None:
+    data = tmp_path / "data"
+    result = run("serve", "--host", "nosuch.invalid", "--port", "0", "--data-dir", str(data))
+    assert result.returncode == 2, result.stderr
+    assert "cannot serve on nosuch.invalid port 0" in result.stderr
+    assert "Traceback" not in result.stderr and not data.exists()
+
+
 def test_rooms_of_a_server_that_is_not_there_says_so_plainly() -> None:
     with socketserver_port() as port:
         pass  # closed again: nothing listens there now
