@@ -902,7 +902,7 @@ def echo_phase(
 def _log_notes(log_path: Path) -> list[str]:
     """What in the server's log is not routine."""
     routine = re.compile(
-        r" INFO oriflamme\.server: (connection \S+ (from|closed)|game \S+ finished|serving on"
+        r" INFO oriflamme\.server: (connection [^ :]+( from| closed|: player)|room \d+: |serving on"
         r"|SIGTERM: shutting down|stopped|bot \d+ |record \S+ written)"
     )
     notes: dict[str, int] = {}
