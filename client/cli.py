@@ -433,7 +433,7 @@ def _play(args: argparse.Namespace) -> int:
         return 1
     game = controller.state.game
     if game is not None and game.end is None:
-        print("Your seat is kept: run `oriflamme play` again to finish the game.")
+        print(f"Your seat is kept: run `{options.again()}` again to finish the game.")
     return code
 
 

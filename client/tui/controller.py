@@ -22,11 +22,14 @@ from oriflamme.protocol import messages as m
 
 from ..state import ClientState, GameMirror
 from .choices import ENTER, ESCAPE, Chooser
-from .screen import EndSummary, Line, Scene, render
+from .replay_screen import END, HOME, PAGE_DOWN, PAGE_UP
+from .screen import EndSummary, Line, Scene, log_box, log_entry_lines, log_start, render
 from .text import edited, safe
 from .words import EventLog
 
 CHAT_LIMIT = 200
+UP, DOWN = "up", "down"
+SCROLL_KEYS = (PAGE_UP, PAGE_DOWN, UP, DOWN, HOME, END)
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,7 +94,12 @@ class GameController:
         self.banner = ""
         self.chat_input: str | None = None
         self.help = False
+        self.outs = False  # every player's cards out, in full
         self.chooser: Chooser | None = None
+        # The log scrolled back: shown up to this line, counted from the first
+        # line ever logged (the log forgets its oldest lines); None: the newest.
+        self.log_end: int | None = None
+        self._log_box = (33, 10)  # the log's width and height when last drawn
         self.log = EventLog(self.who, known=self._known)
         self.end: EndSummary | None = None
         self.verified = ""
@@ -157,10 +165,19 @@ class GameController:
         if view is not None and not self._announced:
             self._announced = True
             self.log.learn_view(view)
+            players = len(self.names())
             if not game.events and (view.get("queue") or view.get("round", 1) > 1):
-                self.log.note("── Back in the game (what happened before is not shown)")
+                if game.seat is None:
+                    self.log.note(
+                        f"── Watching a game of {players} under way"
+                        " (what happened before is not shown)"
+                    )
+                else:
+                    self.log.note("── Back in the game (what happened before is not shown)")
+            elif game.seat is None:
+                self.log.note(f"── Watching a new game: {players} players")
             else:
-                self.log.note(f"── A new game: {len(self.names())} players")
+                self.log.note(f"── A new game: {players} players")
         new = game.events[self._seen_events :]
         self._seen_events = len(game.events)
         for i, event in enumerate(new):
@@ -243,9 +260,8 @@ class GameController:
             here = " (here too)" if checked else ""
             seats = "both seats" if len(end.scores) == 2 else f"all {len(end.scores)} seats"
             verified = f"Verified{here}: fair deal for {seats}, every hidden card checked."
-        keys = (
-            "[a] play again  [l] lobby  [q] quit" if self.leave_key else "[a] play again  [q] quit"
-        )
+        again = "" if game.seat is None else "[a] play again  "  # spectators do not play
+        keys = again + ("[l] lobby  [q] quit" if self.leave_key else "[q] quit")
         return EndSummary(scores=end.scores, winners=end.winners, verified=verified, keys=keys)
 
     def tick(self, now: float) -> None:
@@ -256,7 +272,11 @@ class GameController:
         return self.chooser is not None
 
     def lines(self, width: int, height: int) -> list[Line]:
-        return render(self.scene(), width, height)
+        scene = self.scene()
+        box = log_box(scene, width, height)
+        if box[1] > 0:
+            self._log_box = box
+        return render(scene, width, height)
 
     # ------------------------------------------------------------ what is drawn
 
@@ -296,6 +316,8 @@ class GameController:
             help=self.help,
             stand_ins=stand_ins,
             reveal_all=game is not None and game.end is not None,
+            log_end=None if self.log_end is None else max(0, self.log_end - self.log.dropped),
+            outs=self.outs,
         )
 
     # ------------------------------------------------------------ keys
@@ -306,14 +328,23 @@ class GameController:
         self.status = ""
         if self.chooser is not None:
             self.chooser.status = ""
-        if self.help:
-            self.help = False
+        if self.help or self.outs:
+            self.help = self.outs = False
             return
         if self.chat_input is not None:
             self._chat_key(key)
             return
         if key == "?":
             self.help = True
+            return
+        if key in SCROLL_KEYS:
+            self._scroll(key)
+            return
+        if key == "o":
+            if self.state.game is not None and self.state.game.view() is not None:
+                self.outs = True
+            else:
+                self.status = "No game yet: no cards out"
             return
         if key == "/":
             self.chat_input = ""
@@ -354,6 +385,46 @@ class GameController:
             self.send(Answer(game.decision.turn, action))
             self.chooser = None
             self.status = "Sent…"
+
+    def _scroll(self, key: str) -> None:
+        """Scroll the log: a page, a line, or to either end."""
+        lines = self.log.lines
+        width, height = self._log_box
+        total = len(lines)
+        first = log_start(lines, width, height)  # the least end: the start of the log
+        end = total if self.log_end is None else self.log_end - self.log.dropped
+        end = max(first, min(end, total))
+
+        def size(i: int) -> int:
+            return len(log_entry_lines(lines[i], width))
+
+        if key == HOME:
+            new = first
+        elif key == END:
+            new = total
+        elif key == UP:
+            new = end - 1
+        elif key == DOWN:
+            new = end + 1
+        elif key == PAGE_UP:  # the line at the top comes down to the bottom
+            top, used = end, 0
+            while top > 0 and used < height:
+                top -= 1
+                used += size(top)
+            new = min(top + 1, end - 1)
+        else:  # PAGE_DOWN: the line at the bottom goes up to the top
+            new, used = max(end - 1, 0), 0
+            while new < total and used + size(new) <= height:
+                used += size(new)
+                new += 1
+            new = max(new, end + 1)
+        new = max(first, min(new, total))
+        if new == end:
+            back = key in (PAGE_UP, UP, HOME)
+            self.status = (
+                "This is the start of the log" if back else "These are the newest lines of the log"
+            )
+        self.log_end = None if new >= total else new + self.log.dropped
 
     def refused(self, turn: int, message: str) -> None:
         """The server refused our answer to `turn`: offer the choice again."""

@@ -436,7 +436,7 @@ _HELP = [
     "↑ ↓       choose a room          j  join it      s  watch it (spectate)",
     "n         a new room: seats, edition, turn timer, first player, private",
     "c         join a private room by its invite code (its host shares it)",
-    "h         your finished games; d downloads a record (oriflamme verify checks it)",
+    "h         your finished games; d downloads one (oriflamme verify checks it)",
     "/         chat (in a room: with the room; else with the lobby)",
     "",
     "In a room: r ready (or not), l leave. The host: b add a bot (e: an easy one,",

@@ -18,6 +18,7 @@ keeping each game's record) is in `driver`: `oriflamme join` uses it too.
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -42,6 +43,14 @@ class PlayOptions:
     level: str = "normal"
     turn_timer: int | None = None
     state_dir: Path = field(default_factory=default_state_dir)
+
+    def again(self) -> str:
+        """The command that brings this table back (said when the player
+        quits mid-game): the state directory is where the table is kept."""
+        command = ["oriflamme", "play"]
+        if self.state_dir != default_state_dir():
+            command += ["--state-dir", str(self.state_dir)]
+        return shlex.join(command)
 
 
 async def play_program(bridge: Bridge, options: PlayOptions) -> None:

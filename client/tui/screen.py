@@ -22,7 +22,7 @@ thinking; the status line.
 
 from __future__ import annotations
 
-import textwrap
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -37,6 +37,7 @@ Fragment = tuple[str, str]
 Line = list[Fragment]
 
 MIN_WIDTH, MIN_HEIGHT = 80, 24
+MIN_CELL, MAX_CELL = 13, 24  # the width of a card in the queue
 ROUNDS = 6
 SHORT_NAMES = {
     "shapeshifter": "Shapeshift",
@@ -92,6 +93,8 @@ class Scene:
     help_key: str = "? help"
     hand_of: int | None = None  # whose hand to show when `seat` is None
     footer: Sequence[Line] = ()  # lines in place of the decision (a replay's)
+    log_end: int | None = None  # the log scrolled back: shown up to this line
+    outs: bool = False  # every player's cards out, in full, in place of the game
 
 
 class Row:
@@ -177,6 +180,8 @@ def render(scene: Scene, width: int, height: int) -> list[Line]:
         edition = (scene.view or {}).get("edition", "revised")
         return pad(_help(width, edition), width, height)
     view = scene.view
+    if scene.outs and view is not None:
+        return pad(_outs(scene, view, width), width, height)
     lines: list[Line] = [_title(scene, width)]
     if view is None:
         lines.append(rule(width))
@@ -261,14 +266,19 @@ def _queue(scene: Scene, view: dict[str, Any], width: int) -> list[Line]:
     resolving = (view.get("resolving") or {}).get("index")
     highlighted = scene.chooser.highlighted if scene.chooser is not None else set()
     marks = initials(scene.names, scene.seat)
-    cell = 13 if width // 13 >= min(len(queue), 8) or width < 104 else width // 8
-    per_row = max(1, (width - 1) // cell)
-    order = list(range(len(queue)))
-    if reverse:
-        order.reverse()
-    for start in range(0, len(order), per_row):
+    # As few rows as the width allows, the cards shared evenly between them,
+    # each cell as wide as the row leaves (up to MAX_CELL).
+    rows = -(-len(queue) // max(1, (width - 1) // MIN_CELL))
+    per_row = -(-len(queue) // rows)
+    cell = min(MAX_CELL, (width - 1) // per_row)
+    for start in range(0, len(queue), per_row):
         top_row, bottom_row = Row(width).add(" "), Row(width).add(" ")
-        for i in order[start : start + per_row]:
+        row = list(range(start, min(start + per_row, len(queue))))
+        if reverse:  # each row from the right: its first card at the right end
+            row.reverse()
+            top_row.to(1 + (per_row - len(row)) * cell)
+            bottom_row.to(top_row.used)
+        for i in row:
             slot = queue[i]
             top = slot[-1]
             label, style = _card_text(top, scene.seat, scene.reveal_all)
@@ -301,16 +311,21 @@ def _queue(scene: Scene, view: dict[str, Any], width: int) -> list[Line]:
 
 def _panels(scene: Scene, view: dict[str, Any], width: int, height: int) -> list[Line]:
     """Players (left) and the log (right), `height` lines."""
-    left_width = 46 if width < 100 else width // 2
-    right_width = width - left_width - 1
-    left = _players(scene, view, left_width, height - 1)
-    log_lines = _log(scene.log, right_width, height - 1)
-    out = [rule(left_width, "Players") + [("class:rule", " ")] + rule(right_width, "Log")]
+    left_width, right_width = _panel_widths(width)
+    left, complete = _players(scene, view, left_width, height - 1)
+    log_lines, log_title = _log(scene.log, right_width, height - 1, scene.log_end)
+    players = "Players" if complete else "Players · [o] every card out"
+    out = [rule(left_width, players) + [("class:rule", " ")] + rule(right_width, log_title)]
     for i in range(height - 1):
         row: Line = left[i] if i < len(left) else [("", " " * left_width)]
         right = log_lines[i] if i < len(log_lines) else ""
         out.append(row + [("class:rule", "│")] + [(_log_style(right), fit(right, right_width))])
     return out
+
+
+def _panel_widths(width: int) -> tuple[int, int]:
+    left_width = 46 if width < 100 else width // 2
+    return left_width, width - left_width - 1
 
 
 def _log_style(line: str) -> str:
@@ -321,23 +336,118 @@ def _log_style(line: str) -> str:
     return "class:log"
 
 
-def _log(log: Sequence[str], width: int, height: int) -> list[str]:
-    """The newest lines that fit, wrapped, the newest at the bottom."""
+def wrap(text: str, width: int, indent: str = "") -> list[str]:
+    """`text` in lines of at most `width` cells, broken at spaces; a word
+    too long for a line (a path) is broken after a ``/``, and only when
+    that is not enough anywhere. Lines after the first start with `indent`;
+    the first keeps the spaces `text` starts with.
+
+    >>> wrap("saved in /srv/ann/records/game.oriflamme", 20)
+    ['saved in /srv/ann/', 'records/', 'game.oriflamme']
+    >>> wrap("a very-long-word-without-any-slash here", 12, "  ")
+    ['a very-long-', '  word-witho', '  ut-any-sla', '  sh here']
+    """
+    lead = text[: len(text) - len(text.lstrip(" "))]
+    pieces: list[tuple[str, bool]] = []  # (piece, glued to the one before)
+    for word in text.split():
+        long = cells(word) > width - len(indent)
+        parts = re.findall(r"/?[^/]+/?|/+", word) if long else [word]
+        pieces += [(part, i > 0) for i, part in enumerate(parts)]
+    lines: list[str] = []
+    line, fresh = lead, True
+    for piece, glued in pieces:
+        sep = "" if fresh or glued else " "
+        fits_a_line = cells(indent + piece) <= width
+        if not fresh and cells(line + sep + piece) > width and fits_a_line:
+            lines.append(line)
+            line, fresh, sep = indent, True, ""
+        while cells(line + sep + piece) > width:  # longer than any line: cut
+            head = cut(piece, width - cells(line + sep)) or (piece[:1] if fresh else "")
+            if not head:
+                lines.append(line)
+                line, fresh, sep = indent, True, ""
+                continue
+            lines.append(line + sep + head)
+            line, fresh, sep = indent, True, ""
+            piece = piece[len(head) :]
+        line += sep + piece
+        fresh = False
+    if not fresh or not lines:
+        lines.append(line)
+    return lines
+
+
+def log_entry_lines(entry: str, width: int) -> list[str]:
+    """One line of the log as it is drawn `width` cells wide."""
+    indent = "  " if entry.startswith("  ") else ""
+    wrapped = wrap(entry, max(10, width - 1), indent + "  ")
+    if entry.startswith("» "):
+        wrapped = [wrapped[0]] + ["» " + w.strip() for w in wrapped[1:]]
+    return [" " + w for w in wrapped]
+
+
+def _log(
+    log: Sequence[str], width: int, height: int, end: int | None = None
+) -> tuple[list[str], str]:
+    """The lines of the log that fit, the newest at the bottom, and the
+    log's title. `end`: the log is scrolled back to show the lines before
+    line `end` (at the start of the log, the lines after it fill the rest)."""
+    if height <= 0:
+        return [], "Log"
+    shown = len(log) if end is None else max(0, min(end, len(log)))
     out: list[str] = []
-    for entry in reversed(log):
-        indent = "  " if entry.startswith("  ") else ""
-        wrapped = textwrap.wrap(
-            entry, width=max(10, width - 1), subsequent_indent=indent + "  "
-        ) or [""]
-        if entry.startswith("» "):
-            wrapped = [wrapped[0]] + ["» " + w.strip() for w in wrapped[1:]]
-        out[:0] = [" " + w for w in wrapped]
+    for entry in reversed(log[:shown]):
+        out[:0] = log_entry_lines(entry, width)
         if len(out) >= height:
             break
-    return out[-height:] if height > 0 else []
+    if len(out) < height:  # the start of the log: what follows fills the rest
+        for entry in log[shown:]:
+            out += log_entry_lines(entry, width)
+            shown += 1
+            if len(out) >= height:
+                break
+        out = out[:height]
+    else:
+        out = out[-height:]
+    newer = len(log) - shown
+    if newer > 0:
+        return out, f"Log · {newer} newer: PgDn End"
+    if log_start(log, width, height) > 0:
+        return out, "Log · PgUp earlier"
+    return out, "Log"
 
 
-def _players(scene: Scene, view: dict[str, Any], width: int, height: int = 99) -> list[Line]:
+def log_start(log: Sequence[str], width: int, height: int) -> int:
+    """The smallest end the log can be scrolled back to: the first lines
+    that fill `height` lines (the length of the log when it all fits)."""
+    used = 0
+    for i, entry in enumerate(log):
+        used += len(log_entry_lines(entry, width))
+        if used >= height:
+            return i + 1
+    return len(log)
+
+
+def log_box(scene: Scene, width: int, height: int) -> tuple[int, int]:
+    """The width and the height of the log on the game screen at this size."""
+    view = scene.view
+    if width < MIN_WIDTH or height < MIN_HEIGHT or view is None:
+        return 0, 0
+    middle = (
+        height
+        - 1
+        - len(_queue(scene, view, width))
+        - len(_bottom(scene, width))
+        - len(_hand(scene, view, width))
+    )
+    return _panel_widths(width)[1], max(middle, 0) - 1
+
+
+def _players(
+    scene: Scene, view: dict[str, Any], width: int, height: int = 99
+) -> tuple[list[Line], bool]:
+    """The players' rows and the cards they have out, in `height` lines; and
+    whether every card out is named there."""
     marks = initials(scene.names, scene.seat)
     scores = view.get("scores", [])
     hands = view.get("hands", [])
@@ -367,22 +477,100 @@ def _players(scene: Scene, view: dict[str, Any], width: int, height: int = 99) -
         if seat in scene.stand_ins:
             row.add(" away", "class:away")
         rows.append(row.line())
-    # The cards each player has out (eliminated, discarded), as room allows:
-    # yours first, wrapped under the rows.
+    # The cards each player has out (eliminated, discarded) under the rows,
+    # yours first: as many as the room allows, more tightly when it is short,
+    # and never cut without saying so (`o` shows them all in full).
     me = scene.seat
     order = ([me] if me is not None else []) + [s for s in range(len(fronts)) if s != me]
-    for seat in order:
-        if seat >= len(fronts) or not fronts[seat]:
-            continue
-        names = ", ".join(_short(c) for c in fronts[seat])
-        label = f"{marks[seat]} out: "
-        wrapped = textwrap.wrap(names, width=width - 4 - len(label)) or [""]
-        for i, part in enumerate(wrapped):
-            if len(rows) >= height:
-                return rows
-            lead = "   " + (label if i == 0 else " " * len(label))
-            rows.append(Row(width).add(lead, "class:dim").add(part, "class:dim").line())
-    return rows
+    entries = [(marks[seat], fronts[seat]) for seat in order if seat < len(fronts) and fronts[seat]]
+    texts, complete = out_lines(entries, width - 3, height - len(rows))
+    for line in texts:
+        rows.append(Row(width).add("   " + line, "class:dim").line())
+    return rows, complete
+
+
+# The names of cards out when room is short.
+TINY_NAMES = {
+    "archer": "Arch",
+    "soldier": "Sold",
+    "spy": "Spy",
+    "heir": "Heir",
+    "lord": "Lord",
+    "shapeshifter": "Shape",
+    "assassination": "Assas",
+    "royal_decree": "Decr",
+    "ambush": "Amb",
+    "conspiracy": "Consp",
+}
+OUT_KEY_HINT = "[o] shows all"
+
+
+def _tiny(card: Any) -> str:
+    kind = card[1] if card else None
+    return TINY_NAMES.get(kind, "?") if kind else "?"
+
+
+def _names_in(width: int, names: list[str], sep: str) -> str:
+    """`names` joined by `sep` in `width` cells; those that do not fit are
+    counted ("+2") rather than dropped."""
+    joined = sep.join(names)
+    if cells(joined) <= width:
+        return joined
+    for shown in range(len(names) - 1, -1, -1):
+        more = f"+{len(names) - shown}"
+        text = sep.join([*names[:shown], more])
+        if cells(text) <= width:
+            return text
+    return cut(f"+{len(names)}", width)
+
+
+def out_lines(
+    entries: Sequence[tuple[str, Sequence[Any]]], width: int, room: int
+) -> tuple[list[str], bool]:
+    """The lines that name each player's cards out (`entries`: their letter
+    and cards) in at most `room` lines of `width` cells, and whether every
+    card is named. The tightest form that fits: the names wrapped; one line
+    a player, names shortened ("Decr") or counted ("+2"); several players a
+    line; and when even that does not fit, the last line says how many
+    players are left out and which key shows them all."""
+    if not entries:
+        return [], True
+    if room <= 0:
+        return [], False
+    full: list[str] = []
+    for mark, cards in entries:
+        label = f"{mark} out: "
+        parts = wrap(", ".join(_short(c) for c in cards), width - len(label))
+        full += [label + parts[0]] + [" " * len(label) + part for part in parts[1:]]
+    if len(full) <= room:
+        return full, True
+    one = [f"{mark} out: " + ", ".join(_short(c) for c in cards) for mark, cards in entries]
+    complete = True
+    if any(cells(line) > width for line in one):  # the short names for all, alike
+        one = []
+        for mark, cards in entries:
+            names = _names_in(width - 7, [_tiny(c) for c in cards], " ")
+            complete = complete and "+" not in names
+            one.append(f"{mark} out: {names}")
+    if len(one) <= room:
+        return one, complete
+    # several players a line: "out Y Decr Spy · B Lord"
+    packed: list[list[str]] = [[]]
+    for mark, cards in entries:
+        part = f"{mark} " + _names_in(width - 6, [_tiny(c) for c in cards], " ")
+        complete = complete and "+" not in part[2:]
+        line = packed[-1]
+        if line and cells("out " + " · ".join([*line, part])) > width:
+            packed.append([part])
+        else:
+            line.append(part)
+    texts = ["out " + " · ".join(line) for line in packed]
+    if len(texts) <= room:
+        return texts, complete
+    left = sum(len(line) for line in packed[room - 1 :])
+    players = "player's cards" if left == 1 else "players' cards"
+    hint = f"+{left} more {players} out: {OUT_KEY_HINT}"
+    return texts[: room - 1] + [cut(hint, width)], False
 
 
 def _short(card: Any) -> str:
@@ -508,12 +696,38 @@ def _end(scene: Scene, width: int) -> list[Line]:
     return lines
 
 
+def _outs(scene: Scene, view: dict[str, Any], width: int) -> list[Line]:
+    """Every player's cards out (eliminated and discarded), in full."""
+    lines = [rule(width, "Cards out: eliminated and discarded · any key closes this")]
+    marks = initials(scene.names, scene.seat)
+    fronts = view.get("fronts", [])
+    two = view.get("variant") == "two-player"
+    longest = min(16, max(cells(who(scene.names, s, scene.seat)) for s in range(len(scene.names))))
+    for seat in range(len(scene.names)):
+        cards = fronts[seat] if seat < len(fronts) else []
+        names = [(card_name(c) or "?") + (f" ({c[0]})" if two and c else "") for c in cards] or [
+            "none"
+        ]
+        style = owner_style(view, seat)
+        label = f" {marks[seat]} {fit(who(scene.names, seat, scene.seat), longest)} "
+        for i, part in enumerate(wrap(", ".join(names), width - cells(label) - 1)):
+            row = Row(width)
+            if i == 0:
+                row.add(label, style)
+            else:
+                row.to(cells(label))
+            lines.append(row.add(part).line())
+    return lines
+
+
 HELP_KEYS = [
     ("1-9", "a card of your hand, a position or a target (10 and up: two digits)"),
     ("← →", "place at the left or right end of the queue"),
     ("r / k", "reveal your face-down card, or keep it hidden (+1 ◆)"),
     ("Enter", "take the only choice, or the number typed"),
     ("Esc", "go back one step (another card to place)"),
+    ("PgUp/Dn", "scroll the log back and forth (↑ ↓ a line, Home End its ends)"),
+    ("o", "every player's cards out (eliminated and discarded), in full"),
     ("/", "chat: type a line, Enter sends it, Esc cancels"),
     ("?", "this help; any key closes it"),
     ("q", "quit (your seat is kept for you: come back with the same command)"),
@@ -525,14 +739,12 @@ def _help(width: int, edition: str = "revised") -> list[Line]:
     for kind, text in ABILITIES.items():
         row = Row(width).add(f" {KIND_NAMES[kind]:<14}", "class:key").add(text)
         lines.append(row.line())
-    lines.append(rule(width, "Keys"))
+    lines.append(rule(width, "Keys and the board"))
     for key, text in HELP_KEYS:
         lines.append(Row(width).add(f" {key:<8}", "class:key").add(text).line())
-    lines.append(rule(width, "Reading the board"))
     for text in (
-        "Positions are numbered in resolution order. ▶ marks the card being resolved.",
-        f"{BACK} is a face-down card; (Heir) is your own face-down card: only you see it.",
-        "◆ Influence on a card (◆×5: five); ×2 a stack of two cards. Y is you.",
+        "Positions: the order of resolution; ▶ the card being resolved; Y is you.",
+        f"{BACK} face down; (Heir) your own, hidden; ◆ Influence (◆×5: five); ×2 a stack",
     ):
         lines.append(Row(width).add(" " + text).line())
     return lines

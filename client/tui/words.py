@@ -84,6 +84,7 @@ class EventLog:
         self.known = known
         self.kept = kept
         self.lines: list[str] = []
+        self.dropped = 0  # the oldest lines forgotten (`kept` are kept)
         self.cards: dict[int, tuple[int | None, Card]] = {}  # pid -> (owner, card)
         self.acting: int | None = None  # the card whose ability is being applied
 
@@ -121,6 +122,7 @@ class EventLog:
             if line:
                 self.lines.append(line[0].upper() + line[1:])
         if len(self.lines) > self.kept:
+            self.dropped += len(self.lines) - self.kept
             del self.lines[: len(self.lines) - self.kept]
 
     def describe(self, e: dict[str, Any]) -> str | None:

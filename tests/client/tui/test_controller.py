@@ -171,6 +171,106 @@ def test_chat_lines_said_reach_the_log(table: Table) -> None:
     assert "» Ann: good luck" in shown
 
 
+def log_column(screen: str) -> list[str]:
+    """The log's lines, as shown at 80 columns (right of the players)."""
+    lines = screen.splitlines()
+    start = next(i for i, t in enumerate(lines) if t.startswith("─ Players"))
+    end = next(i for i in range(start + 1, len(lines)) if lines[i].startswith("─"))
+    return [t[47:].strip() for t in lines[start + 1 : end]]
+
+
+def test_the_log_scrolls_back_and_forth_with_the_keys(table: Table) -> None:
+    c = table.controller
+    for i in range(60):
+        c.log.note(f"line {i}")
+    newest = log_column(screen_text(c.lines(80, 24)))
+    assert newest[-1] == "line 59" and "line 40" not in newest
+    c.key("pageup")
+    back = log_column(screen_text(c.lines(80, 24)))
+    assert back[-1] == newest[0]  # the top line comes down to the bottom
+    assert "newer: PgDn End" in screen_text(c.lines(80, 24))
+    assert c.status == "" and table.sent == []
+    assert c.chooser is not None and c.chooser.status == ""  # not a key of the choice
+    for i in range(60, 65):  # lines that arrive meanwhile do not move it
+        c.log.note(f"line {i}")
+    assert log_column(screen_text(c.lines(80, 24))) == back
+    c.key("up")
+    assert log_column(screen_text(c.lines(80, 24)))[-1] == back[-2]
+    c.key("down")
+    assert log_column(screen_text(c.lines(80, 24))) == back
+    c.key("home")
+    start = log_column(screen_text(c.lines(80, 24)))
+    assert start[0] == c.log.lines[0] and "line 59" not in start
+    c.key("pageup")
+    assert c.status == "This is the start of the log"
+    for _ in range(20):
+        c.key("pagedown")
+    assert c.log_end is None and c.status == "These are the newest lines of the log"
+    assert log_column(screen_text(c.lines(80, 24)))[-1] == "line 64"
+    c.key("pageup")
+    c.key("end")
+    assert c.log_end is None and log_column(screen_text(c.lines(80, 24)))[-1] == "line 64"
+
+
+def test_the_log_stays_put_when_its_oldest_lines_are_forgotten(table: Table) -> None:
+    c = table.controller
+    c.log.kept = 50
+    for i in range(60):
+        c.log.note(f"line {i}")
+    c.log.add([])  # the log trims itself when events come
+    c.lines(80, 24)
+    c.key("pageup")
+    back = log_column(screen_text(c.lines(80, 24)))
+    for i in range(60, 70):
+        c.log.note(f"line {i}")
+    c.log.add([])
+    assert c.log.dropped > 10
+    assert log_column(screen_text(c.lines(80, 24))) == back
+
+
+def test_o_shows_every_players_cards_out(table: Table) -> None:
+    c = table.controller
+    c.key("o")
+    shown = screen_text(c.lines(80, 24))
+    assert shown.startswith("─ Cards out: eliminated and discarded · any key closes this")
+    assert "You" in shown and "Influence Queue" not in shown
+    c.key("1")  # any key closes it, and does nothing else
+    assert "Influence Queue" in screen_text(c.lines(80, 24))
+    assert c.chooser is not None and c.chooser.card is None and table.sent == []
+
+
+def test_a_spectator_is_told_it_watches_and_is_not_offered_to_play_again() -> None:
+    t = Table(3, label="spectator")
+    t.seat_bots_and_start()
+    rng = random.Random(0)
+    t.until_ours()
+    while not t.game.view()["queue"]:  # into the game: cards in the queue
+        before = len(t.sent)
+        while len(t.sent) == before:
+            press_an_offer(t.controller, rng)
+        t.deliver(t.sent[-1])
+        t.until_ours()
+    room = t.me.state.room
+    assert room is not None and room.state == "playing"
+    watcher = t.world.connect("Sam", behaviour=Behaviour(None))
+    t.world.settle()
+    sent: list = []
+    spectator = GameController(watcher.state, sent.append, leave_key=True)
+    watcher.send(m.Spectate(room=room.room))
+    t.world.settle()
+    spectator.changed(t.world.now)
+    first = screen_text(spectator.lines(80, 24))
+    assert "Back in the game" not in first
+    assert "── Watching a game of 3 under way" in " ".join(spectator.log.lines)
+    t.play_to_end(press_an_offer)
+    t.world.run(lambda: watcher.state.game is not None and watcher.state.game.end is not None)
+    spectator.changed(t.world.now)
+    end = screen_text(spectator.lines(80, 24)).splitlines()
+    assert "[a]" not in end[-1] and "play again" not in end[-1]
+    assert "[l] lobby" in end[-1] and "[q] quit" in end[-1]
+    assert "[a] play again" in screen_text(t.controller.lines(80, 24)).splitlines()[-1]
+
+
 # ---------------------------------------------------------------- whole games
 
 

@@ -24,12 +24,15 @@ from oriflamme.client.tui.screen import (
     MIN_HEIGHT,
     MIN_WIDTH,
     SHORT_NAMES,
+    TINY_NAMES,
     EndSummary,
     Scene,
+    log_entry_lines,
+    out_lines,
     render,
 )
 from oriflamme.client.tui.text import cells
-from oriflamme.client.tui.words import ABILITIES, KIND_NAMES
+from oriflamme.client.tui.words import ABILITIES, KIND_NAMES, card_name
 from oriflamme.engine import FAMILY_NAMES, to_data, view
 from tests.engine.builders import position
 
@@ -301,6 +304,76 @@ def test_a_long_queue_wraps_and_keeps_every_card() -> None:
         assert sorted(c["number"] for c in queue_cells(lines)) == list(range(1, 25))
 
 
+def card_columns(lines: list) -> dict[int, tuple[int, int]]:
+    """Each card's (row, column) in the queue: the row of cards, and the
+    column where its number ends."""
+    shown = [text(line) for line in lines]
+    start = next(i for i, t in enumerate(shown) if t.startswith("─ Influence Queue")) + 1
+    end = next(i for i in range(start, len(shown)) if shown[i].startswith("─"))
+    at = {}
+    for row in range(start, end, 2):
+        for match in re.finditer(r"[ ▶] ?(\d+) ", shown[row]):
+            at[int(match.group(1))] = ((row - start) // 2, match.end(1))
+    return at
+
+
+@pytest.mark.parametrize("direction", ["left-to-right", "right-to-left"])
+def test_a_wrapped_queue_reads_on_from_row_to_row_in_its_direction(direction: str) -> None:
+    """Each row holds consecutive positions, drawn in the direction of
+    resolution: a right-to-left queue starts each row at the right, so a
+    card's neighbours are beside it (or, across a row's end, at the far end
+    of the next row, as with text)."""
+    kinds = ["spy", "lord", "heir", "archer", "soldier", "ambush", "conspiracy", "assassination"]
+    g = position(
+        [f"{family} {kind}" for kind in kinds[:3] for family in ("red", "blue", "green")],
+        direction=direction,
+        round=4,
+        hands=[["red royal_decree"], ["blue royal_decree"], []],
+    )
+    lines = render(scene_of(g), 80, 24)
+    at = card_columns(lines)
+    assert sorted(at) == list(range(1, 10))
+    rows = [[n for n in sorted(at) if at[n][0] == r] for r in range(2)]
+    assert rows == [[1, 2, 3, 4, 5], [6, 7, 8, 9]]  # consecutive, shared out evenly
+    step = 1 if direction == "left-to-right" else -1
+    for row in rows:
+        columns = [at[n][1] for n in row]
+        assert columns == sorted(columns)[::step]
+    if direction == "right-to-left":  # the first of each row at the right end
+        assert at[6][1] == at[1][1] > at[5][1]
+    else:
+        assert at[6][1] == at[1][1] < at[5][1]
+
+
+def test_a_wider_terminal_gives_the_queue_wider_cells() -> None:
+    """Names are not cut when the row has room: at 100 columns, as at 80
+    with few cards, the cells grow to share the width."""
+    g = position(
+        [
+            "red conspiracy 3t",
+            ["blue lord", "blue shapeshifter up 3t"],
+            "green heir",
+            "red soldier",
+        ],
+        step="reveal",
+        index=2,
+    )
+    for width, height in ((80, 24), (100, 30)):
+        cells = queue_cells(render(scene_of(g, names=["Ann", "Bolivar", "Cy"]), width, height))
+        assert [c["label"].strip() for c in cells] == [
+            "(Conspiracy)",
+            "Shapeshift",
+            BACK,
+            "(Soldier)",
+        ]
+        assert [c["below"].strip() for c in cells] == [
+            "Y You ◆◆◆",
+            "B Bolivar ◆◆◆ ×2",
+            "C Cy",
+            "Y You",
+        ]
+
+
 # ---------------------------------------------------------------- other screens
 
 
@@ -419,6 +492,141 @@ def test_the_players_panel_and_title() -> None:
         assert ("You" if seat == 0 else NAMES[seat]) in row
         assert re.search(rf"\b{g.scores[seat]} +hand {len(g.hands[seat])}\b", row)
         assert ("▸" in row) == (g.decision.seat == seat)
+
+
+# ---------------------------------------------------------------- cards out, the log
+
+OUT_KINDS = ["royal_decree", "conspiracy", "shapeshifter", "assassination", "ambush", "soldier"]
+
+
+def five_players_with_cards_out() -> Scene:
+    """Round 6 of a 5-player game, our turn to place, and many cards out:
+    6 for us, 5 for the next seat... 2 for the last (the longest names)."""
+    g = next(
+        g
+        for g, _ in walk(5, 3)
+        if g.round == 6 and g.decision is not None and g.decision.seat == 0 and g.step == "place"
+    )
+    scene = scene_of(g, [f"event {i}" for i in range(40)])
+    assert scene.view is not None
+    families = scene.view["families"]
+    fronts = [[[fams[0], kind] for kind in OUT_KINDS[: 6 - s]] for s, fams in enumerate(families)]
+    scene.view = {**scene.view, "fronts": fronts}
+    return scene
+
+
+def players_panel(lines: list) -> list[str]:
+    """The players panel's lines (its left column) below its rule."""
+    shown = [text(line) for line in lines]
+    start = next(i for i, t in enumerate(shown) if t.startswith("─ Players"))
+    end = next(i for i in range(start + 1, len(shown)) if shown[i].startswith("─"))
+    return [t[:46] for t in shown[start:end]]
+
+
+def test_every_players_cards_out_are_named_at_80x24_with_five_players() -> None:
+    """Ruling 21: everybody sees each player's cards out. With five players
+    and little room, they are named shortly, one line a player; no player's
+    line is left out."""
+    scene = five_players_with_cards_out()
+    lines = render(scene, 80, 24)
+    assert_shape(lines, 80, 24)
+    panel = players_panel(lines)
+    assert panel[0].startswith("─ Players ─")  # nothing is hidden: no key to see it
+    fronts = scene.view["fronts"]  # type: ignore[index]
+    for seat, mark in enumerate("YBCDE"):
+        row = next(t for t in panel if t.startswith(f"   {mark} out: "))
+        names = row.split(": ", 1)[1].split()
+        assert names == [TINY_NAMES[kind] for _, kind in fronts[seat]], row
+
+
+def test_cards_out_that_do_not_fit_are_counted_never_dropped() -> None:
+    def named(texts: list[str], kind: str) -> int:
+        words = re.findall(r"[A-Za-z]+", " ".join(texts))
+        short = SHORT_NAMES.get(kind, KIND_NAMES[kind])
+        return sum(w in (short, TINY_NAMES[kind]) for w in words)
+
+    for cards in (6, 2):
+        entries = [(mark, [["red", kind] for kind in OUT_KINDS[:cards]]) for mark in "YBCDE"]
+        for room in range(12):
+            texts, complete = out_lines(entries, 43, room)
+            assert len(texts) <= room and all(cells(t) <= 43 for t in texts)
+            if complete:  # every card of every player is named
+                assert all(named(texts, kind) == 5 for kind in OUT_KINDS[:cards]), texts
+            else:  # the last line says what is left out, and the key that shows it
+                assert room == 0 or texts[-1].endswith("[o] shows all"), (room, texts)
+    entries = [(mark, [["red", kind] for kind in OUT_KINDS[:2]]) for mark in "YBCDE"]
+    assert out_lines(entries, 43, 3) == (  # several players a line
+        ["out Y Decr Consp · B Decr Consp", "out C Decr Consp · D Decr Consp", "out E Decr Consp"],
+        True,
+    )
+    assert out_lines(entries, 43, 2) == (
+        ["out Y Decr Consp · B Decr Consp", "+3 more players' cards out: [o] shows all"],
+        False,
+    )
+    entries = [(mark, [["red", kind] for kind in OUT_KINDS]) for mark in "YBCDE"]
+    assert out_lines(entries, 43, 5)[1]  # one line a player: all six named
+    cut, complete = out_lines(entries, 43, 2)
+    assert not complete and cut[-1] == "+4 more players' cards out: [o] shows all"
+    assert out_lines([], 43, 0) == ([], True)
+
+
+def test_a_squeezed_players_panel_says_which_key_shows_the_cards_out() -> None:
+    scene = five_players_with_cards_out()
+    assert scene.view is not None
+    queue = scene.view["queue"]
+    scene.view = {**scene.view, "queue": (queue * 3)[:19]}  # four rows
+    lines = render(scene, 80, 24)
+    assert_shape(lines, 80, 24)
+    panel = players_panel(lines)
+    assert len(panel) == 1 + 5 + 3  # the rule, the players' rows, 3 lines for 5 players
+    assert panel[0].startswith("─ Players · [o] every card out")
+    assert panel[-1].strip() == "+3 more players' cards out: [o] shows all"
+
+
+@pytest.mark.parametrize(("width", "height"), SIZES)
+def test_o_shows_every_players_cards_out_in_full(width: int, height: int) -> None:
+    scene = five_players_with_cards_out()
+    scene.outs = True
+    lines = render(scene, width, height)
+    assert_shape(lines, width, height)
+    shown = [text(line) for line in lines]
+    assert shown[0].startswith("─ Cards out: eliminated and discarded · any key closes this")
+    flat = " ".join(" ".join(shown).split())
+    fronts = scene.view["fronts"]  # type: ignore[index]
+    for seat, name in enumerate(["You", *NAMES[1:5]]):
+        names = ", ".join(card_name(c) or "?" for c in fronts[seat])
+        assert re.search(rf"\b{name} +{re.escape(names)}", flat), name
+
+
+def test_the_log_scrolled_back_shows_earlier_lines_and_says_so() -> None:
+    scene = five_players_with_cards_out()
+    newest = screen_text(render(scene, 80, 24))
+    assert "Log · PgUp earlier" in newest and "event 39" in newest and "event 20" not in newest
+    scene.log_end = 21
+    shown = screen_text(render(scene, 80, 24))
+    assert "Log · 19 newer: PgDn End" in shown
+    assert "event 20" in shown and "event 21" not in shown and "event 39" not in shown
+    scene.log_end = 0  # back to the start: the first lines fill the log
+    shown = screen_text(render(scene, 80, 24))
+    assert "event 0 " in shown and "event 1 " in shown
+
+
+def test_a_path_in_the_log_wraps_after_a_slash_never_inside_a_name() -> None:
+    path = "/var/lib/oriflamme-state/oriflamme/records/friday-2026-11-23-1.oriflamme"
+    entry = f"The game's record is saved in {path}"
+    lines = log_entry_lines(entry, 33)
+    assert all(cells(line) <= 33 for line in lines)
+    assert lines == [
+        " The game's record is saved in",
+        "   /var/lib/oriflamme-state/",
+        "   oriflamme/records/",
+        "   friday-2026-11-23-1.oriflamme",
+    ]
+    # a name longer than a line is cut, as a last resort, and nothing is lost
+    long = f"saved in /var/{'a' * 40}.oriflamme and checked"
+    lines = log_entry_lines(long, 33)
+    assert all(cells(line) <= 33 for line in lines)
+    assert "".join(lines).replace(" ", "") == long.replace(" ", "")
 
 
 # ---------------------------------------------------------------- styles
