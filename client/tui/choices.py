@@ -63,6 +63,17 @@ TITLES = {
     "move_card": "choose the card to move",
     "move_to": "choose where to move it",
 }
+# What the acting card's ability asks for, in the heading of a target choice
+# ("Your Archer: eliminate the first or the last card of the queue").
+TARGET_PHRASES = {
+    "archer": "eliminate the first or the last card of the queue",
+    "soldier": "eliminate a card next to it",
+    "spy": "steal 1 from the owner of a card next to it",
+    "shapeshifter": "copy a face-up Character next to it",
+    "assassination": "eliminate any card of the queue",
+    "royal_decree": "move another card of the queue",
+}
+TARGET_KINDS = ("eliminate", "steal", "copy", "move_card", "move_to")
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,6 +131,34 @@ class Chooser:
             )
         return TITLES.get(self.kind, self.kind)
 
+    @property
+    def heading(self) -> str:
+        """The heading of the choice: the acting card and what it asks for
+        ("Your Archer: eliminate the first or the last card of the queue"),
+        else "Your turn: " and the title."""
+        actor = self._actor()
+        if self.kind in TARGET_KINDS and actor is not None:
+            name = card_name(actor["card"]) or "card"
+            ability = (self.view.get("resolving") or {}).get("ability")
+            if ability and actor["card"] and ability != actor["card"][1]:
+                name += f", as {a_card([None, ability])}"  # a Shapeshifter's copy
+            if self.kind == "move_to":
+                chosen = (self.view.get("resolving") or {}).get("chosen")
+                moved = self.describe(chosen) if chosen is not None else "the card"
+                return f"Your {name}: where does {moved} go?"
+            phrase = TARGET_PHRASES.get(str(ability), TITLES[self.kind])
+            return f"Your {name}: {phrase}"
+        return f"Your turn: {self.title}"
+
+    def _actor(self) -> dict[str, Any] | None:
+        """The top card of the slot being resolved (the card acting)."""
+        index = (self.view.get("resolving") or {}).get("index")
+        queue = self.view.get("queue", [])
+        if index is None or not 0 <= index < len(queue) or not queue[index]:
+            return None
+        top: dict[str, Any] = queue[index][-1]
+        return top
+
     def hand(self) -> list[Any]:
         """The hand cards that can be placed, in hand order."""
         cards: list[Any] = []
@@ -147,11 +186,8 @@ class Chooser:
                 ]
             return self._places()
         if self.kind == "reveal":
-            card = self._card(self.pid)
-            gain = ABILITIES.get(card[1], "") if card and card[1] else ""
-            gain = gain.removeprefix("revealed: ").split(". ")[0].replace("+1", "gain 1")
             return [
-                Offer("r", f"reveal it: {gain}" if gain else "reveal it"),
+                Offer("r", self._reveal_label()),
                 Offer("k", "keep it face down (+1 ◆)"),
             ]
         if self.kind == "move_to":
@@ -161,10 +197,78 @@ class Chooser:
                 if isinstance(a, MoveTo)
             ]
         return [
-            Offer(str(self.position_of.get(a.pid, "?")), self.describe(a.pid))
+            Offer(str(self.position_of.get(a.pid, "?")), self._target_label(a.pid))
             for a in self.options
             if isinstance(a, Target)
         ]
+
+    def _target_label(self, pid: int) -> str:
+        """A target as the choice line names it; for a Spy, what it steals."""
+        label = self.describe(pid)
+        top = next((t for t in self.tops if t["pid"] == pid), None)
+        if self.kind != "steal" or top is None:
+            return label
+        owner = top["owner"]
+        if owner == self.seat:
+            return f"{label}: steals nothing (yours)"
+        scores = self.view.get("scores", [])
+        points = scores[owner] if owner < len(scores) else 0
+        name = self.who(owner)
+        if points <= 0:
+            return f"{label}: nothing to steal, {name} has 0"
+        return f"{label}: steal 1 of {name}'s {points} {points_word(points)}"
+
+    def _reveal_label(self) -> str:
+        """What revealing the card about to come up does, with the points it
+        gains where they are known ("reveal: gain 4 points, then discard it")."""
+        top = next((t for t in self.tops if t["pid"] == self.pid), None)
+        kind = top["card"][1] if top is not None and top["card"] else None
+        if top is None or kind is None:
+            return "reveal it"
+        tokens = int(top["tokens"])
+        on_it = f"{tokens} ◆ on it" if tokens else ""
+        if kind == "ambush":
+            back = f" (its {tokens} ◆ go back)" if tokens else ""
+            return f"reveal: gain 1, then discard it{back}"
+        if kind == "conspiracy":
+            if not tokens:
+                return "reveal: gain nothing (no ◆ on it), then discard it"
+            return f"reveal: gain {2 * tokens} {points_word(2 * tokens)}, then discard it"
+        if kind in ("lord", "heir"):
+            gain, why = self._own_gain(kind, top)
+            total = tokens + gain
+            parts = ", ".join(p for p in (on_it, why) if p)
+            return f"reveal: gain {total} {points_word(total)} ({parts})"
+        then = TARGET_PHRASES.get(kind, ABILITIES.get(kind, ""))
+        if kind == "shapeshifter":
+            then = "copy a face-up Character next to it, if any"
+        if tokens:
+            return f"reveal: gain {tokens} (the ◆ on it), then {then}"
+        return f"reveal, then {then}"
+
+    def _own_gain(self, kind: str, top: dict[str, Any]) -> tuple[int, str]:
+        """What a Lord or an Heir at the card coming up gains by its ability
+        (rulings 10 and 11), and why."""
+        i = next(i for i, t in enumerate(self.tops) if t["pid"] == top["pid"])
+        if kind == "lord":
+            family = top["card"][0]
+            sides = [self.tops[j] for j in (i - 1, i + 1) if 0 <= j < len(self.tops)]
+            near = len([t for t in sides if t["card"] and t["card"][0] == family])
+            yours = "of its family" if self.view.get("variant") == "two-player" else "of yours"
+            why = [
+                "Lord 1",
+                f"Lord 2: a card {yours} next to it",
+                f"Lord 3: cards {yours} on both sides",
+            ]
+            return 1 + near, why[near]
+        blocked = any(
+            t["face_up"] and t["card"] and t["card"][1] == "heir"
+            for t in self.tops
+            if t["pid"] != top["pid"]
+        )
+        if blocked:
+            return 0, "Heir 0: another Heir is face up"
+        return 2, "Heir 2: no other Heir face up"
 
     def _places(self) -> list[Offer]:
         ats = [a.at for a in self.options if isinstance(a, Place) and a.card == self.card]
@@ -225,10 +329,6 @@ class Chooser:
         if top["owner"] == self.seat and name:
             return f"{owner} face-down {name}"
         return f"{owner} face-down card"
-
-    def _card(self, pid: int | None) -> Any:
-        top = next((t for t in self.tops if t["pid"] == pid), None)
-        return None if top is None else top["card"]
 
     # ------------------------------------------------------------ keys
 
@@ -333,6 +433,16 @@ class Chooser:
             return f"Card {n} cannot be covered with your {family} card"
         ability = {"eliminate": "eliminated", "steal": "stolen from", "copy": "copied"}
         return f"Card {n} cannot be {ability.get(self.kind, 'chosen')} now"
+
+
+def points_word(n: int) -> str:
+    return "point" if n == 1 else "points"
+
+
+def a_card(card: Any) -> str:
+    """``an Archer``, ``a Spy``."""
+    name = card_name(card) or "card"
+    return f"an {name}" if name[0] in "AEIOU" or name == "Heir" else f"a {name}"
 
 
 def hand_labels(cards: list[Any]) -> list[str]:

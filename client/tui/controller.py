@@ -91,6 +91,9 @@ class GameController:
         self.send = send
         self.title = title
         self.status = ""
+        # The status speaks of the decision then pending (its turn, or None
+        # for none): said again when that decision is over, it would be stale.
+        self._status_about: tuple[int | None] | None = None
         self.banner = ""
         self.chat_input: str | None = None
         self.help = False
@@ -193,6 +196,11 @@ class GameController:
                 self._deadline = (d.turn, now + d.time_left / 1000)
         elif d is None:
             self._deadline = None
+        if self._status_about is not None and self._status_about != (
+            d.turn if d is not None else None,
+        ):
+            self.status = ""  # about a decision that is over: stale
+            self._status_about = None
         if game.end is not None and self.end is None:
             self.end = self._summary(game)
             self.status = ""
@@ -242,9 +250,17 @@ class GameController:
                 break
             new.append(line)
         self._last_chat = chat[-1] if chat else None
+        room = self.state.room
+        here = room.room if room is not None else None
         for line in reversed(new):
             name = safe(line.name, 16)
-            self.log.note(f"» {name}: {safe(line.text, CHAT_LIMIT)}")
+            # The log is the table's: a line said in the lobby, or in
+            # another room, says where.
+            if line.room is None:
+                where = "[lobby] " if line.player is not None else ""
+            else:
+                where = "" if here in (None, line.room) else "[another room] "
+            self.log.note(f"» {where}{name}: {safe(line.text, CHAT_LIMIT)}")
 
     def _summary(self, game: GameMirror) -> EndSummary:
         end = game.end
@@ -326,6 +342,7 @@ class GameController:
         """One key press (a character, or ``left``, ``right``, ``enter``,
         ``escape``, ``backspace``)."""
         self.status = ""
+        self._status_about = None
         if self.chooser is not None:
             self.chooser.status = ""
         if self.help or self.outs:
@@ -368,14 +385,14 @@ class GameController:
         chooser = self.chooser
         if chooser is None:
             game = self.state.game
-            if game is not None and game.decision is not None and game.decision.seat == game.seat:
+            d = game.decision if game is not None else None
+            if game is not None and d is not None and d.seat == game.seat:
                 self.status = "Your answer is on its way…"
-            elif game is not None and game.decision is not None:
-                self.status = (
-                    f"It is {self.who(game.decision.seat)}'s turn, not yours: wait a moment"
-                )
+            elif d is not None:
+                self.status = f"It is {self.who(d.seat)}'s turn, not yours: wait a moment"
             else:
                 self.status = "Nothing to choose now"
+            self._status_about = (d.turn if d is not None else None,)
             return
         action = chooser.press(key)
         if action is not None:
@@ -385,6 +402,7 @@ class GameController:
             self.send(Answer(game.decision.turn, action))
             self.chooser = None
             self.status = "Sent…"
+            self._status_about = (game.decision.turn,)
 
     def _scroll(self, key: str) -> None:
         """Scroll the log: a page, a line, or to either end."""
@@ -433,6 +451,7 @@ class GameController:
             self._chooser_turn = None
             self.changed(self._now)
         self.status = f"Refused: {plain(message)}"
+        self._status_about = None
 
     def _chat_key(self, key: str) -> None:
         assert self.chat_input is not None

@@ -113,6 +113,7 @@ class LobbyController:
     banner: str = ""
     help: bool = False
     chat_seen: list[str] = field(default_factory=list)
+    room_names: dict[int, str] = field(default_factory=dict)  # the rooms seen, by id
 
     # ------------------------------------------------------------ answers
 
@@ -120,10 +121,13 @@ class LobbyController:
         """The server's answer to one of our `Request`s."""
         if isinstance(answer, m.RoomList):
             self.rooms = answer.rooms
+            self.room_names.update((r.room, r.name) for r in answer.rooms)
             self.selected = min(self.selected, max(0, len(self.rooms) - 1))
         elif isinstance(answer, m.RecordList):
             self.records = answer.records
             self.selected = 0
+        elif isinstance(answer, m.Error) and isinstance(request, m.StartGame) and self._unready():
+            self.status = f"Not started: {self._unready()}"  # in our words: "you", the key
         elif isinstance(answer, m.Error):
             self.status = f"Refused: {plain(answer.message)}"
         elif isinstance(request, m.CreateRoom):
@@ -203,10 +207,32 @@ class LobbyController:
                 self.send(Request(m.RemoveBot(seat=bots[-1])))
             else:
                 self.status = "No bot to remove"
+        elif key == "g" and any(s.name is None for s in room.seats):
+            self.status = "Every seat must be taken first: [b] adds a bot"
+        elif key == "g" and self._unready():
+            unready = self._unready()
+            self.status = unready[0].upper() + unready[1:]
         elif key == "g":
             self.send(Request(m.StartGame()))
         else:
             self.status = f"{key} does nothing here: the keys are listed at the bottom"
+
+    def _unready(self) -> str:
+        """Who is not ready yet, in our words ("you": with the key that says
+        you are); empty when everyone is."""
+        room = self.state.room
+        if room is None:
+            return ""
+        waiting = [s for s in room.seats if s.name is not None and s.bot is None and not s.ready]
+        me = any(s.seat == room.seat for s in waiting)
+        others = [safe(s.name or "", 14) for s in waiting if s.seat != room.seat]
+        if me and others:
+            return f"you are not ready (press r), nor {', '.join(others)}"
+        if me:
+            return "you are not ready: press r, then g to start"
+        if others:
+            return f"not everyone is ready: {', '.join(others)} (waiting for them)"
+        return ""
 
     def _records_key(self, key: str) -> None:
         records = self.records or ()
@@ -340,12 +366,10 @@ class LobbyController:
                 left.append(f"   and {room.spectators} watching")
             if room.seat is None:
                 left.append("   You are watching this room.")
-        chat = [
-            f" {safe(c.name, 14)}: {safe(c.text)}" if c.player is not None else f" * {safe(c.text)}"
-            for c in self.state.chat
-        ]
+        chat = self._chat_lines()
         chat = chat[-max(0, height - 1) :] if height > 1 else []
-        out = [rule(left_width, title) + [("class:rule", " ")] + rule(right_width, "Chat")]
+        where = "Chat · the room" if room is not None else "Chat · the lobby"
+        out = [rule(left_width, title) + [("class:rule", " ")] + rule(right_width, where)]
         for i in range(max(0, height - 1)):
             text = left[i] if i < len(left) else ""
             said = chat[i] if i < len(chat) else ""
@@ -356,6 +380,27 @@ class LobbyController:
                     ("class:chat", fit(said, right_width)),
                 ]
             )
+        return out
+
+    def _chat_lines(self) -> list[str]:
+        """The chat as the panel shows it: what was said where you are (your
+        room, or the lobby) as it is; a line said elsewhere (in a room you
+        have left, or in the lobby before you joined) marked with where."""
+        room = self.state.room
+        if room is not None:
+            self.room_names[room.room] = room.name
+        here = room.room if room is not None else None
+        out = []
+        for c in self.state.chat:
+            said = (
+                f"{safe(c.name, 14)}: {safe(c.text)}"
+                if c.player is not None
+                else f"* {safe(c.text)}"
+            )
+            if c.room != here:
+                elsewhere = self.room_names.get(c.room, f"room {c.room}") if c.room else "lobby"
+                said = f"[{safe(elsewhere, 12)}] {said}"
+            out.append(" " + said)
         return out
 
     def _form_lines(self, width: int) -> list[Line]:

@@ -192,8 +192,7 @@ def render(scene: Scene, width: int, height: int) -> list[Line]:
     bottom = _bottom(scene, width)
     hand = _hand(scene, view, width)
     middle = height - len(lines) - len(queue) - len(bottom) - len(hand)
-    panels = _panels(scene, view, width, max(middle, 3))
-    lines += queue + panels[: max(middle, 0)] + hand + bottom
+    lines += queue + _panels(scene, view, width, middle) + hand + bottom
     return pad(lines, width, height)
 
 
@@ -310,11 +309,17 @@ def _queue(scene: Scene, view: dict[str, Any], width: int) -> list[Line]:
 
 
 def _panels(scene: Scene, view: dict[str, Any], width: int, height: int) -> list[Line]:
-    """Players (left) and the log (right), `height` lines."""
+    """Players (left) and the log (right), `height` lines: with one line,
+    the players alone (compacted)."""
+    if height <= 1:
+        return _compact_players(scene, view, width, height)
     left_width, right_width = _panel_widths(width)
     left, complete = _players(scene, view, left_width, height - 1)
     log_lines, log_title = _log(scene.log, right_width, height - 1, scene.log_end)
-    players = "Players" if complete else "Players · [o] every card out"
+    if len(scene.names) > height - 1:
+        players = "Players · [o] in full"
+    else:
+        players = "Players" if complete else "Players · [o] every card out"
     out = [rule(left_width, players) + [("class:rule", " ")] + rule(right_width, log_title)]
     for i in range(height - 1):
         row: Line = left[i] if i < len(left) else [("", " " * left_width)]
@@ -447,7 +452,28 @@ def _players(
     scene: Scene, view: dict[str, Any], width: int, height: int = 99
 ) -> tuple[list[Line], bool]:
     """The players' rows and the cards they have out, in `height` lines; and
-    whether every card out is named there."""
+    whether every card out is named there. A panel too short for a row a
+    player gets them compacted, never dropped."""
+    marks = initials(scene.names, scene.seat)
+    fronts = view.get("fronts", [])
+    if len(scene.names) > height:  # too short for a row a player: never drop one
+        return _compact_players(scene, view, width, height), False
+    rows = _player_rows(scene, view, width)
+    # The cards each player has out (eliminated, discarded) under the rows,
+    # yours first: as many as the room allows, more tightly when it is short,
+    # and never cut without saying so (`o` shows them all in full).
+    me = scene.seat
+    order = ([me] if me is not None else []) + [s for s in range(len(fronts)) if s != me]
+    entries = [(marks[seat], fronts[seat]) for seat in order if seat < len(fronts) and fronts[seat]]
+    texts, complete = out_lines(entries, width - 3, height - len(rows))
+    for line in texts:
+        rows.append(Row(width).add("   " + line, "class:dim").line())
+    return rows, complete
+
+
+def _player_rows(scene: Scene, view: dict[str, Any], width: int) -> list[Line]:
+    """A row a player: letter, name, colour, score, and how many cards in
+    hand, out, and set aside (or in the draw pile)."""
     marks = initials(scene.names, scene.seat)
     scores = view.get("scores", [])
     hands = view.get("hands", [])
@@ -470,23 +496,56 @@ def _players(
         row.add(f"{score:>3}", "class:score")
         row.add(f" hand {len(hands[seat]) if seat < len(hands) else 0}")
         row.add(f" out {len(fronts[seat]) if seat < len(fronts) else 0}")
+        extra = ""
         if view.get("variant") == "two-player" and seat < len(piles):
-            row.add(f" pile {len(piles[seat])}")
+            extra = f" pile {len(piles[seat])}"
         elif seat < len(aside):
-            row.add(f" aside {len(aside[seat])}")
-        if seat in scene.stand_ins:
+            extra = f" aside {len(aside[seat])}"
+        away = seat in scene.stand_ins
+        if not away or row.used + cells(extra) + 5 <= width:  # "away" goes before it
+            row.add(extra)
+        if away:
             row.add(" away", "class:away")
         rows.append(row.line())
-    # The cards each player has out (eliminated, discarded) under the rows,
-    # yours first: as many as the room allows, more tightly when it is short,
-    # and never cut without saying so (`o` shows them all in full).
-    me = scene.seat
-    order = ([me] if me is not None else []) + [s for s in range(len(fronts)) if s != me]
-    entries = [(marks[seat], fronts[seat]) for seat in order if seat < len(fronts) and fronts[seat]]
-    texts, complete = out_lines(entries, width - 3, height - len(rows))
-    for line in texts:
-        rows.append(Row(width).add("   " + line, "class:dim").line())
-    return rows, complete
+    return rows
+
+
+def _compact_players(scene: Scene, view: dict[str, Any], width: int, height: int) -> list[Line]:
+    """Every player in less than a line each, when the panel is too short
+    for a row a player: as many players a line as it takes, each with fewer
+    details (letter, name, score and hand; then a shorter name; then the
+    letter and score alone). Details go before any player does, and `o`
+    shows them all."""
+    marks = initials(scene.names, scene.seat)
+    scores = view.get("scores", [])
+    hands = view.get("hands", [])
+    n = len(scene.names)
+    if height <= 0 or n == 0:
+        return []
+    per_line = -(-n // height)
+    cell = (width - 1) // per_line
+    rows = []
+    for first in range(0, n, per_line):
+        row = Row(width)
+        for seat in range(first, min(first + per_line, n)):
+            row.to(1 + (seat - first) * cell)
+            style = owner_style(view, seat)
+            turn = scene.decision_seat == seat and scene.end is None
+            row.add("▸" if turn else " ", "class:turn")
+            row.add(marks[seat], style + " class:initial")
+            details = cell >= 22
+            name_room = 7 if details else cell - 8  # "▸Y " + name + score + a gap
+            if name_room >= 3:
+                shown = "You" if seat == scene.seat else scene.names[seat]
+                row.add(" " + fit(shown, name_room), style)
+            score = scores[seat] if seat < len(scores) else 0
+            row.add(f"{score:>3}" if name_room >= 3 else f" {score}", "class:score")
+            if details and seat in scene.stand_ins:
+                row.add(" away", "class:away")
+            elif details:
+                row.add(f" hand {len(hands[seat]) if seat < len(hands) else 0}")
+        rows.append(row.line())
+    return rows
 
 
 # The names of cards out when room is short.
@@ -603,12 +662,35 @@ def _hand(scene: Scene, view: dict[str, Any], width: int) -> list[Line]:
         picked = picked_card is not None and list(card) == list(picked_card)
         row.add(name, "class:hand" + (" class:highlight" if picked else "")).add("  ")
     aside = view.get("set_aside", [])
-    extra = ""
-    if me < len(aside) and aside[me]:
-        extra = "set aside: " + ", ".join(card_name(c) or "?" for c in aside[me])
     whose = "Your hand" if me == scene.seat else f"{who(scene.names, me, None)}'s hand"
-    title = whose + (f" · {extra}" if extra else "")
+    title = whose
+    if me < len(aside) and aside[me]:
+        title += " · " + set_aside_text(aside[me], width - cells(whose) - 7)
     return [rule(width, title), row.line()]
+
+
+def set_aside_text(cards: Sequence[Any], width: int) -> str:
+    """Your set-aside cards in `width` cells: by family when there are two
+    (the two-player variant: "set aside red: Spy, Lord; blue: Heir"), their
+    names shortened when they do not fit.
+
+    >>> set_aside_text([["red", "spy"], ["blue", "lord"], ["red", "heir"]], 60)
+    'set aside red: Spy, Heir; blue: Lord'
+    """
+    families = list(dict.fromkeys(c[0] for c in cards if c))
+    text = ""
+    for names in (card_name, _short, _tiny):
+        if len(families) > 1:
+            groups = [
+                f"{family}: " + ", ".join(names(c) or "?" for c in cards if c and c[0] == family)
+                for family in families
+            ]
+            text = "set aside " + "; ".join(groups)
+        else:
+            text = "set aside: " + ", ".join(names(c) or "?" for c in cards)
+        if cells(text) <= width:
+            break
+    return text
 
 
 def _bottom(scene: Scene, width: int) -> list[Line]:
@@ -621,7 +703,7 @@ def _bottom(scene: Scene, width: int) -> list[Line]:
         lines += _end(scene, width)
     elif scene.chooser is not None:
         chooser = scene.chooser
-        lines.append(rule(width, f"Your turn: {chooser.title}", "class:rule.turn"))
+        lines.append(rule(width, chooser.heading, "class:rule.turn"))
         lines += _offers(chooser, width)
     elif scene.decision_kind is not None:
         thinker = who(names, scene.decision_seat, me)
@@ -643,35 +725,57 @@ def _bottom(scene: Scene, width: int) -> list[Line]:
     return lines
 
 
+OFFER_ROWS = 5
+
+
 def _offers(chooser: Chooser, width: int) -> list[Line]:
-    """The choices with their keys, wrapped over at most 3 lines."""
-    rows: list[Line] = []
-    row = Row(width).add(" ")
+    """The choices with their keys, wrapped over at most `OFFER_ROWS` lines;
+    when they are too many for that (an Assassination over a long queue),
+    their keys alone: each is a card highlighted in the queue."""
     shown = [offer.shown for offer in chooser.offers()]
     if chooser.kind == "place" and chooser.card is not None:
         shown.append("[Esc] another card")
+    rows = _wrapped_offers(shown, width, labels=True)
+    if len(rows) > OFFER_ROWS:
+        rows = _wrapped_offers(shown, width, labels=False)
+    return rows[:OFFER_ROWS]
+
+
+def _wrapped_offers(shown: list[str], width: int, *, labels: bool) -> list[Line]:
+    rows: list[Line] = []
+    row = Row(width).add(" " if labels else " the cards highlighted in the queue: ")
     for text in shown:
+        key, _, label = text.partition("] ")
+        text = text if labels else key + "]"
         if row.used + cells(text) + 2 > width and row.used > 1:
             rows.append(row.line())
             row = Row(width).add(" ")
-        key, _, label = text.partition("] ")
-        row.add(key + "]", "class:key").add(" " + label).add("  ")
+        row.add(key + "]", "class:key")
+        if labels:
+            row.add(" " + label)
+        row.add("  ")
     rows.append(row.line())
-    return rows[:5]
+    return rows
+
+
+KEYS_HINT = "[/] chat  [?] help  [q] quit"
 
 
 def _status(scene: Scene, width: int) -> Line:
+    """The status line: the banner or the status, and the keys that always
+    work at its right end when they fit (they stay in view while you wait)."""
     row = Row(width)
-    if scene.banner:
-        row.add(" " + scene.banner, "class:banner")
-    elif scene.status:
-        row.add(" " + scene.status, "class:status")
+    said = scene.banner or scene.status
+    if said:
+        row.add(" " + said, "class:banner" if scene.banner else "class:status")
+        if scene.end is None and row.used + 3 + cells(KEYS_HINT) <= width:
+            row.to(width - cells(KEYS_HINT) - 1).add(KEYS_HINT, "class:dim")
     elif scene.end is not None:
         for part in scene.end.keys.split("  "):
             key, _, label = part.partition("] ")
             row.add(" " + key + "]", "class:key").add(" " + label + " ")
     else:
-        row.add(" [/] chat  [?] help  [q] quit", "class:dim")
+        row.add(" " + KEYS_HINT, "class:dim")
     return row.line()
 
 
@@ -683,7 +787,20 @@ def _end(scene: Scene, width: int) -> list[Line]:
         rule(width, f"Game over · round {view.get('round', ROUNDS)} of {ROUNDS}", "class:rule.turn")
     ]
     # the winners first among equal scores (the tie-break: cards in the queue)
-    order = sorted(range(len(end.scores)), key=lambda s: (-end.scores[s], s not in end.winners, s))
+    in_queue = [0] * len(end.scores)
+    for slot in view.get("queue", []):
+        for card in slot:
+            if 0 <= card["owner"] < len(in_queue):
+                in_queue[card["owner"]] += 1
+    order = sorted(
+        range(len(end.scores)),
+        key=lambda s: (
+            -end.scores[s],
+            s not in end.winners,
+            0 if s in end.winners else -in_queue[s],
+            s,
+        ),
+    )
     row = Row(width).add(" ")
     for place, seat in enumerate(order):
         name = who(scene.names, seat, scene.seat)
@@ -691,13 +808,28 @@ def _end(scene: Scene, width: int) -> list[Line]:
         style = owner_style(view, seat) + (" class:winner" if won else "")
         row.add(f"{place + 1}. {name} {end.scores[seat]}{won}", style).add("   ")
     lines.append(row.line())
+    top = max(end.scores, default=0)
+    tied = [seat for seat in order if end.scores[seat] == top]
+    if len(tied) > 1:  # ruling 17: the cards in the queue break it, else a shared win
+        counts = ", ".join(f"{who(scene.names, s, scene.seat)} {in_queue[s]}" for s in tied)
+        winners = [who(scene.names, s, scene.seat) for s in tied if s in end.winners]
+        if len(winners) == 1:
+            verb = "win" if winners[0] == "You" else "wins"
+            said = (
+                f"Tie on {top} points: {winners[0]} {verb} with more cards in the queue ({counts})"
+            )
+        else:
+            said = f"Tie on {top} points and on cards in the queue ({counts}): a shared win"
+        for part in wrap(said, width - 1, "  "):
+            lines.append(Row(width).add(" " + part, "class:verified").line())
     lines.append(Row(width).add(" " + end.verified, "class:verified").line())
     lines.append(Row(width).add(" " + end.saved).line())
     return lines
 
 
 def _outs(scene: Scene, view: dict[str, Any], width: int) -> list[Line]:
-    """Every player's cards out (eliminated and discarded), in full."""
+    """Every player's cards out (eliminated and discarded), in full; then
+    every player's row (as the panel draws it when there is room)."""
     lines = [rule(width, "Cards out: eliminated and discarded · any key closes this")]
     marks = initials(scene.names, scene.seat)
     fronts = view.get("fronts", [])
@@ -717,19 +849,21 @@ def _outs(scene: Scene, view: dict[str, Any], width: int) -> list[Line]:
             else:
                 row.to(cells(label))
             lines.append(row.add(part).line())
+    lines.append(rule(width, "Players"))
+    lines += _player_rows(scene, view, width)
     return lines
 
 
 HELP_KEYS = [
     ("1-9", "a card of your hand, a position or a target (10 and up: two digits)"),
     ("← →", "place at the left or right end of the queue"),
+    ("l / r", "the first player, once: resolve left to right, or right to left"),
     ("r / k", "reveal your face-down card, or keep it hidden (+1 ◆)"),
     ("Enter", "take the only choice, or the number typed"),
     ("Esc", "go back one step (another card to place)"),
     ("PgUp/Dn", "scroll the log back and forth (↑ ↓ a line, Home End its ends)"),
-    ("o", "every player's cards out (eliminated and discarded), in full"),
+    ("o", "every player in full, with their cards out (eliminated, discarded)"),
     ("/", "chat: type a line, Enter sends it, Esc cancels"),
-    ("?", "this help; any key closes it"),
     ("q", "quit (your seat is kept for you: come back with the same command)"),
 ]
 

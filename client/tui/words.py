@@ -176,7 +176,8 @@ class EventLog:
         if kind == "eliminated":
             self.learn(e["pid"], e["owner"], e["card"])
             lost = f" ({e['tokens']} ◆ lost)" if e.get("tokens") else ""
-            return f"{self.card(e['by'])} eliminated {self.card(e['pid'])}{lost}"
+            victim = "itself" if e["by"] == e["pid"] else self.card(e["pid"])
+            return f"{self.card(e['by'])} eliminated {victim}{lost}"
         if kind == "discarded":
             self.learn(e["pid"], e["owner"], e["card"])
             why = " by the Ambush" if e.get("reason") == "ambush" else ""

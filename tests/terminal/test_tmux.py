@@ -77,7 +77,7 @@ def first_offer(screen: str) -> list[str] | None:
     begins another (1, when there is a 10) is confirmed with Enter."""
     lines = screen.splitlines()
     for i, line in enumerate(lines):
-        if line.startswith("─ Your turn"):
+        if line.startswith("─ Your ") and not line.startswith("─ Your hand"):
             offers = re.findall(r"\[([^\]]+)\]", " ".join(lines[i + 1 : i + 4]))
             offers = [o for o in offers if o not in ("/", "?", "Esc")]
             if not offers:

@@ -305,14 +305,140 @@ def test_reveal_or_keep() -> None:
     g = position(["red heir 2t", "blue lord"], step="reveal", index=0)
     chooser = chooser_at(g)
     assert [o.shown for o in chooser.offers()] == [
-        "[r] reveal it: gain 2 if no other face-up card in the queue is an Heir",
+        "[r] reveal: gain 4 points (2 ◆ on it, Heir 2: no other Heir face up)",
         "[k] keep it face down (+1 ◆)",
     ]
     assert chooser.press("1") is None and chooser.status
     assert chooser.press("r") == Reveal()
     assert chooser_at(g).press("k") == Keep()
     ambush = chooser_at(position(["red ambush", "blue lord"], step="reveal", index=0))
-    assert ambush.offers()[0].label == "reveal it: gain 1"
+    assert ambush.offers()[0].label == "reveal: gain 1, then discard it"
+
+
+@pytest.mark.parametrize(
+    ("queue", "index", "said"),
+    [
+        (["red conspiracy 2t", "blue lord"], 0, "reveal: gain 4 points, then discard it"),
+        (["red conspiracy", "blue lord"], 0, "reveal: gain nothing (no ◆ on it), then discard it"),
+        (["red ambush 3t"], 0, "reveal: gain 1, then discard it (its 3 ◆ go back)"),
+        (["red lord", "blue spy"], 0, "reveal: gain 1 point (Lord 1)"),
+        (
+            ["red spy", "red lord 1t", "red ambush up"],
+            1,
+            "reveal: gain 4 points (1 ◆ on it, Lord 3: cards of yours on both sides)",
+        ),
+        (
+            ["blue spy", "red lord", "red ambush"],
+            1,
+            "reveal: gain 2 points (Lord 2: a card of yours next to it)",
+        ),
+        (
+            ["blue heir up", "red heir 2t"],
+            1,
+            "reveal: gain 2 points (2 ◆ on it, Heir 0: another Heir is face up)",
+        ),
+        (["blue heir", "red heir"], 1, "reveal: gain 2 points (Heir 2: no other Heir face up)"),
+        (
+            ["red archer 1t", "blue lord"],
+            0,
+            "reveal: gain 1 (the ◆ on it), then eliminate the first or the last card of the queue",
+        ),
+        (["red soldier", "blue lord"], 0, "reveal, then eliminate a card next to it"),
+    ],
+)
+def test_reveal_says_what_it_gains(queue: list[str], index: int, said: str) -> None:
+    """The reveal line gives the points it would gain (rulings 10, 11, 15,
+    16): not the card's text."""
+    chooser = chooser_at(position(queue, step="reveal", index=index))
+    assert chooser.offers()[0].label == said
+
+
+@pytest.mark.parametrize(
+    ("queue", "index", "kind", "ability", "heading"),
+    [
+        (
+            ["blue lord", "red archer up", "blue heir"],
+            1,
+            "eliminate",
+            "archer",
+            "Your Archer: eliminate the first or the last card of the queue",
+        ),
+        (
+            ["blue spy up", "red shapeshifter up", "green soldier up"],
+            1,
+            "eliminate",
+            "soldier",
+            "Your Shapeshifter, as a Soldier: eliminate a card next to it",
+        ),
+        (
+            ["blue lord up", "red shapeshifter up", "green spy up"],
+            1,
+            "copy",
+            "shapeshifter",
+            "Your Shapeshifter: copy a face-up Character next to it",
+        ),
+        (
+            ["blue lord", "red spy up", "green heir"],
+            1,
+            "steal",
+            "spy",
+            "Your Spy: steal 1 from the owner of a card next to it",
+        ),
+        (
+            ["blue lord", "red assassination up", "green heir"],
+            1,
+            "eliminate",
+            "assassination",
+            "Your Assassination: eliminate any card of the queue",
+        ),
+        (
+            ["blue lord", "red royal_decree up", "green heir"],
+            1,
+            "move_card",
+            "royal_decree",
+            "Your Royal Decree: move another card of the queue",
+        ),
+    ],
+)
+def test_a_target_choice_names_the_acting_card(
+    queue: list[str], index: int, kind: str, ability: str, heading: str
+) -> None:
+    chooser = chooser_at(position(queue, step=kind, index=index, ability=ability))
+    assert chooser.heading == heading
+    assert len(f"─ {heading} ─") <= 80
+
+
+def test_where_a_royal_decree_moves_a_card_names_it() -> None:
+    queue = ["blue lord", "green spy up", "red royal_decree up", "blue soldier up", "green heir"]
+    g = position(queue, step="move_to", index=2, ability="royal_decree", chosen=1)
+    assert chooser_at(g).heading == "Your Royal Decree: where does Cy's Spy go?"
+
+
+def test_a_spy_says_what_each_card_would_steal() -> None:
+    """Two cards of the same owner next to a Spy: both offered, each saying
+    what it steals (from the owner's score), and 0 said as 0 (ruling 9)."""
+    g = position(
+        ["blue lord", "red spy up", "blue heir"],
+        step="steal",
+        index=1,
+        ability="spy",
+        scores=[1, 6, 1],
+    )
+    assert [o.shown for o in chooser_at(g).offers()] == [
+        "[1] Bo's face-down card: steal 1 of Bo's 6 points",
+        "[3] Bo's face-down card: steal 1 of Bo's 6 points",
+    ]
+    g = position(
+        ["blue lord", "red spy up", "green heir"],
+        step="steal",
+        index=1,
+        ability="spy",
+        scores=[1, 0, 1],
+    )
+    assert [o.label for o in chooser_at(g).offers()] == [
+        "Bo's face-down card: nothing to steal, Bo has 0",
+        "Cy's face-down card: steal 1 of Cy's 1 point",
+    ]
 
 
 def test_the_direction() -> None:

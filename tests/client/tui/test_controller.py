@@ -373,6 +373,48 @@ def test_keys_out_of_turn_say_whose_turn_it_is() -> None:
     assert c.log.lines[-1] == "» Bo: thinking…"
 
 
+def test_the_status_of_a_decision_that_is_over_is_not_said_any_more() -> None:
+    """ "It is Bo's turn" is said while Bo decides, not after; and the keys
+    that always work stay on the status line while we wait."""
+    t, bo = table_with_bo()
+    run_until_bo_decides(t, bo)
+    c = t.controller
+    c.key("1")
+    last = screen_text(c.lines(80, 24)).splitlines()[-1]
+    assert last.startswith(" It is Bo's turn, not yours") and "[/] chat  [?] help  [q] quit" in last
+    game = bo.state.game  # type: ignore[attr-defined]
+    bo.send(game.answer(game.options()[0]))  # type: ignore[attr-defined]
+    t.world.settle()
+    t.changed()
+    assert t.game.decision is not None
+    assert "Bo's turn" not in c.status
+    last = screen_text(c.lines(80, 24)).splitlines()[-1]
+    assert "Bo's turn" not in last and "[/] chat  [?] help  [q] quit" in last
+
+
+def test_sent_is_not_said_once_the_answer_is_taken(table: Table) -> None:
+    command = answer_with_keys(table)
+    last = screen_text(table.controller.lines(80, 24)).splitlines()[-1]
+    assert last.startswith(" Sent…") and "[/] chat  [?] help  [q] quit" in last
+    table.deliver(command)
+    assert table.controller.status == ""
+    shown = screen_text(table.controller.lines(80, 24))
+    assert "Sent…" not in shown
+    assert shown.splitlines()[-1].strip() == "[/] chat  [?] help  [q] quit"
+
+
+def test_lobby_chat_is_marked_in_the_games_log() -> None:
+    t = Table(3, label="lobby chat")
+    cy = t.world.connect("Cy", behaviour=Behaviour(None))
+    cy.send(m.Chat(text="anyone for a game?"))
+    t.world.settle()
+    t.changed()  # in the lobby: the game controller reads the chat too
+    t.seat_bots_and_start()
+    t.until_ours()
+    chat = [line for line in t.controller.log.lines if line.startswith("»")]
+    assert chat == ["» [lobby] Cy: anyone for a game?"]
+
+
 def test_a_key_while_our_answer_is_on_its_way(table: Table) -> None:
     answer_with_keys(table)  # sent, not yet carried to the server
     table.controller.key("1")
@@ -423,7 +465,7 @@ def test_escapes_that_reach_the_mirror_are_not_printed(table: Table) -> None:
     room = table.me.state.room
     seat = room.seats[1]
     object.__setattr__(seat, "name", "Evil\x1b[31m\x1b]0;pwned\x07")
-    chat = m.ChatMessage(seq=1, name="Evil", text="hello", player=9)
+    chat = m.ChatMessage(seq=1, room=room.room, name="Evil", text="hello", player=9)
     object.__setattr__(chat, "name", "Evil\x1b[2J")
     object.__setattr__(chat, "text", "hi\x1b[31m red\r\nline two\x9b")
     table.me.state.chat.append(chat)

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from oriflamme.client.bots import Behaviour
 from oriflamme.client.state import ClientState
-from oriflamme.client.tui.controller import Command
+from oriflamme.client.tui.controller import Command, Request
 from oriflamme.client.tui.lobby import _HELP, LobbyController
 from oriflamme.client.tui.play import PlayOptions
+from oriflamme.protocol import messages as m
 
-from .helpers import screen_text
+from .helpers import Table, screen_text
 
 
 def test_the_lobby_help_fits_at_80x24_with_nothing_cut() -> None:
@@ -27,3 +29,82 @@ def test_the_command_to_come_back_names_the_state_directory_given() -> None:
     assert PlayOptions().again() == "oriflamme play"
     options = PlayOptions(state_dir=Path("games/friday night"))
     assert options.again() == "oriflamme play --state-dir 'games/friday night'"
+
+
+def lobby_in_a_room(
+    players: int = 3, bots: int = 1
+) -> tuple[LobbyController, list[Command], Table]:
+    """Ann hosts a room of `players` seats with `bots` bots; nobody ready."""
+    t = Table(players, label="lobby")
+    t.ask(m.CreateRoom(settings=m.RoomSettings.for_players(players), name="friday"))
+    for _ in range(bots):
+        t.ask(m.AddBot(strategy="random"))
+    sent: list[Command] = []
+    return LobbyController(t.me.state, sent.append, server="here", name="Ann"), sent, t
+
+
+def test_starting_when_you_are_not_ready_says_so_and_the_key() -> None:
+    lobby, sent, t = lobby_in_a_room(players=2)
+    lobby.key("g")
+    assert sent == []  # the server would refuse it
+    assert lobby.status == "You are not ready: press r, then g to start"
+    assert "Ann" not in lobby.status
+    # The server's refusal, when the room changed meanwhile, in the same words.
+    lobby.answered(
+        m.StartGame(),
+        m.Error(code="wrong_state", message="not everyone is ready: Ann", fatal=False),
+    )
+    assert lobby.status == "Not started: you are not ready: press r, then g to start"
+    t.ask(m.Ready(ready=True))
+    lobby.key("g")
+    assert sent == [Request(m.StartGame())]
+
+
+def test_starting_with_others_not_ready_names_them_not_you() -> None:
+    lobby, sent, t = lobby_in_a_room(players=3)
+    bo = t.world.connect("Bo", behaviour=Behaviour(None))
+    bo.send(m.JoinRoom(room=t.me.state.room.room))
+    t.world.settle()
+    lobby.key("g")
+    assert lobby.status == "You are not ready (press r), nor Bo"
+    t.ask(m.Ready(ready=True))
+    lobby.key("g")
+    assert lobby.status == "Not everyone is ready: Bo (waiting for them)"
+    assert sent == []
+
+
+def test_starting_with_an_open_seat_says_what_to_do() -> None:
+    lobby, sent, t = lobby_in_a_room(players=3, bots=0)
+    t.ask(m.Ready(ready=True))
+    lobby.key("g")
+    assert lobby.status == "Every seat must be taken first: [b] adds a bot" and sent == []
+
+
+def chat_panel(lobby: LobbyController) -> list[str]:
+    """The chat panel's lines (right of the room panel), without blanks."""
+    shown = screen_text(lobby.lines(80, 24)).splitlines()
+    return [
+        line.split("│", 1)[1].strip()
+        for line in shown
+        if "│" in line and line.split("│", 1)[1].strip()
+    ]
+
+
+def test_room_chat_is_marked_once_you_have_left_the_room() -> None:
+    lobby, _, t = lobby_in_a_room(players=3)
+    bo = t.world.connect("Bo", behaviour=Behaviour(None))
+    bo.send(m.JoinRoom(room=t.me.state.room.room))
+    bo.send(m.Chat(text="hi room"))
+    t.world.settle()
+    assert "Bo: hi room" in chat_panel(lobby)
+    assert "Chat · the room" in screen_text(lobby.lines(80, 24))
+    t.ask(m.LeaveRoom())
+    cy = t.world.connect("Cy", behaviour=Behaviour(None))
+    cy.send(m.Chat(text="hello lobby"))
+    t.world.settle()
+    assert t.me.state.room is None
+    panel = chat_panel(lobby)
+    assert "[friday] Bo: hi room" in panel  # said in the room left: marked
+    assert "Cy: hello lobby" in panel  # said here: as it is
+    assert "Bo: hi room" not in panel
+    assert "Chat · the lobby" in screen_text(lobby.lines(80, 24))

@@ -21,15 +21,19 @@ from prompt_toolkit.utils import get_cwidth
 from oriflamme.client.tui import app
 from oriflamme.client.tui.screen import (
     BACK,
+    HELP_KEYS,
     MIN_HEIGHT,
     MIN_WIDTH,
     SHORT_NAMES,
     TINY_NAMES,
     EndSummary,
     Scene,
+    _panels,
+    _players,
     log_entry_lines,
     out_lines,
     render,
+    set_aside_text,
 )
 from oriflamme.client.tui.text import cells
 from oriflamme.client.tui.words import ABILITIES, KIND_NAMES, card_name
@@ -128,7 +132,10 @@ def test_the_decision_and_status_lines_stay_on_screen_at_80x24() -> None:
                 continue
             scene = scene_of(g, log, status="Card 9 is not yours")
             lines = [text(line) for line in render(scene, 80, 24)]
-            assert any(line.startswith("─ Your turn: ") for line in lines)
+            assert scene.chooser is not None
+            heading = scene.chooser.heading
+            assert heading.startswith(("Your turn: ", "Your "))
+            assert any(line.startswith(f"─ {heading} ─") for line in lines), heading
             assert lines[-1].startswith(" Card 9 is not yours")
 
 
@@ -140,7 +147,7 @@ def test_every_offer_is_visible_at_80x24_in_real_games() -> None:
                 continue
             chooser = chooser_of(g)
             bottom = screen_text(render(scene_of(g, log, chooser=chooser), 80, 24)).split(
-                "Your turn"
+                chooser.heading
             )[1]
             for offer in chooser.offers():
                 assert offer.shown[:40] in bottom  # its key, and its label (a long one is cut)
@@ -412,7 +419,7 @@ def test_the_help_screen(width: int, height: int) -> None:
     assert "Help" in shown and "any key closes" in shown
     for name in KIND_NAMES.values():
         assert re.search(rf"^ {name} +\w", shown, re.M), name
-    for key in ("1-9", "← →", "r / k", "Enter", "Esc", "/", "?", "q"):
+    for key in ("1-9", "← →", "l / r", "r / k", "Enter", "Esc", "/", "q"):
         assert re.search(rf"^ {re.escape(key)} +\w", shown, re.M), key
     assert "Influence Queue" not in shown  # the help covers the game
 
@@ -422,6 +429,10 @@ def test_the_help_screen_shows_every_card_text_in_full_at_80x24() -> None:
     flat = " ".join(shown.split())
     missing = [kind for kind, words in ABILITIES.items() if " ".join(words.split()) not in flat]
     assert missing == []
+    # and every key, the direction's included, with nothing cut at the bottom
+    for key, words in HELP_KEYS:
+        assert f" {key:<8}{words}" in shown, key
+    assert "l / r" in shown and shown.rstrip().endswith("×2 a stack")
 
 
 def end_scene(**extra: object) -> Scene:
@@ -456,6 +467,56 @@ def test_the_end_of_a_tie_names_every_winner() -> None:
     shown = screen_text(render(scene_of(g, end=end), 80, 24))
     assert "1. You 8 (winner)   2. Bo 8 (winner)" in shown
     assert "Verification FAILED: Bo: bad deal" in shown
+
+
+def test_a_tie_on_points_says_how_it_was_broken() -> None:
+    """Ruling 17: 9 to 9, You ranked ahead: the line says it is the cards in
+    the queue (counted from the queue, covered and face-down ones included)."""
+    g = position(
+        [
+            "red lord up",
+            ["red spy", "red heir"],
+            "blue soldier up",
+            "green archer up",
+            "red ambush",
+        ],
+        scores=[9, 9, 4],
+        step="place",
+    )
+    end = EndSummary(scores=[9, 9, 4], winners=[0], verified="Verified: yes")
+    shown = [text(line) for line in render(scene_of(g, end=end), 80, 24)]
+    at = next(i for i, line in enumerate(shown) if line.startswith("─ Game over"))
+    assert " ".join(shown[at + 1].split()) == "1. You 9 (winner) 2. Bo 9 3. Cy 4"
+    assert shown[at + 2].strip() == (
+        "Tie on 9 points: You win with more cards in the queue (You 4, Bo 1)"
+    )
+    shared = EndSummary(scores=[9, 9, 4], winners=[0, 1], verified="Verified: yes")
+    flat = screen_text(render(scene_of(g, end=shared), 80, 24))
+    assert "Tie on 9 points and on cards in the queue (You 4, Bo 1): a shared win" in flat
+    assert "Tie on" not in screen_text(render(end_scene(), 80, 24))  # no tie, nothing said
+
+
+def test_the_two_player_set_aside_says_each_cards_family() -> None:
+    g = position(
+        ["red spy", "green lord"],
+        players=2,
+        variant="two-player",
+        hands=[["red archer", "blue spy"], ["green spy"]],
+        set_aside=[
+            ["red heir", "red lord", "red soldier", "blue archer", "blue heir", "blue ambush"],
+            ["green heir"],
+        ],
+    )
+    shown = screen_text(render(scene_of(g), 80, 24))
+    rule_line = next(line for line in shown.splitlines() if line.startswith("─ Your hand"))
+    assert "set aside red: Heir, Lord, Soldier; blue: Archer, Heir, Ambush" in rule_line
+    long = [["red", k] for k in ("shapeshifter", "assassination", "conspiracy")]
+    long += [["blue", k] for k in ("royal_decree", "shapeshifter", "assassination")]
+    for width in (80, 100):
+        said = set_aside_text(long, width - len("Your hand") - 7)
+        assert said.startswith("set aside red: ") and "; blue: " in said
+        assert cells(said) <= width - len("Your hand") - 7  # shortened, not cut
+        assert len(re.findall(r"\w+", said.split("red: ")[1])) == 7  # 6 names and "blue"
 
 
 # ---------------------------------------------------------------- names, cells, variants
@@ -583,6 +644,68 @@ def test_a_squeezed_players_panel_says_which_key_shows_the_cards_out() -> None:
     assert panel[-1].strip() == "+3 more players' cards out: [o] shows all"
 
 
+def crowded_queue_and_a_long_choice() -> Scene:
+    """5 players, 25 cards in the queue (five rows at 80 columns), and an
+    Assassination to aim: the choice takes five lines."""
+    families = ["red", "blue", "green", "yellow", "black"]
+    kinds = ["lord", "spy", "heir", "archer", "soldier"]
+    queue = [f"{families[i % 5]} {kinds[i // 5]}" for i in range(25)]
+    queue[2] = "red assassination up"
+    g = position(
+        queue,
+        players=5,
+        step="eliminate",
+        index=2,
+        ability="assassination",
+        scores=[12, 3, 45, 7, 100],
+    )
+    return scene_of(g, [f"event {i}" for i in range(40)], stand_ins=frozenset({3}))
+
+
+def test_a_players_panel_too_short_for_a_row_a_player_compacts_them_never_drops_one() -> None:
+    scene = crowded_queue_and_a_long_choice()
+    lines = render(scene, 80, 24)
+    assert_shape(lines, 80, 24)
+    panel = players_panel(lines)
+    assert len(panel) < 1 + 5  # no room for a row a player
+    assert panel[0].startswith("─ Players · [o] in full")
+    shown = " ".join(panel[1:])
+    for mark, name, score in zip("YBCDE", ["You", *NAMES[1:5]], [12, 3, 45, 7, 100], strict=True):
+        assert re.search(rf"{mark} {name} +{score}\b", shown), (mark, shown)
+    assert re.search(r"▸Y You", shown)  # whose turn it is, still
+    # Each height the panel may get: every player is there, in fewer details.
+    assert scene.view is not None
+    for height in range(1, 7):
+        rows = [text(line) for line in _players(scene, scene.view, 46, height)[0]]
+        assert len(rows) <= height
+        assert all(cells(row) == 46 for row in rows)
+        joined = " ".join(rows)
+        for mark, score in zip("YBCDE", [12, 3, 45, 7, 100], strict=True):
+            assert re.search(rf"{mark}\b.*?\b{score}\b", joined), (height, rows)
+    # the panel given one line: the players alone, across the screen
+    one = [text(line) for line in _panels(scene, scene.view, 80, 1)]
+    assert len(one) == 1 and all(m in one[0] for m in ("Y", "B", "C", "D", "E"))
+
+
+def test_choices_too_many_for_their_lines_are_shown_by_their_keys_never_dropped() -> None:
+    scene = crowded_queue_and_a_long_choice()
+    assert scene.chooser is not None
+    keys = [offer.shown.partition("] ")[0] + "]" for offer in scene.chooser.offers()]
+    assert len(keys) >= 20  # an Assassination may aim at any other card of the queue
+    lines = render(scene, 80, 24)
+    assert_shape(lines, 80, 24)
+    shown = screen_text(lines)
+    offers = shown[shown.index("the cards highlighted in the queue:") :]
+    assert re.findall(r"\[\d+\]", offers) == keys  # every one, in order
+
+
+def test_a_player_away_is_said_in_the_players_row() -> None:
+    scene = crowded_queue_and_a_long_choice()
+    assert scene.view is not None
+    rows = [text(line) for line in _players(scene, scene.view, 46, 10)[0]]
+    assert rows[3].rstrip().endswith("away"), rows[3]  # Di: a stand-in plays the seat
+
+
 @pytest.mark.parametrize(("width", "height"), SIZES)
 def test_o_shows_every_players_cards_out_in_full(width: int, height: int) -> None:
     scene = five_players_with_cards_out()
@@ -596,6 +719,11 @@ def test_o_shows_every_players_cards_out_in_full(width: int, height: int) -> Non
     for seat, name in enumerate(["You", *NAMES[1:5]]):
         names = ", ".join(card_name(c) or "?" for c in fronts[seat])
         assert re.search(rf"\b{name} +{re.escape(names)}", flat), name
+    # and every player's row in full (what a squeezed panel leaves out)
+    if height > 5 + 5 * 2 + 2:
+        rows = shown[shown.index(next(t for t in shown if t.startswith("─ Players"))) + 1 :]
+        for name in ["You", *NAMES[1:5]]:
+            assert any(name in row and " hand " in row and " out " in row for row in rows), name
 
 
 def test_the_log_scrolled_back_shows_earlier_lines_and_says_so() -> None:

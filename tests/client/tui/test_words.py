@@ -66,3 +66,33 @@ def test_revealing_says_the_influence_on_the_card_not_points_taken() -> None:
         ]
     )
     assert lines[1:] == ["You revealed an Ambush (5 ◆ on it)", "  You +1 (Ambush)"]
+
+
+def test_an_archer_that_shoots_itself_eliminated_itself() -> None:
+    """Ruling 7: alone (or last), an Archer may eliminate itself; the log
+    does not name the card twice."""
+    lines = log_of(
+        [
+            {
+                "type": "placed",
+                "seat": 2,
+                "pid": 3,
+                "card": ["green", None],
+                "at": "last",
+                "slot": 0,
+            },
+            {"type": "revealed", "seat": 2, "pid": 3, "card": ["green", "archer"], "tokens": 0},
+            {"type": "ability_used", "seat": 2, "pid": 3, "ability": "archer", "target": 3},
+            {
+                "type": "eliminated",
+                "pid": 3,
+                "card": ["green", "archer"],
+                "owner": 2,
+                "by": 3,
+                "by_seat": 2,
+                "tokens": 0,
+            },
+            {"type": "scored", "seat": 2, "points": 1, "reason": "eliminate"},
+        ]
+    )
+    assert lines[-2:] == ["Cy's Archer eliminated itself", "  Cy +1 (elimination)"]
