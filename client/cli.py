@@ -294,6 +294,17 @@ def _add_tls_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--tls-ca", metavar="FILE", help="TLS, checked against this authority")
 
 
+def _turn_timer(text: str) -> int:
+    """A turn timer as rooms take it (`room_settings.turn_timer`)."""
+    try:
+        seconds = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not 10 <= seconds <= 3600:
+        raise argparse.ArgumentTypeError(f"{seconds}: a turn timer is 10 to 3600 seconds")
+    return seconds
+
+
 def _why(exc: BaseException) -> str:
     """What went wrong, for a person: the errors inside trio's exception
     groups rather than "Exceptions from Trio nursery"."""
@@ -634,7 +645,7 @@ def build_parser() -> argparse.ArgumentParser:
     levels = ["debug", "info", "warning", "error"]
     sv = sub.add_parser("serve", help="run a server: rooms and games for clients on the network")
     sv.add_argument("--host", default="127.0.0.1", help="address to listen on (0.0.0.0: the LAN)")
-    sv.add_argument("--port", type=int, default=7531)
+    sv.add_argument("--port", type=int, default=7531, help="0: any free port (default 7531)")
     sv.add_argument(
         "--data-dir", help="where records and data go (default: the XDG state directory)"
     )
@@ -708,9 +719,19 @@ def build_parser() -> argparse.ArgumentParser:
     )
     bp.add_argument("--games", type=int, default=1, help="how many games to play")
     bp.add_argument("--name", help="the bot's name in the room")
-    bp.add_argument("--players", type=int, default=3, help="seats, if the bot creates the room")
     bp.add_argument(
-        "--turn-timer", type=int, help="seconds a decision, if the bot creates the room"
+        "--players",
+        type=int,
+        choices=range(2, 6),
+        default=3,
+        metavar="2-5",
+        help="seats, if the bot creates the room (default 3)",
+    )
+    bp.add_argument(
+        "--turn-timer",
+        type=_turn_timer,
+        metavar="SECONDS",
+        help="seconds a decision (10-3600), if the bot creates the room",
     )
     bp.add_argument("--state-dir", help="where the bot keeps its secrets (default: in memory)")
     bp.add_argument("--log-level", choices=levels, default="warning")
@@ -728,7 +749,12 @@ def build_parser() -> argparse.ArgumentParser:
         default="normal",
         help="the bots: easy (random moves), normal (heuristic) or hard (ismcts search)",
     )
-    pp.add_argument("--turn-timer", type=int, help="seconds a decision (default: no timer)")
+    pp.add_argument(
+        "--turn-timer",
+        type=_turn_timer,
+        metavar="SECONDS",
+        help="seconds a decision, 10-3600 (default: no timer)",
+    )
     pp.add_argument("--no-bell", action="store_true", help="no bell when it is your turn")
     pp.add_argument(
         "--state-dir", help="where your secrets, records and the game are kept (XDG state)"
@@ -756,6 +782,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         code: int = args.func(args)
         sys.stdout.flush()
+    except KeyboardInterrupt:  # Ctrl-C before a command took it over (while importing)
+        print("oriflamme: interrupted", file=sys.stderr)
+        return 130
     except BrokenPipeError:
         # Output piped to a command that stopped reading (`| head`): not an
         # error of ours. Python would complain again flushing stdout at exit.

@@ -5,6 +5,7 @@ Each is a trio function the command line runs; tests call them too.
 
 from __future__ import annotations
 
+import json
 import logging
 import random
 from collections.abc import Callable
@@ -16,7 +17,7 @@ import trio
 from oriflamme.protocol import messages as m
 
 from .bots import Behaviour, Bot, Think
-from .secret_store import SecretStore
+from .secret_store import SecretStore, write_private
 from .session import Backoff, RequestRefused, Session, open_session
 from .state import ClientState
 from .tls import Trust, connector
@@ -122,10 +123,12 @@ async def run_bot(
         behaviour=Behaviour(bot),
         backoff=Backoff(first_attempts=FIRST_ATTEMPTS),
     )
+    tally = _Tally(state_dir, f"{host}:{port}", room)
     async with trio.open_nursery() as nursery:
         await nursery.start(session.run)
         await _sit(session, room, players, turn_timer)
-        played = 0
+        # A bot stopped and started again goes on with the games it had to play.
+        played = tally.played()
         game = session.state.game
         if game is not None and game.end is None:
             # Back in a game this bot was playing when it stopped: finish it.
@@ -133,16 +136,48 @@ async def run_bot(
             await session.wait_until(
                 lambda: session.state.game is not None and session.state.game.end is not None
             )
-            played += 1
+            played = tally.note(played + 1)
+            log.info("%s: %d game(s) played", session.name, played)
         while played < games:
             # The game before this one: the next may start as soon as we are ready.
             previous = None if session.state.game is None else session.state.game.game_id
             await session.request(m.Ready(ready=True))
             await _play_one(session, previous)
-            played += 1
+            played = tally.note(played + 1)
             log.info("%s: %d game(s) played", session.name, played)
+        tally.done()
         session.close()
     return played
+
+
+class _Tally:
+    """How many games a bot with a state directory has played of those it
+    was asked for, kept there until it has played them all: a bot killed and
+    started again with the same command plays only what is left."""
+
+    def __init__(self, state_dir: Path | None, server: str, room: str) -> None:
+        self.path = None if state_dir is None else state_dir / "bot-games.json"
+        self.key = {"server": server, "room": room}
+
+    def played(self) -> int:
+        if self.path is None:
+            return 0
+        try:
+            kept = json.loads(self.path.read_text())
+            if {k: kept[k] for k in self.key} == self.key and type(kept["played"]) is int:
+                return max(0, kept["played"])
+        except (OSError, ValueError, KeyError, TypeError):
+            pass
+        return 0
+
+    def note(self, played: int) -> int:
+        if self.path is not None:
+            write_private(self.path, json.dumps({**self.key, "played": played}).encode())
+        return played
+
+    def done(self) -> None:
+        if self.path is not None:
+            self.path.unlink(missing_ok=True)
 
 
 async def _sit(session: Session, room: str, players: int, turn_timer: int | None) -> None:

@@ -61,12 +61,18 @@ def _server_key(server: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]", "_", server)[:100] or "server"
 
 
+FORGOTTEN_KEPT = 1024
+
+
 class SecretStore:
     """One user's secrets, in one directory; see the module docstring."""
 
     def __init__(self, directory: Path | str | None = None) -> None:
         self.directory = Path(directory) if directory is not None else default_state_dir()
         self._saved: dict[Path, bytes] = {}
+        # Seats of games over, lately: what a session still holds of one is
+        # not written back (a bot's message sent as its game was cancelled).
+        self._forgotten: dict[Path, None] = {}
 
     # ------------------------------------------------------------ seats
 
@@ -90,6 +96,8 @@ class SecretStore:
     def save(self, secrets: SeatSecrets) -> None:
         """Write `secrets` unless they are on disk as they are."""
         path = self.secrets_path(secrets.game_id, secrets.seat)
+        if path in self._forgotten:
+            return
         data = secrets.to_bytes()
         if self._saved.get(path) != data:
             write_private(path, data)
@@ -100,6 +108,9 @@ class SecretStore:
         path = self.secrets_path(game_id, seat)
         path.unlink(missing_ok=True)
         self._saved.pop(path, None)
+        self._forgotten[path] = None
+        if len(self._forgotten) > FORGOTTEN_KEPT:
+            del self._forgotten[next(iter(self._forgotten))]
 
     def make_secrets(self, rules: Rules, game_id: bytes, seat: int) -> SeatSecrets:
         """The secrets of a seat: those stored, or new ones, stored at once."""

@@ -401,6 +401,8 @@ class ClientState:
             self.room = None if message.state == "closed" else message
             if self.room is None:
                 self.game = None
+            elif message.state == "waiting" and self.game is not None and self.game.end is None:
+                self.game = None  # cancelled before it began (a seat did not commit in time)
         elif isinstance(message, m.ChatMessage):
             self.chat.append(message)
         elif isinstance(message, m.GameStarted):

@@ -210,8 +210,14 @@ class Lobby:
                 ),
             ),
             LogLine(
-                f"connection {conn}: player {session.player} ({session.name!r}),"
-                f" {'resumed' if resumed else 'a new session'}"
+                f"connection {conn}: player {session.player} ({session.name!r}), "
+                + (
+                    f"the server's {session.bot} bot"
+                    if session.bot is not None
+                    else "resumed"
+                    if resumed
+                    else "a new session"
+                )
             ),
         ]
         if not resumed:

@@ -209,7 +209,8 @@ class Room:
             if self.state == PLAYING and self.table is not None and not self.table.over:
                 self.seats[index] = Seat(ghost=session.name)
                 effects.append(self._event(f"{_who(session)} left seat {index} during a game"))
-                effects += self._table_update(self.table.leave(index, now), now)
+                left = f"{session.name} left before every seed was in"
+                effects += self._table_update(self.table.leave(index, now), now, cancelled=left)
             else:
                 self.seats[index] = Seat()
                 effects.append(self._event(f"{_who(session)} left seat {index}"))
@@ -483,14 +484,22 @@ class Room:
             return []
         return self._table_update(self.table.tick(now), now)
 
-    def _table_update(self, update: TableUpdate, now: float) -> list[Effect]:
+    def _table_update(
+        self,
+        update: TableUpdate,
+        now: float,
+        *,
+        cancelled: str = "a seat did not commit to its seed in time",
+    ) -> list[Effect]:
+        """What a change at the table makes of the room; `cancelled`: why, if
+        it cancels the game."""
         effects = self._deliver(update.pushes)
         if update.seats_changed:
             effects += self._room_state()
         if update.cancelled:
             assert self.table is not None
-            cancelled = f"game {self.table.record_id} cancelled: a seat did not commit in time"
-            effects += [self._event(cancelled), self._game_over()]
+            logged = f"game {self.table.record_id} cancelled before it began: {cancelled}"
+            effects += [self._event(logged), self._game_over()]
             self.state = WAITING
             self.table = None  # a game that never began: nothing to show of it
             for seat in self.seats:
@@ -498,9 +507,7 @@ class Room:
                 if seat.ghost is not None:
                     seat.ghost = None
             effects += self._room_state()
-            effects += self.notice(
-                "The game was cancelled before it began: a seat did not commit to its seed in time."
-            )
+            effects += self.notice(f"The game was cancelled before it began: {cancelled}.")
             effects += self._close_if_empty()
         if update.record is not None:
             assert self.table is not None

@@ -285,3 +285,16 @@ def test_serve_has_a_flag_for_every_abuse_limit_and_refuses_one_out_of_range(
         code = main(["serve", "--port", "0", "--data-dir", data, "--chat-length", "600"])
     assert code == 2
     assert "chat_length must be 1 to 500, not 600" in capsys.readouterr().err
+
+
+def test_ctrl_c_before_a_command_takes_it_over_ends_it_plainly(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import oriflamme.client.cli as cli
+
+    def interrupted(args: object) -> int:
+        raise KeyboardInterrupt  # as Ctrl-C does while a command imports what it needs
+
+    monkeypatch.setattr(cli, "_rooms", interrupted)
+    assert main(["rooms", "127.0.0.1:7531"]) == 130
+    assert capsys.readouterr().err == "oriflamme: interrupted\n"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -124,3 +125,18 @@ def test_a_seat_is_rebuilt_from_its_seed_and_openings_for_a_bot() -> None:
             Rules(3), GAME, 0, seed=secrets.seed, server_seed=SERVER_SEED, openings=[stranger]
         )
     assert card_commitment(GAME, 0, 0, openings[0].card, openings[0].nonce) == secrets.commit_for(0)
+
+
+def test_a_seat_forgotten_is_not_written_back(tmp_path: Path) -> None:
+    from oriflamme.client.secret_store import SecretStore
+
+    store = SecretStore(tmp_path)
+    secrets = store.make_secrets(Rules(3), GAME, 1)
+    path = store.secrets_path(GAME, 1)
+    assert path.exists() and path.stat().st_mode & 0o077 == 0
+    store.forget(GAME, 1)  # the game is over (finished, or cancelled before it began)
+    store.save(secrets)  # a session that still held them, sending one more message
+    assert not path.exists()
+    other = SeatSecrets(Rules(3), GAME, 2)
+    store.save(other)  # another seat is saved as ever
+    assert store.load(GAME, 2) is not None

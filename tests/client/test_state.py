@@ -226,3 +226,31 @@ def test_a_game_started_that_makes_no_sense_is_a_protocol_error(change: dict) ->
     assert endpoint.closed
     with pytest.raises(RemoteProtocolError):
         endpoint.receive_data(b"")
+
+
+class Silent(Behaviour):
+    """Never answers anything: not even its seed commitment."""
+
+    def messages(self, client: Client) -> list[m.Message]:
+        return []
+
+
+def test_a_game_cancelled_before_it_began_is_no_longer_mirrored() -> None:
+    world = InProcess(seed=3)
+    ann = world.connect("Ann", behaviour=Behaviour(Bot("random", rng=random.Random(1))))
+    bob = world.connect("Bob", behaviour=Silent(None))
+    world.settle()
+    ann.send(m.CreateRoom(settings=m.RoomSettings.for_players(2)))
+    world.settle()
+    bob.send(m.JoinRoom(room=1))
+    for c in (ann, bob):
+        c.send(m.Ready(ready=True))
+    world.settle()
+    ann.send(m.StartGame())
+    world.settle()
+    assert ann.state.game is not None and ann.state.game.end is None
+    world.advance(120)  # past the seeding timer: Bob never committed
+    assert ann.state.room is not None and ann.state.room.state == "waiting"
+    # The game that never began is gone from the mirror: nothing of it is
+    # shown, answered or saved again (its secrets were of no more use).
+    assert ann.state.game is None and bob.state.game is None

@@ -109,41 +109,47 @@ def bot_process(port: int, name: str, state_dir: Path, *extra: str) -> subproces
     )
 
 
-def test_a_bot_process_killed_mid_game_and_started_again_finishes_the_game(
-    server: tuple[int, Path, subprocess.Popen[bytes]], tmp_path: Path
+@pytest.mark.parametrize("games", [1, 2])
+def test_a_bot_process_killed_in_its_last_game_and_started_again_finishes_it(
+    server: tuple[int, Path, subprocess.Popen[bytes]], tmp_path: Path, games: int
 ) -> None:
     import time
 
     port, data, _ = server
-    bots = [bot_process(port, f"bot{i}", tmp_path / f"bot{i}") for i in range(3)]
+    many = ("--games", str(games))
+    bots = [bot_process(port, f"bot{i}", tmp_path / f"bot{i}", *many) for i in range(3)]
     try:
-        # The bot writes its seat's secrets when the game starts, before it
+        # The bot writes its seat's secrets when a game starts, before it
         # commits to them: from then on the game cannot go on without it.
         secrets = tmp_path / "bot0" / "games"
         deadline = time.monotonic() + 60
-        while not (secrets.is_dir() and any(secrets.glob("*.secrets"))):
-            assert time.monotonic() < deadline, "the game never started"
+        while not (secrets.is_dir() and len(list(secrets.glob("*.secrets"))) == games):
+            assert time.monotonic() < deadline, "the last game never started"
             assert bots[0].poll() is None, bots[0].communicate()
             time.sleep(0.005)
         bots[0].kill()
         bots[0].communicate(timeout=10)
-        again = bot_process(port, "bot0", tmp_path / "bot0")
+        again = bot_process(port, "bot0", tmp_path / "bot0", *many)
         bots.append(again)
         out, err = again.communicate(timeout=120)
         assert again.returncode == 0, err
-        assert "back in the game" in err and "1 game(s) played" in out
+        # It plays what was left: the game it was in, and no more.
+        assert "back in the game" in err and f"{games} game(s) played" in out
         for bot in bots[1:3]:
             out, err = bot.communicate(timeout=60)
             assert bot.returncode == 0, err
-            assert "1 game(s) played" in out
+            assert f"{games} game(s) played" in out
     finally:  # a failure leaves no bot behind, reconnecting for ever
         for bot in bots:
             if bot.poll() is None:
                 bot.kill()
                 bot.wait(timeout=10)
-    (record,) = sorted((data / "records").glob("*.oriflamme"))
-    verified = run("verify", str(record))
-    assert verified.returncode == 0 and "verdict: VALID" in verified.stdout, verified.stdout
+    records = sorted((data / "records").glob("*.oriflamme"))
+    assert len(records) == games
+    for record in records:
+        verified = run("verify", str(record))
+        assert verified.returncode == 0 and "verdict: VALID" in verified.stdout, verified.stdout
+    assert not (tmp_path / "bot0" / "bot-games.json").exists()  # all played: nothing kept
 
 
 @pytest.mark.trio

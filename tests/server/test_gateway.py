@@ -902,7 +902,10 @@ def test_what_happens_in_a_room_is_told_to_the_log_and_no_token_with_it() -> Non
     assert "'Bob'" in bob_sat and "seat 1" in bob_sat
     assert "random bot" in bot_sat and "seat 2" in bot_sat
     assert "left seat 1" in bob_left and "seat 1" in bob_back
-    assert "started" in started and "cancelled" in cancelled
+    assert "started" in started
+    assert cancelled.endswith(
+        "cancelled before it began: a seat did not commit to its seed in time"
+    )
     assert [x.split(": ", 1)[1] for x in lines[8:]] == [
         f"player {ann.welcome.player} ('Ann') left seat 0",
         f"player {bob.welcome.player} ('Bob') is the host now",
@@ -915,3 +918,22 @@ def test_what_happens_in_a_room_is_told_to_the_log_and_no_token_with_it() -> Non
     tokens += [e.token for e in effects if isinstance(e, StartBot)]
     for token in tokens:
         assert not any(token.hex() in line or repr(token) in line for line in logged)
+
+
+def test_a_game_cancelled_because_a_player_left_says_so() -> None:
+    from oriflamme.server.core import LogLine
+
+    gw = gateway()
+    ann, bob = Peer(gw, "a", "Ann"), Peer(gw, "b", "Bob")
+    ann.ask(m.CreateRoom(settings=settings(2)))
+    bob.ask(m.JoinRoom(room=1))
+    ann.ask(m.Ready(ready=True))
+    bob.ask(m.Ready(ready=True))
+    ann.ask(m.StartGame())
+    bob.read()
+    ann.ask(m.LeaveRoom(), 1.0)  # before the seeds are in
+    why = "Ann left before every seed was in"
+    lines = [e.text for e in gw.take_effects() if isinstance(e, LogLine)]
+    assert any(line.endswith(f"cancelled before it began: {why}") for line in lines), lines
+    told = [x.text for x in bob.read() if isinstance(x, m.ChatMessage)]
+    assert told == [f"The game was cancelled before it began: {why}."]
