@@ -29,6 +29,15 @@ def server(tmp_path: Path) -> Iterator[tuple[int, Path, subprocess.Popen[bytes]]
         process.stop()
 
 
+def stop_every(bots: list[subprocess.Popen[str]]) -> None:
+    """Kill the bots still running: a failed test leaves none behind,
+    reconnecting for ever."""
+    for bot in bots:
+        if bot.poll() is None:
+            bot.kill()
+            bot.wait(timeout=10)
+
+
 def run(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
     return subprocess.run([*COMMAND, *args], capture_output=True, text=True, timeout=timeout)
 
@@ -65,11 +74,8 @@ def test_three_bot_processes_play_a_game_whose_record_verifies(
             out, err = bot.communicate(timeout=120)
             assert bot.returncode == 0, err
             assert "2 game(s) played" in out
-    finally:  # a failure leaves no bot behind, reconnecting for ever
-        for bot in bots:
-            if bot.poll() is None:
-                bot.kill()
-                bot.wait(timeout=10)
+    finally:
+        stop_every(bots)
     records = sorted((data / "records").glob("*.oriflamme"))
     assert len(records) == 2
     for record in records:
@@ -139,11 +145,8 @@ def test_a_bot_process_killed_in_its_last_game_and_started_again_finishes_it(
             out, err = bot.communicate(timeout=60)
             assert bot.returncode == 0, err
             assert f"{games} game(s) played" in out
-    finally:  # a failure leaves no bot behind, reconnecting for ever
-        for bot in bots:
-            if bot.poll() is None:
-                bot.kill()
-                bot.wait(timeout=10)
+    finally:
+        stop_every(bots)
     records = sorted((data / "records").glob("*.oriflamme"))
     assert len(records) == games
     for record in records:
