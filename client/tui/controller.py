@@ -372,7 +372,7 @@ class GameController:
         if self.end is not None:
             game = self.state.game
             if key == "a" and game is not None and game.seat is None:
-                self.status = "Spectators do not play: [l] goes back to the lobby"
+                self.status = f"Spectators do not play: {self.end.keys}"
             elif key == "a":
                 self.again_for = self._game
                 self.status = "Ready for another game: waiting for the others…"

@@ -17,9 +17,12 @@ from oriflamme.protocol.verify import GameVerdict
 
 from ..replay import ReplayStep
 from .choices import LEFT, RIGHT
-from .screen import EndSummary, Line, Row, Scene, render, rule
+from .screen import EndSummary, Line, Row, Scene, render, rule, wrap
 from .text import safe
 from .words import EventLog
+
+# Lines for a step's description under the board (at 80x24, room for two).
+DESCRIBED_ROWS = 2
 
 HOME, END, PAGE_UP, PAGE_DOWN = "home", "end", "pageup", "pagedown"
 KEYS = "[← →] a step  [PgUp PgDn] ten  [Home End] the deal, the end  [q] quit"
@@ -88,16 +91,21 @@ class ReplayController:
                 else "Verification FAILED: " + "; ".join(self.verdict.reasons())
             )
             end = EndSummary(results.scores, results.winners, verified, "")
-        footer = [
-            rule(width, f"Replay · step {self.at} of {len(self.steps) - 1}"),
-            Row(width).add(" " + self._named(step.description)).line(),
-        ]
+        footer = [rule(width, f"Replay · step {self.at} of {len(self.steps) - 1}")]
+        said = wrap(" " + self._named(step.description), width - 1, "   ")
+        if len(said) > DESCRIBED_ROWS:  # (the rest is in the log, in full)
+            said = [*said[: DESCRIBED_ROWS - 1], said[DESCRIBED_ROWS - 1][: width - 3] + " …"]
+        footer += [Row(width).add(part).line() for part in said]
         if end is not None:
             ranking = sorted(range(len(end.scores)), key=lambda s: (-end.scores[s], s))
             row = Row(width).add(" ")
             for place, seat in enumerate(ranking):
                 won = " (winner)" if seat in end.winners else ""
-                row.add(f"{place + 1}. {self.names[seat]} {end.scores[seat]}{won}   ")
+                entry = f"{place + 1}. {self.names[seat]} {end.scores[seat]}{won}"
+                if row.used > 1 and row.used + len(entry) > width:  # the next line, never cut
+                    footer.append(row.line())
+                    row = Row(width).add(" ")
+                row.add(entry + "   ")
             footer.append(row.line())
             footer.append(Row(width).add(" " + end.verified, "class:verified").line())
         return Scene(

@@ -417,7 +417,7 @@ def _log(
     newer = len(log) - shown
     if newer > 0:
         return out, f"Log · {newer} newer: PgDn End"
-    if log_start(log, width, height) > 0:
+    if shown > log_start(log, width, height):  # lines before the first shown
         return out, "Log · PgUp earlier"
     return out, "Log"
 
@@ -731,27 +731,46 @@ OFFER_ROWS = 5
 def _offers(chooser: Chooser, width: int) -> list[Line]:
     """The choices with their keys, wrapped over at most `OFFER_ROWS` lines;
     when they are too many for that (an Assassination over a long queue),
-    their keys alone: each is a card highlighted in the queue."""
+    in short: the keys alone (each a card highlighted in the queue), or, for
+    where a card goes, the numbers of the cards each place lies between."""
     shown = [offer.shown for offer in chooser.offers()]
     if chooser.kind == "place" and chooser.card is not None:
         shown.append("[Esc] another card")
-    rows = _wrapped_offers(shown, width, labels=True)
+    rows = _wrapped_offers(" ", shown, width)
     if len(rows) > OFFER_ROWS:
-        rows = _wrapped_offers(shown, width, labels=False)
+        if chooser.kind == "move_to":
+            short = [_short_place(text) for text in shown]
+            rows = _wrapped_offers(" it goes between the cards: ", short, width)
+        else:
+            keys = [text.partition("] ")[0] + "]" for text in shown]
+            rows = _wrapped_offers(" the cards highlighted in the queue: ", keys, width)
     return rows[:OFFER_ROWS]
 
 
-def _wrapped_offers(shown: list[str], width: int, *, labels: bool) -> list[Line]:
+def _short_place(text: str) -> str:
+    """A place in the queue as few characters say it: `[5] 3|6` for "between
+    3 and 6", `start|1`, `9|end`."""
+    key, _, label = text.partition("] ")
+    numbers = re.findall(r"\d+", label)
+    if label.startswith("the first end"):
+        return f"{key}] start|{numbers[0] if numbers else ''}".rstrip("|")
+    if label.startswith("the last end"):
+        return f"{key}] {numbers[-1] + '|' if numbers else ''}end"
+    if label.startswith("between") and len(numbers) == 2:
+        return f"{key}] {numbers[0]}|{numbers[1]}"
+    return text
+
+
+def _wrapped_offers(heading: str, shown: list[str], width: int) -> list[Line]:
     rows: list[Line] = []
-    row = Row(width).add(" " if labels else " the cards highlighted in the queue: ")
+    row = Row(width).add(heading)
     for text in shown:
-        key, _, label = text.partition("] ")
-        text = text if labels else key + "]"
         if row.used + cells(text) + 2 > width and row.used > 1:
             rows.append(row.line())
             row = Row(width).add(" ")
+        key, _, label = text.partition("] ")
         row.add(key + "]", "class:key")
-        if labels:
+        if label:
             row.add(" " + label)
         row.add("  ")
     rows.append(row.line())
@@ -806,7 +825,11 @@ def _end(scene: Scene, width: int) -> list[Line]:
         name = who(scene.names, seat, scene.seat)
         won = " (winner)" if seat in end.winners else ""
         style = owner_style(view, seat) + (" class:winner" if won else "")
-        row.add(f"{place + 1}. {name} {end.scores[seat]}{won}", style).add("   ")
+        entry = f"{place + 1}. {name} {end.scores[seat]}{won}"
+        if row.used > 1 and row.used + cells(entry) > width:  # on the next line, never cut
+            lines.append(row.line())
+            row = Row(width).add(" ")
+        row.add(entry, style).add("   ")
     lines.append(row.line())
     top = max(end.scores, default=0)
     tied = [seat for seat in order if end.scores[seat] == top]
@@ -819,7 +842,10 @@ def _end(scene: Scene, width: int) -> list[Line]:
                 f"Tie on {top} points: {winners[0]} {verb} with more cards in the queue ({counts})"
             )
         else:
-            said = f"Tie on {top} points and on cards in the queue ({counts}): a shared win"
+            shared = " and ".join(winners)
+            said = (
+                f"Tie on {top} points and on cards in the queue ({counts}): {shared} share the win"
+            )
         for part in wrap(said, width - 1, "  "):
             lines.append(Row(width).add(" " + part, "class:verified").line())
     lines.append(Row(width).add(" " + end.verified, "class:verified").line())

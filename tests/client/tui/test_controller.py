@@ -269,6 +269,9 @@ def test_a_spectator_is_told_it_watches_and_is_not_offered_to_play_again() -> No
     assert "[a]" not in end[-1] and "play again" not in end[-1]
     assert "[l] lobby" in end[-1] and "[q] quit" in end[-1]
     assert "[a] play again" in screen_text(t.controller.lines(80, 24)).splitlines()[-1]
+    spectator.key("a")  # not offered, but pressed: the keys it has are said
+    assert spectator.status == "Spectators do not play: [l] lobby  [q] quit"
+    assert sent == []
 
 
 # ---------------------------------------------------------------- whole games

@@ -492,8 +492,22 @@ def test_a_tie_on_points_says_how_it_was_broken() -> None:
     )
     shared = EndSummary(scores=[9, 9, 4], winners=[0, 1], verified="Verified: yes")
     flat = screen_text(render(scene_of(g, end=shared), 80, 24))
-    assert "Tie on 9 points and on cards in the queue (You 4, Bo 1): a shared win" in flat
+    assert "Tie on 9 points and on cards in the queue (You 4, Bo 1): You and Bo share the win" in (
+        " ".join(flat.split())
+    )
     assert "Tie on" not in screen_text(render(end_scene(), 80, 24))  # no tie, nothing said
+
+
+def test_the_scores_at_the_end_go_on_the_next_line_rather_than_be_cut() -> None:
+    g = position(["red lord up", "blue spy up"], players=5, scores=[9, 9, 9, 4, 2], step="place")
+    names = ["You", "Maximiliana Long", "Bartholomew Xyz", "Constantinople", "Wilhelmina Q"]
+    end = EndSummary(scores=[9, 9, 9, 4, 2], winners=[1, 2], verified="Verified: yes")
+    lines = render(scene_of(g, end=end, names=names), 80, 24)
+    assert_shape(lines, 80, 24)
+    flat = " ".join(screen_text(lines).split())
+    for place, name in enumerate(["Maximiliana Long", "Bartholomew Xyz", "You"], 1):
+        assert f"{place}. {name} 9" in flat
+    assert "4. Constantinople 4" in flat and "5. Wilhelmina Q 2" in flat
 
 
 def test_the_two_player_set_aside_says_each_cards_family() -> None:
@@ -699,6 +713,26 @@ def test_choices_too_many_for_their_lines_are_shown_by_their_keys_never_dropped(
     assert re.findall(r"\[\d+\]", offers) == keys  # every one, in order
 
 
+def test_places_too_many_for_their_lines_say_which_cards_they_lie_between() -> None:
+    families = ["red", "blue", "green", "yellow", "black"]
+    kinds = ["lord", "spy", "heir", "archer", "soldier"]
+    queue = [f"{families[i % 5]} {kinds[i // 5]}" for i in range(20)]
+    queue[2] = "red royal_decree up"
+    g = position(queue, players=5, step="move_to", index=2, ability="royal_decree", chosen=7)
+    scene = scene_of(g, [])
+    assert scene.chooser is not None
+    offers = scene.chooser.offers()
+    lines = render(scene, 80, 24)
+    assert_shape(lines, 80, 24)
+    shown = screen_text(lines)
+    said = shown[shown.index("it goes between the cards:") :]
+    assert "highlighted" not in shown  # no card is: places lie between them
+    pairs = re.findall(r"\[(\d+)\] (start\|\d+|\d+\|end|\d+\|\d+)", said)
+    assert [key for key, _ in pairs] == [o.key for o in offers]  # every one, in order
+    for (_, short), offer in zip(pairs, offers, strict=True):
+        assert re.findall(r"\d+", short) == re.findall(r"\d+", offer.label)
+
+
 def test_a_player_away_is_said_in_the_players_row() -> None:
     scene = crowded_queue_and_a_long_choice()
     assert scene.view is not None
@@ -737,6 +771,12 @@ def test_the_log_scrolled_back_shows_earlier_lines_and_says_so() -> None:
     scene.log_end = 0  # back to the start: the first lines fill the log
     shown = screen_text(render(scene, 80, 24))
     assert "event 0 " in shown and "event 1 " in shown
+    assert "Log · PgUp earlier" not in shown  # nothing before the start
+    # A log that fits offers nothing earlier either.
+    scene.log_end = None
+    scene.log = ["── A new game: 5 players"]
+    shown = screen_text(render(scene, 80, 24))
+    assert "─ Log ─" in shown and "PgUp" not in shown
 
 
 def test_a_path_in_the_log_wraps_after_a_slash_never_inside_a_name() -> None:
