@@ -128,6 +128,7 @@ class _Connection:
     drained: trio.Event | None = None  # the reader waits on it while too much is queued
     writing_since: float | None = None  # when the write under way began
     fd: int | None = None  # the TCP socket's, to write to straight away (else None)
+    why: str | None = None  # why it ended, for the log (None: not known yet)
 
 
 class NetServer:
@@ -245,7 +246,8 @@ class NetServer:
                     await self._inbox_send.send(("closed", conn, b""))
                 with trio.move_on_after(1):
                     await stream.aclose()
-            log.info("connection %s closed", conn)
+            why = connection.why or ("the server stopped" if going_down else "by the server")
+            log.info("connection %s closed (%s)", conn, why)
 
     async def _reader(
         self, conn: Hashable, stream: trio.abc.Stream, connection: _Connection
@@ -260,9 +262,10 @@ class NetServer:
                 data = await stream.receive_some(READ_SIZE)
                 await self._inbox_send.send(("data", conn, bytes(data)))
                 if not data:
+                    connection.why = connection.why or "by the client"
                     await trio.sleep_forever()  # the writer ends the connection
-        except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
-            pass
+        except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as exc:
+            connection.why = connection.why or f"lost ({exc or type(exc).__name__})"
 
     def _queue(self, connection: _Connection, data: bytes | None) -> None:
         """Write `data` to the connection's socket if no writer is running;
@@ -330,6 +333,7 @@ class NetServer:
                 since = connection.writing_since
                 if since is not None and since < late:
                     log.info("connection %s dropped: it does not read", conn)
+                    connection.why = "dropped: it did not read"
                     connection.cancel.cancel()
 
     # ------------------------------------------------------------ the core task
@@ -499,6 +503,7 @@ class NetServer:
             if data:
                 if connection.queued + len(data) > MAX_QUEUED:
                     log.info("connection %s dropped: it does not read what it is sent", conn)
+                    connection.why = "dropped: it did not read"
                     connection.cancel.cancel()
                     continue
                 connection.queued += len(data)
@@ -534,6 +539,9 @@ class NetServer:
             elif isinstance(effect, ErrorSent):
                 error = effect.error
                 log.debug("connection %s told %s: %s", effect.conn, error.code, error.message)
+                told = self._connections.get(effect.conn) if error.fatal else None
+                if told is not None and told.why is None:
+                    told.why = f"by the server, after a fatal {error.code}"
             elif isinstance(effect, Fault):
                 log.error("the core failed (%s): %s", effect.conn, effect.what)
 

@@ -1388,3 +1388,28 @@ async def test_connections_past_the_limit_of_one_address_are_refused_over_tcp() 
             assert isinstance(await again.hello("Bo"), m.Welcome)
             for stream in (streams[0], streams[2], again.stream):
                 await stream.aclose()
+
+
+# ---------------------------------------------------------------- the log of a connection's end
+
+
+@pytest.mark.trio
+async def test_the_log_says_why_each_connection_ended(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, logger="oriflamme.server")
+    with trio.fail_after(20):
+        async with running_server() as (port, _, _):
+            leaving = await Raw.connect(port)
+            await leaving.hello("Ann")
+            await leaving.aclose()  # the client goes
+            broken = await Raw.connect(port)
+            await broken.hello("Bob")
+            await broken.stream.send_all(b"\x00\x00\x00\x02\xc1\xc1")  # not msgpack
+            assert [e.code for e in await broken.rest() if isinstance(e, m.Error)] == [
+                "malformed_frame"
+            ]
+            await broken.aclose()
+            while sum("closed (" in r.getMessage() for r in caplog.records) < 2:
+                await trio.sleep(0.01)
+    ends = [r.getMessage() for r in caplog.records if "closed (" in r.getMessage()]
+    assert ends[0].endswith("closed (by the client)"), ends
+    assert ends[1].endswith("closed (by the server, after a fatal malformed_frame)"), ends
