@@ -14,6 +14,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+from oriflamme.client.failures import said
+
 if TYPE_CHECKING:
     from oriflamme.client.tls import Trust
 
@@ -305,14 +307,6 @@ def _turn_timer(text: str) -> int:
     return seconds
 
 
-def _why(exc: BaseException) -> str:
-    """What went wrong, for a person: the errors inside trio's exception
-    groups rather than "Exceptions from Trio nursery"."""
-    if isinstance(exc, BaseExceptionGroup):
-        return "; ".join(_why(inner) for inner in exc.exceptions)
-    return str(exc) or type(exc).__name__
-
-
 def _rooms(args: argparse.Namespace) -> int:
     from functools import partial
 
@@ -328,7 +322,7 @@ def _rooms(args: argparse.Namespace) -> int:
         rooms = trio.run(partial(list_rooms, host, port, trust=trust))
     except (OSError, trio.TooSlowError, Exception) as exc:  # noqa: BLE001 -- any failure is said plainly
         print(
-            f"oriflamme rooms: cannot get the rooms of {args.server}: {_why(exc)}", file=sys.stderr
+            f"oriflamme rooms: cannot get the rooms of {args.server}: {said(exc)}", file=sys.stderr
         )
         return 1
     print(format_rooms(rooms))
@@ -354,7 +348,7 @@ def _record(args: argparse.Namespace) -> int:
         return 1
     except Exception as exc:  # noqa: BLE001 -- said plainly, no traceback
         print(
-            f"oriflamme record: cannot download it from {args.server}: {_why(exc)}", file=sys.stderr
+            f"oriflamme record: cannot download it from {args.server}: {said(exc)}", file=sys.stderr
         )
         return 1
     out = Path(args.output or f"{args.record_id}.oriflamme")
@@ -405,7 +399,7 @@ def _bot(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         return 130
     except Exception as exc:  # noqa: BLE001 -- a bot says why it stopped, no traceback
-        print(f"oriflamme bot: stopped: {_why(exc)}", file=sys.stderr)
+        print(f"oriflamme bot: stopped: {said(exc)}", file=sys.stderr)
         return 1
     print(f"{played} game(s) played")
     return 0

@@ -770,7 +770,9 @@ class Game:
             families = sorted({held.family for held in self.hands[seat]})
             if families and c.family not in families:
                 held = " or ".join(FAMILY_NAMES[f] for f in families)
-                raise IllegalAction(f"seat {seat} places {held} cards, not {str(c).split(' ')[0]}")
+                raise IllegalAction(
+                    f"seat {seat} places {held} cards, not {FAMILY_NAMES[c.family]}"
+                )
             raise IllegalAction(f"{c} is not in seat {seat}'s hand")
         at = action.at
         if at == FIRST:

@@ -109,6 +109,10 @@ def _strict_map(pairs: list[tuple[Any, Any]]) -> dict[Any, Any]:
 _SCALARS = frozenset({type(None), bool, int, str, bytes})
 
 
+def _not_used(kind: type) -> ValueError:
+    return ValueError(f"{kind.__name__} values are not used in this protocol (no floats, no ext)")
+
+
 def check_plain(value: object, max_depth: int = MAX_DEPTH) -> None:
     """Raise ``ValueError`` unless `value` is plain decoded data: nil, bool,
     int, str, bytes, lists and maps with str keys, at most `max_depth`
@@ -130,13 +134,13 @@ def check_plain(value: object, max_depth: int = MAX_DEPTH) -> None:
             elif kind in _SCALARS:
                 continue
             else:
-                raise ValueError(f"{kind.__name__} values are not allowed")
+                raise _not_used(kind)
             for child in children:
                 child_kind = type(child)
                 if child_kind is dict or child_kind is list:
                     add(child)
                 elif child_kind not in _SCALARS:
-                    raise ValueError(f"{child_kind.__name__} values are not allowed")
+                    raise _not_used(child_kind)
         if below:
             depth += 1
             if depth >= max_depth:
@@ -240,10 +244,7 @@ def _why_undecodable(error: Exception) -> str:
     if "incomplete input" in text:
         return "not valid msgpack: the payload ends inside a value"
     if isinstance(error, ValueError) and not isinstance(error, msgpack.UnpackException):
-        # Ours (`check_plain`, `_strict_map`): valid msgpack this protocol refuses.
-        if "values are not allowed" in text:
-            return f"{text.split(' ')[0]} values are not used in this protocol (no floats, no ext)"
-        return text
+        return text  # ours (`check_plain`, `_strict_map`): already in the protocol's words
     return f"not valid msgpack: {text}" if text else "not valid msgpack"
 
 

@@ -520,13 +520,6 @@ class NetServer:
                 if scope is not None:
                     scope.cancel()
             elif isinstance(effect, GameFinished):
-                failed = [seat for seat, v in enumerate(effect.record.verdicts) if not v.ok]
-                log.info(
-                    "room %d: game %s finished%s",
-                    effect.room,
-                    effect.record_id,
-                    f"; seats that failed their checks: {failed}" if failed else "",
-                )
                 if self.on_record is not None:
                     self.on_record(effect)
             elif isinstance(effect, GameOver):

@@ -42,6 +42,7 @@ from prompt_toolkit.layout.controls import FormattedTextControl
 from prompt_toolkit.output import ColorDepth
 from prompt_toolkit.styles import Style
 
+from ..failures import said
 from .choices import BACKSPACE, ENTER, ESCAPE, LEFT, RIGHT
 from .controller import Command
 from .lobby import DOWN, UP
@@ -330,14 +331,7 @@ async def _host(
         pass
     except BaseException as exc:  # noqa: BLE001 -- said plainly by the command
         log.error("the program stopped", exc_info=exc)
-        leaves = [e for e in _leaves(exc) if not isinstance(e, trio.Cancelled)]
-        if leaves:
-            raise ProgramFailed("; ".join(str(e) or type(e).__name__ for e in leaves)) from None
+        failed = said(exc, ignoring=(trio.Cancelled,))
+        if failed:
+            raise ProgramFailed(failed) from None
     return code if code is not None else 0
-
-
-def _leaves(exc: BaseException) -> list[BaseException]:
-    """The exceptions inside nested exception groups."""
-    if isinstance(exc, BaseExceptionGroup):
-        return [leaf for inner in exc.exceptions for leaf in _leaves(inner)]
-    return [exc]

@@ -17,7 +17,7 @@ from oriflamme.protocol.verify import GameVerdict
 
 from ..replay import ReplayStep
 from .choices import LEFT, RIGHT
-from .screen import EndSummary, Line, Row, Scene, render, rule, wrap
+from .screen import EndSummary, Line, Row, Scene, placings, render, rule, wrap
 from .text import safe
 from .words import EventLog
 
@@ -98,15 +98,12 @@ class ReplayController:
         footer += [Row(width).add(part).line() for part in said]
         if end is not None:
             ranking = sorted(range(len(end.scores)), key=lambda s: (-end.scores[s], s))
-            row = Row(width).add(" ")
-            for place, seat in enumerate(ranking):
-                won = " (winner)" if seat in end.winners else ""
-                entry = f"{place + 1}. {self.names[seat]} {end.scores[seat]}{won}"
-                if row.used > 1 and row.used + len(entry) > width:  # the next line, never cut
-                    footer.append(row.line())
-                    row = Row(width).add(" ")
-                row.add(entry + "   ")
-            footer.append(row.line())
+            won = {seat: " (winner)" for seat in end.winners}
+            entries = [
+                (f"{place + 1}. {self.names[seat]} {end.scores[seat]}{won.get(seat, '')}", "")
+                for place, seat in enumerate(ranking)
+            ]
+            footer += placings(entries, width)
             footer.append(Row(width).add(" " + end.verified, "class:verified").line())
         return Scene(
             view=position,

@@ -820,17 +820,13 @@ def _end(scene: Scene, width: int) -> list[Line]:
             s,
         ),
     )
-    row = Row(width).add(" ")
+    entries = []
     for place, seat in enumerate(order):
         name = who(scene.names, seat, scene.seat)
         won = " (winner)" if seat in end.winners else ""
         style = owner_style(view, seat) + (" class:winner" if won else "")
-        entry = f"{place + 1}. {name} {end.scores[seat]}{won}"
-        if row.used > 1 and row.used + cells(entry) > width:  # on the next line, never cut
-            lines.append(row.line())
-            row = Row(width).add(" ")
-        row.add(entry, style).add("   ")
-    lines.append(row.line())
+        entries.append((f"{place + 1}. {name} {end.scores[seat]}{won}", style))
+    lines += placings(entries, width)
     top = max(end.scores, default=0)
     tied = [seat for seat in order if end.scores[seat] == top]
     if len(tied) > 1:  # ruling 17: the cards in the queue break it, else a shared win
@@ -850,6 +846,21 @@ def _end(scene: Scene, width: int) -> list[Line]:
             lines.append(Row(width).add(" " + part, "class:verified").line())
     lines.append(Row(width).add(" " + end.verified, "class:verified").line())
     lines.append(Row(width).add(" " + end.saved).line())
+    return lines
+
+
+def placings(entries: Sequence[tuple[str, str]], width: int) -> list[Line]:
+    """The ranking at a game's end ("1. Ann 9 (winner)", and its style) on
+    as many lines as it takes: an entry that does not fit goes on the next
+    line, never cut."""
+    lines: list[Line] = []
+    row = Row(width).add(" ")
+    for text, style in entries:
+        if row.used > 1 and row.used + cells(text) > width:
+            lines.append(row.line())
+            row = Row(width).add(" ")
+        row.add(text, style).add("   ")
+    lines.append(row.line())
     return lines
 
 

@@ -210,7 +210,7 @@ class Lobby:
                 ),
             ),
             LogLine(
-                f"connection {conn}: player {session.player} ({session.name!r}), "
+                f"connection {conn}: {session.logged_as}, "
                 + (
                     f"the server's {session.bot} bot"
                     if session.bot is not None

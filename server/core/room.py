@@ -94,11 +94,6 @@ def _refuse(code: str, message: str) -> RemoteProtocolError:
     return RemoteProtocolError(code, message)
 
 
-def _who(session: Session) -> str:
-    """A player as the log names them (a name is the player's own text: quoted)."""
-    return f"player {session.player} ({session.name!r})"
-
-
 class Room:
     """One room; see the module docstring."""
 
@@ -186,13 +181,13 @@ class Room:
         session.room, session.seat = self.id, index
         if not self.host:
             self.host = session.player
-        return [self._event(f"{_who(session)} took seat {index}"), *self._room_state()]
+        return [self._event(f"{session.logged_as} took seat {index}"), *self._room_state()]
 
     def watch(self, session: Session, now: float) -> list[Effect]:
         """`session` watches the room (`spectate`): the room, and the game if one runs."""
         self.spectators.append(session)
         session.room, session.seat = self.id, None
-        effects = [self._event(f"{_who(session)} watches"), *self._room_state()]
+        effects = [self._event(f"{session.logged_as} watches"), *self._room_state()]
         if self.table is not None:
             effects += self._deliver(self.table.snapshot(None, now), only=session)
         return effects
@@ -202,18 +197,18 @@ class Room:
         effects: list[Effect] = []
         if session in self.spectators:
             self.spectators.remove(session)
-            effects.append(self._event(f"{_who(session)} stopped watching"))
+            effects.append(self._event(f"{session.logged_as} stopped watching"))
         elif session.seat is not None:
             index = session.seat
             seat = self.seats[index]
             if self.state == PLAYING and self.table is not None and not self.table.over:
                 self.seats[index] = Seat(ghost=session.name)
-                effects.append(self._event(f"{_who(session)} left seat {index} during a game"))
+                effects.append(self._event(f"{session.logged_as} left seat {index} during a game"))
                 left = f"{session.name} left before every seed was in"
                 effects += self._table_update(self.table.leave(index, now), now, cancelled=left)
             else:
                 self.seats[index] = Seat()
-                effects.append(self._event(f"{_who(session)} left seat {index}"))
+                effects.append(self._event(f"{session.logged_as} left seat {index}"))
             if seat.bot is not None:
                 effects.append(StopBot(session.player))
         session.room, session.seat = None, None
@@ -226,7 +221,7 @@ class Room:
         if not humans:
             return []
         self.host = humans[0].player
-        return [self._event(f"{_who(humans[0])} is the host now")]
+        return [self._event(f"{humans[0].logged_as} is the host now")]
 
     def _game_over(self) -> GameOver:
         assert self.table is not None
@@ -333,7 +328,7 @@ class Room:
         bot.room, bot.seat = self.id, index
         self.seats[index] = Seat(session=bot, bot=strategy, ready=True, handed=handed)
         return [
-            self._event(f"a {strategy} bot, {_who(bot)}, took seat {index}"),
+            self._event(f"a {strategy} bot, {bot.logged_as}, took seat {index}"),
             StartBot(bot.player, self.id, index, strategy, token, handed),
             *self._room_state(),
         ]
@@ -451,7 +446,7 @@ class Room:
         effects: list[Effect] = []
         if update.error is not None and update.error.code == BAD_OPENING:
             # (not why: the reason names the card it claimed, which others may not know)
-            failed = f"{_who(session)} in seat {session.seat} failed an opening, and forfeits"
+            failed = f"{session.logged_as} in seat {session.seat} failed an opening, and forfeits"
             effects.append(self._event(failed))
         if isinstance(message, m.HandOver) and update.seats_changed:
             effects += self._hand_over(session, update, now)
@@ -466,7 +461,7 @@ class Room:
         session.room, session.seat = None, None
         effects: list[Effect] = []
         if update.handed is not None:
-            effects.append(self._event(f"{_who(session)} handed seat {index} to a bot"))
+            effects.append(self._event(f"{session.logged_as} handed seat {index} to a bot"))
             _, handed = update.handed
             name = f"{session.name[:26]} (bot)"  # names are at most 32 characters
             effects += self._seat_bot(index, "heuristic", name, handed)
@@ -474,7 +469,7 @@ class Room:
             effects += self._table_update(self.table.connection(index, False, now), now)
         else:
             self.seats[index] = Seat(ghost=session.name)
-            effects.append(self._event(f"{_who(session)} left seat {index} to a stand-in"))
+            effects.append(self._event(f"{session.logged_as} left seat {index} to a stand-in"))
         if session.player == self.host:
             effects += self._pass_host()
         return effects
@@ -516,7 +511,12 @@ class Room:
                     self.id, self.table.record_id, update.record, self.name, self.table_players
                 )
             )
-            effects.append(self._game_over())
+            failed = [seat for seat, v in enumerate(update.record.verdicts) if not v.ok]
+            said = f"; seats that failed their checks: {failed}" if failed else ""
+            effects += [
+                self._event(f"game {self.table.record_id} finished{said}"),
+                self._game_over(),
+            ]
             self.state = FINISHED
             for index, seat in enumerate(self.seats):
                 if seat.ghost is not None:

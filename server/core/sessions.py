@@ -107,6 +107,12 @@ class Session:
     def connected(self) -> bool:
         return self.conn is not None
 
+    @property
+    def logged_as(self) -> str:
+        """The player as the server's log names them (the name is the
+        player's own text: quoted)."""
+        return f"player {self.player} ({self.name!r})"
+
     def push(
         self, kind: type[m.Message], shared: SharedEncoding | None = None, /, **fields: Any
     ) -> list[Effect]:

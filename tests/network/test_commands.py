@@ -13,8 +13,8 @@ import pytest
 import trio
 import trio.testing
 
-from oriflamme.client.cli import _why
 from oriflamme.client.commands import FIRST_ATTEMPTS, run_bot
+from oriflamme.client.failures import said
 from tests.network.server_process import COMMAND, ServerProcess
 
 
@@ -167,7 +167,7 @@ async def test_a_bot_that_cannot_reach_the_server_says_so_at_each_try_and_gives_
     ):  # (seconds of the mock clock)
         await run_bot("127.0.0.1", port, room="r")
     # What `oriflamme bot` prints after "stopped: " (not "Exceptions from Trio nursery")
-    assert _why(raised.value).startswith("cannot reach the server: ")
+    assert said(raised.value).startswith("cannot reach the server: ")
     tries = [r for r in caplog.records if "trying again" in r.getMessage()]
     assert len(tries) == FIRST_ATTEMPTS and all(r.levelname == "WARNING" for r in tries)
 
