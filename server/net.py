@@ -25,9 +25,10 @@ TCP socket (TLS, a server bot's memory stream) always goes by its writer.
 With a `Store`, the lobby keeps a journal (`JournaledLobby`): a batch
 carries the journal entries its inputs made, and the committer appends the
 entries of every batch waiting to the store in one transaction (in a worker
-thread) before it sends anything they caused, while the core task goes on
-with the next inputs. Every accepted decision is stored before anything
-about it is sent. Now and then the core task starts a snapshot of the lobby
+thread) before it sends anything they caused. Every accepted decision is
+stored before anything about it is sent. The core task gives that commit a
+head start (`HEAD_START`) before it takes the next inputs, and goes on with
+them while a slow disk finishes it. Now and then the core task starts a snapshot of the lobby
 (`server.snapshots`: a forked child pickles it); a task of its own waits
 for it and stores it, while the committer goes on storing later batches
 (the snapshot drops only the entries it covers).
@@ -91,6 +92,7 @@ INBOX = 4096  # inputs waiting for the core task
 BATCH = 256  # inputs handled together, and stored in one transaction
 SNAPSHOT_EVERY = 50_000  # journal entries between two snapshots (by default)
 COMMIT_QUEUE = 16  # batches handled by the core task, waiting for their commit
+HEAD_START = 0.02  # seconds the core task waits for the batches before it to be sent
 MAX_QUEUED = 1 << 20  # bytes waiting for one connection's socket: more, and it is dropped
 READ_PAUSE = 1 << 16  # bytes waiting for one connection's socket: more, and it is not read
 READ_SIZE = 65536
@@ -164,6 +166,8 @@ class NetServer:
         self.snapshot_every = snapshot_every
         self._snapshots_wanted: list[trio.Event] = []
         self._batches_send, self._batches = trio.open_memory_channel[_Batch](COMMIT_QUEUE)
+        self._unsent = 0  # batches handed to the committer, their bytes not yet sent
+        self._sent = trio.Event()  # set (and made anew) when the committer sends a group
         self._store_lock = trio.Lock()  # one store call at a time (one SQLite connection)
         self._stored_up_to = 0  # the store's position of the last entry appended
         self._last_snapshot: trio.Event | None = None  # set once the last one is saved (or not)
@@ -347,6 +351,15 @@ class NetServer:
         if self.restarted:  # every connection it knew is gone; its bots start anew
             await self._hand_over(gateway.lobby.restarted(self.now()))
         while True:
+            if self._unsent:
+                # The committer's head start: its worker thread needs the
+                # interpreter lock a few times, and the core task, handling a
+                # batch, holds it for milliseconds at a time; the batch's bytes
+                # then waited for a whole batch more. A slow disk is waited for
+                # no longer than this: the next inputs are handled meanwhile.
+                with trio.move_on_after(HEAD_START):
+                    while self._unsent:
+                        await self._sent.wait()
             deadline = gateway.next_deadline()
             at = math.inf if deadline is None else deadline - self.time_offset
             with trio.move_on_at(at) as timer:
@@ -417,6 +430,7 @@ class NetServer:
                 self._snapshot_jobs.add(batch.snapshot)
         batch.done, self._snapshots_wanted = self._snapshots_wanted, []
         if entries or outputs or effects or batch.snapshot is not None or batch.done:
+            self._unsent += 1
             await self._batches_send.send(batch)
 
     # ------------------------------------------------------------ the committer
@@ -448,6 +462,9 @@ class NetServer:
                 if batch.snapshot is None:
                     for done in batch.done:
                         done.set()
+            self._unsent -= len(group)
+            self._sent.set()
+            self._sent = trio.Event()
             last = group[-1]
             if last.snapshot is None:
                 continue

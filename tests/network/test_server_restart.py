@@ -13,6 +13,7 @@ the records must agree.
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -240,3 +241,49 @@ async def test_a_store_that_fails_stops_the_server_before_anything_unstored_is_s
                 data = await near.receive_some(65536)
                 assert not endpoint.receive_data(data), "something unstored was sent"
     assert stopped.group_contains(StoreError)
+
+
+class SlowStore(FailingStore):
+    """A store whose disk stalls: an append waits until `go` is set."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.go = threading.Event()
+
+    def append(self, entries: list[object]) -> int:
+        if entries:
+            self.go.wait(10)
+            self.appended += entries
+        return len(self.appended)
+
+
+@pytest.mark.trio
+async def test_a_stalled_store_holds_back_what_it_stores_but_not_the_next_inputs() -> None:
+    """The core task gives the committer a head start, but no more: a disk
+    that stalls does not stop it handling what comes next."""
+    lobby = JournaledLobby(KeyedEntropy(KEY), ServerConfig())
+    store = SlowStore()
+    server = NetServer(Gateway(lobby), store=store)  # type: ignore[arg-type]
+    with trio.fail_after(10):
+        async with trio.open_nursery() as nursery:
+            await nursery.start(server.run)
+            streams = []
+            for name in ("Ann", "Bo"):
+                near, far = trio.testing.memory_stream_pair()
+                nursery.start_soon(server.serve_stream, far, name)
+                await near.send_all(ClientEndpoint(name).hello())
+                streams.append(near)
+                while len(lobby.sessions) < len(streams):  # (Bo's hello while Ann's is stored)
+                    await trio.sleep(0.005)
+            assert not store.appended  # nothing stored yet: nothing sent either
+            with trio.move_on_after(0.1):
+                assert not await streams[0].receive_some(65536)
+            store.go.set()
+            for near, name in zip(streams, ("Ann", "Bo"), strict=True):
+                endpoint = ClientEndpoint(name)
+                endpoint.hello()
+                received: list[object] = []
+                while not received:
+                    received += endpoint.receive_data(await near.receive_some(65536))
+                assert type(received[0]) is m.Welcome
+            nursery.cancel_scope.cancel()

@@ -38,6 +38,22 @@ def test_entries_come_back_in_order_and_a_snapshot_drops_those_before_it(tmp_pat
     store.close()
 
 
+@pytest.mark.parametrize("rows", [1, 3, 500])
+def test_a_batch_longer_than_a_statement_is_stored_whole_and_in_order(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, rows: int
+) -> None:
+    monkeypatch.setattr("oriflamme.server.store.ROWS_A_STATEMENT", rows)
+    path = tmp_path / "s.sqlite3"
+    store = SqliteStore(path)
+    batch = [Entry("data", f"1.{i}", i / 2, bytes([i % 256]) * i) for i in range(1001)]
+    assert store.append(batch[:7]) == 7
+    assert store.append(batch[7:]) == 1001
+    store.close()
+    store = SqliteStore(path)
+    assert store.load() == (None, batch)
+    store.close()
+
+
 def test_a_database_from_a_newer_server_is_refused_with_a_clear_message(tmp_path: Path) -> None:
     path = tmp_path / "s.sqlite3"
     SqliteStore(path).close()
