@@ -30,7 +30,12 @@ Counted in the window, for each K:
   session receives (the server's verdict on it, its journal commit and the
   pushes), p50 and p99;
 * the drivers' CPU and the machine's (the figures move with the number of
-  cores: on 2 cores the server and the drivers share them).
+  cores: on 2 cores the server and the drivers share them);
+* a lone client's `ping` round trip: one more connection, seated nowhere,
+  pings every 25 ms whatever the answers do (an open loop, where the tables
+  are a closed one: their latency is K over the decisions/s, whatever the
+  server does). What a player at a table of people, who sends a message
+  now and then, waits for on a server this busy.
 
 In the same run, the baseline: a plain trio echo server (another process;
 the protocol's framing, a 4-byte big-endian length and the payload, not
@@ -54,6 +59,7 @@ import argparse
 import contextlib
 import cProfile
 import io
+import itertools
 import math
 import multiprocessing
 import multiprocessing.connection
@@ -98,6 +104,7 @@ CLOCK_TICK = os.sysconf("SC_CLK_TCK")
 TARGET_RATIO = 0.20  # decisions/s over echo messages/s, at K=200
 TARGET_P99_MS = 20.0
 TARGET_K = 200
+PROBE_EVERY = 0.025  # seconds between two pings of the lone client
 DISTURBED = 0.15  # CPU of neither the server nor the drivers, in cores: other load
 SERVER_COMMAND = [sys.executable, "-m", "oriflamme.client.cli", "serve"]
 
@@ -310,6 +317,7 @@ class DriverStats:
     errors: list[str] = field(default_factory=list)  # the first few
     error_count: int = 0
     messages: int = 0  # echo round trips in the window
+    probe: list[float] = field(default_factory=list)  # the lone client's pings, in the window
     profile: str = ""
 
     def inside(self, t: float) -> bool:
@@ -580,11 +588,85 @@ async def _game_driver(conn: multiprocessing.connection.Connection, spec: dict[s
             async with trio.open_nursery() as play:
                 if spec["profile"]:
                     play.start_soon(_profile_window, stats, spec["profile"])
+
                 for table in tables:
                     delay = stagger.uniform(0, spec["stagger"])
                     play.start_soon(play_table, table, stats, spec["game_timeout"], delay)
         sessions.cancel_scope.cancel()
     conn.send(("result", stats))
+
+
+async def _probe_connection(spec: dict[str, Any]) -> trio.SocketStream:
+    """The lone client: connected and welcomed, seated nowhere."""
+    stream = await trio.open_tcp_stream(spec["host"], spec["port"])
+    await stream.send_all(
+        _raw_frame({"type": "hello", "versions": [1], "client": "bench-probe/1", "name": "probe"})
+    )
+    frames = _RawFrames(stream)
+    welcome = await frames.next()
+    if welcome.get("type") != "welcome":
+        raise RuntimeError(f"the probe was not welcomed: {welcome}")
+    return stream
+
+
+async def _probe_driver(conn: multiprocessing.connection.Connection, spec: dict[str, Any]) -> None:
+    """The lone client, in a process of its own: the drivers' processes are
+    busy, and would be slow to read its answers."""
+    stats = DriverStats()
+    with trio.fail_after(spec["setup_timeout"]):
+        stream = await _probe_connection(spec)
+    conn.send(("ready", 0, 0))
+    stats.t0, stats.t1 = await _wait_go(conn, spec["go_timeout"])
+    with trio.move_on_at(trio_at(stats.t1 + spec["tail"])):
+        await _probe(stream, stats)
+    await stream.aclose()
+    conn.send(("result", stats))
+
+
+async def _probe(stream: trio.SocketStream, stats: DriverStats) -> None:
+    """An open loop: a `ping` every PROBE_EVERY seconds whatever the answers
+    do, each timed to its `pong`: what a player at a table of people (who
+    sends now and then) waits for while the other tables play."""
+    sent: dict[int, float] = {}
+
+    async def answers() -> None:
+        frames = _RawFrames(stream)
+        while True:
+            message = await frames.next()
+            at = sent.pop(message.get("id", -1), None)
+            if message.get("type") == "pong" and at is not None and stats.inside(at):
+                stats.probe.append(time.monotonic() - at)
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(answers)
+        for request_id in itertools.count(1):
+            sent[request_id] = time.monotonic()
+            await stream.send_all(_raw_frame({"type": "ping", "id": request_id % 2**32}))
+            await trio.sleep(PROBE_EVERY)
+
+
+def _raw_frame(message: dict[str, Any]) -> bytes:
+    payload = msgpack.packb(message, use_bin_type=True)
+    return len(payload).to_bytes(4, "big") + payload
+
+
+class _RawFrames:
+    """The frames a stream gives, one by one, as plain data."""
+
+    def __init__(self, stream: trio.SocketStream) -> None:
+        self.stream, self.buffer = stream, bytearray()
+
+    async def next(self) -> dict[str, Any]:
+        buffer = self.buffer
+        while len(buffer) < 4 or len(buffer) < 4 + int.from_bytes(buffer[:4], "big"):
+            data = await self.stream.receive_some(65536)
+            if not data:
+                raise trio.BrokenResourceError("the server hung up on the probe")
+            buffer += data
+        size = int.from_bytes(buffer[:4], "big")
+        message = msgpack.unpackb(buffer[4 : 4 + size], raw=False)
+        del buffer[: 4 + size]
+        return message
 
 
 async def _profile_window(stats: DriverStats, top: int) -> None:
@@ -647,8 +729,8 @@ def _driver_entry(conn: multiprocessing.connection.Connection, spec: dict[str, A
     if spec.get("load") == "lean":
         codec.unpack_untrusted = _trusting  # type: ignore[assignment]
     try:
-        driver = _game_driver if spec["kind"] == "game" else _echo_driver
-        trio.run(driver, conn, spec)
+        driver = {"game": _game_driver, "echo": _echo_driver, "probe": _probe_driver}
+        trio.run(driver[spec["kind"]], conn, spec)
     except BaseException:  # the parent reports it
         with contextlib.suppress(Exception):
             conn.send(("error", traceback.format_exc()))
@@ -722,6 +804,9 @@ class Phase:
     def latencies(self) -> list[float]:
         return sorted(x for s in self.stats for x in s.latencies)
 
+    def probe(self) -> list[float]:
+        return sorted(x for s in self.stats for x in s.probe)
+
     def errors(self) -> list[str]:
         return [e for s in self.stats for e in s.errors]
 
@@ -744,12 +829,14 @@ def run_phase(
     context = multiprocessing.get_context("fork")
     drivers = max(1, min(drivers, k))
     links: list[multiprocessing.connection.Connection] = []
-    pids: list[int] = []
+    pids: list[int] = []  # the drivers' (not the probe's: its CPU is not the load's)
+    processes: list[multiprocessing.Process] = []
     started = time.monotonic()
-    for d in range(drivers):
+    probes = 1 if kind == "game" else 0
+    for d in range(drivers + probes):
         ours, theirs = context.Pipe()
         spec = {
-            "kind": kind,
+            "kind": kind if d < drivers else "probe",
             "host": HOST,
             "port": port,
             "tables": list(range(d, k, drivers)),
@@ -768,10 +855,12 @@ def run_phase(
         process = context.Process(target=_driver_entry, args=(theirs, spec), daemon=True)
         process.start()
         children.processes.append(process)
+        processes.append(process)
         theirs.close()
         links.append(ours)
         assert process.pid is not None
-        pids.append(process.pid)
+        if d < drivers:
+            pids.append(process.pid)
 
     def receive(link: multiprocessing.connection.Connection, deadline: float) -> Any:
         if not link.poll(max(0.0, deadline - time.monotonic())):
@@ -805,7 +894,7 @@ def run_phase(
     deadline = time.monotonic() + 60
     for link in links:
         stats.append(receive(link, deadline)[1])
-    for driver in children.processes[-drivers:]:
+    for driver in processes:
         driver.join(10)
         if driver.is_alive():
             driver.kill()
@@ -974,6 +1063,7 @@ def report_k(r: Result, args: argparse.Namespace) -> str:
     decisions = g.total("decisions")
     games = g.total("games")
     lat = g.latencies()
+    probe = g.probe()
     elat = e.latencies()
     per_game = r.decisions_per_game
     game_seconds = [x for s in g.stats for x in s.game_seconds]
@@ -1007,6 +1097,9 @@ def report_k(r: Result, args: argparse.Namespace) -> str:
         f"  latency to next push   p50 {1000 * percentile(lat, 0.5):7.2f} ms   "
         f"p99 {1000 * percentile(lat, 0.99):7.2f} ms   max {1000 * (lat[-1] if lat else math.nan):.1f}"
         f" ms   (n={len(lat):,})",
+        f"  a lone client's ping   p50 {1000 * percentile(probe, 0.5):7.2f} ms   "
+        f"p99 {1000 * percentile(probe, 0.99):7.2f} ms   (n={len(probe):,}, one every"
+        f" {1000 * PROBE_EVERY:.0f} ms, answered after the tables' inputs before it)",
         f"  driver CPU             {'+'.join(pct(c) for c in g.driver_cpu):>9}"
         f"  {us(sum(g.driver_cpu), decisions):>10} us/decision   (the load generator)",
         f"  machine                {100 * g.machine_busy:>8.0f}%  busy of {cores} cores"
