@@ -28,10 +28,10 @@ entries of every batch waiting to the store in one transaction (in a worker
 thread) before it sends anything they caused. Every accepted decision is
 stored before anything about it is sent. The core task gives that commit a
 head start (`HEAD_START`) before it takes the next inputs, and goes on with
-them while a slow disk finishes it. Now and then the core task starts a snapshot of the lobby
-(`server.snapshots`: a forked child pickles it); a task of its own waits
-for it and stores it, while the committer goes on storing later batches
-(the snapshot drops only the entries it covers).
+them while a slow disk finishes it. Now and then the core task starts a
+snapshot of the lobby (`server.snapshots`: a forked child pickles it); a
+task of its own waits for it and stores it, while the committer goes on
+storing later batches (the snapshot drops only the entries it covers).
 
 A client that does not read is never waited for: when more than
 `MAX_QUEUED` bytes (1 MiB) wait in its outbox, or its socket takes longer
@@ -352,11 +352,11 @@ class NetServer:
             await self._hand_over(gateway.lobby.restarted(self.now()))
         while True:
             if self._unsent:
-                # The committer's head start: its worker thread needs the
-                # interpreter lock a few times, and the core task, handling a
-                # batch, holds it for milliseconds at a time; the batch's bytes
-                # then waited for a whole batch more. A slow disk is waited for
-                # no longer than this: the next inputs are handled meanwhile.
+                # The committer's head start. The end of its commit is seen
+                # only between two batches of this task (trio runs one task at
+                # a time), and its worker thread needs the interpreter lock,
+                # which a batch holds: the bytes waited for a whole batch more.
+                # A slow disk is waited for no longer than this.
                 with trio.move_on_after(HEAD_START):
                     while self._unsent:
                         await self._sent.wait()

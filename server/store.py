@@ -150,7 +150,7 @@ class SqliteStore:
         # interpreter lock around each statement it steps, and this runs in a
         # worker thread beside the busy core task, which then holds the lock
         # for up to the switch interval (5 ms) before the worker gets it back:
-        # a row a step made a batch of 50 entries wait 25 to 250 ms.
+        # a row a step made a batch of 50 entries take 25 to 150 ms.
         rows = self._rows_a_statement
         with self._transaction():
             for start in range(0, len(entries), rows):
