@@ -51,6 +51,8 @@ Targets at K=200: decisions/s >= 20% of echo messages/s, p99 latency < 20 ms.
     python bench/server.py --quick                  # K = 1, 10; short windows (smoke run)
     python bench/server.py --ks 200 --drivers 2 --seconds 20 --players 4
     python bench/server.py --profile-server         # cProfile of the server in the window
+    python bench/server.py --ks 50,200 --seconds 8 --against HEAD~1
+                                                    # this tree against a commit, in rotation
 """
 
 from __future__ import annotations
@@ -72,6 +74,7 @@ import signal
 import statistics
 import subprocess
 import sys
+import tarfile
 import tempfile
 import time
 import traceback
@@ -257,12 +260,17 @@ class Children:
 
 
 def start_logged(
-    children: Children, command: list[str], log_path: Path, pattern: bytes, timeout: float = 30.0
+    children: Children,
+    command: list[str],
+    log_path: Path,
+    pattern: bytes,
+    timeout: float = 30.0,
+    env: dict[str, str] | None = None,
 ) -> tuple[subprocess.Popen[bytes], int]:
     """Start `command` with its output in `log_path` (a file, never a pipe) and
     return it with the port its log names (`pattern`, one group), once it does."""
     with open(log_path, "wb") as log:
-        popen = subprocess.Popen(command, stdout=log, stderr=log, stdin=subprocess.DEVNULL)
+        popen = subprocess.Popen(command, stdout=log, stderr=log, stdin=subprocess.DEVNULL, env=env)
     children.popens.append(popen)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -917,8 +925,15 @@ def run_phase(
     )
 
 
-def game_phase(children: Children, k: int, drivers: int, args: argparse.Namespace) -> Phase:
-    """K tables against a fresh server over a fresh data directory."""
+def game_phase(
+    children: Children,
+    k: int,
+    drivers: int,
+    args: argparse.Namespace,
+    env: dict[str, str] | None = None,
+) -> Phase:
+    """K tables against a fresh server over a fresh data directory (`env`:
+    the server's environment, another version's with `--against`)."""
     workdir = Path(tempfile.mkdtemp(prefix=f"k{k}-", dir=args.tmp))
     options = ["--port", "0", "--data-dir", str(workdir / "data"), "--log-level", "info"]
     # Every table connects from 127.0.0.1: lift the limit of one address.
@@ -933,7 +948,7 @@ def game_phase(children: Children, k: int, drivers: int, args: argparse.Namespac
     else:
         command = [*SERVER_COMMAND, *options]
     log_path = workdir / "server.log"
-    server, port = start_logged(children, command, log_path, rb"serving on \S+ port (\d+)")
+    server, port = start_logged(children, command, log_path, rb"serving on \S+ port (\d+)", env=env)
     try:
         window = None
         if args.profile_server:
@@ -1187,6 +1202,102 @@ def targets(results: list[Result]) -> str:
     )
 
 
+# ---------------------------------------------------------------- --against
+
+PACKAGES = ("engine", "protocol", "server", "client")  # what `oriflamme` is made of
+
+
+def against_env(rev: str, tmp: str) -> dict[str, str]:
+    """The environment of a server of version `rev`: its packages, taken from
+    git into `tmp`, first on the server's path (`oriflamme` is a namespace
+    package: a folder earlier on the path holds its subpackages)."""
+    root = Path(__file__).resolve().parent.parent
+    archive = subprocess.run(
+        ["git", "-C", str(root), "archive", "--prefix=oriflamme/", rev, *PACKAGES],
+        capture_output=True,
+        check=False,
+    )
+    if archive.returncode != 0:
+        raise SystemExit(f"bench: cannot take {rev!r} from git: {archive.stderr.decode().strip()}")
+    dest = Path(tmp) / "against"
+    with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
+        tar.extractall(dest, filter="data")
+    path = [str(dest), *filter(None, [os.environ.get("PYTHONPATH")])]
+    return dict(os.environ, PYTHONPATH=os.pathsep.join(path))
+
+
+def compare_head() -> str:
+    head = (
+        f"{'K':>5} {'version':>12} {'decisions/s':>12} {'us/dec':>7} {'p50 ms':>7}"
+        f" {'p99 ms':>7} {'ping p50':>9} {'ping p99':>9} {'busy':>5}"
+    )
+    return head + "\n" + "-" * len(head)
+
+
+def compare_line(k: int, version: str, g: Phase) -> str:
+    decisions = g.total("decisions")
+    lat, probe = g.latencies(), g.probe()
+    return (
+        f"{k:>5} {version[:12]:>12} {decisions / g.window:>12,.0f}"
+        f" {g.server_cpu / decisions * 1e6 if decisions else math.nan:>7.0f}"
+        f" {1000 * percentile(lat, 0.5):>7.2f} {1000 * percentile(lat, 0.99):>7.2f}"
+        f" {1000 * percentile(probe, 0.5):>9.2f} {1000 * percentile(probe, 0.99):>9.2f}"
+        f" {100 * g.machine_busy:>4.0f}%"
+    )
+
+
+def compare_summary(k: int, runs: dict[str, list[Phase]]) -> str:
+    """The median of each version's runs, and this one's over the other's."""
+
+    def medians(phases: list[Phase]) -> dict[str, float]:
+        def median(f: Callable[[Phase], float]) -> float:
+            return statistics.median(f(g) for g in phases)
+
+        return {
+            "decisions/s": median(lambda g: g.total("decisions") / g.window),
+            "us/dec": median(lambda g: g.server_cpu / max(1, g.total("decisions")) * 1e6),
+            "p50 ms": median(lambda g: 1000 * percentile(g.latencies(), 0.5)),
+            "p99 ms": median(lambda g: 1000 * percentile(g.latencies(), 0.99)),
+            "ping p50 ms": median(lambda g: 1000 * percentile(g.probe(), 0.5)),
+        }
+
+    (this, ours), (other, theirs) = ((v, medians(p)) for v, p in runs.items())
+    parts = [
+        f"{name} {ours[name]:,.1f} vs {theirs[name]:,.1f} ({ours[name] / theirs[name]:.2f}x)"
+        for name in ours
+        if theirs[name]
+    ]
+    return f"K={k}, medians of {len(runs[this])} runs, {this} vs {other}: " + "; ".join(parts)
+
+
+def compare(children: Children, args: argparse.Namespace) -> None:
+    """This version against `--against`, in rotation: the machine's speed
+    moves between runs more than most changes move it."""
+    env = against_env(args.against, args.tmp)
+    versions = [("this", None), (args.against, env)]
+    print(
+        f"this tree against {args.against}: {args.rounds} runs of each at every K,"
+        " alternated (first one, then the other); no echo baseline"
+    )
+    for k in args.k_values:
+        drivers = args.drivers if args.drivers is not None else (1 if k < 50 else 2)
+        runs: dict[str, list[Phase]] = {name: [] for name, _ in versions}
+        print()
+        print(compare_head(), flush=True)
+        for round_ in range(args.rounds):
+            for name, version_env in versions if round_ % 2 == 0 else versions[::-1]:
+                game = game_phase(children, k, drivers, args, env=version_env)
+                runs[name].append(game)
+                trouble = game.errors() or game.server_died or game.exit_status != 0
+                note = (
+                    "  ! errors or a server that failed: see a run without --against"
+                    if trouble
+                    else ""
+                )
+                print(compare_line(k, name, game) + note, flush=True)
+        print(compare_summary(k, runs), flush=True)
+
+
 # ---------------------------------------------------------------- main
 
 
@@ -1240,6 +1351,15 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         default="cpu",
         help="cpu: the main thread's CPU time (default); wall: time blocked counts too",
     )
+    parser.add_argument(
+        "--against",
+        metavar="REV",
+        help="compare with the server of git revision REV instead: runs of both in rotation,"
+        " medians and their ratio (no echo baseline)",
+    )
+    parser.add_argument(
+        "--rounds", type=int, default=3, help="with --against: runs of each version (3)"
+    )
     parser.add_argument("--echo-server", metavar="FRAME", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     quick = args.quick
@@ -1281,6 +1401,8 @@ def command_line(args: argparse.Namespace) -> str:
         parts += ["--profile-server", "--profile-clock", args.profile_clock]
     if args.profile_drivers:
         parts.append("--profile-drivers")
+    if args.against:
+        parts += ["--against", args.against, "--rounds", str(args.rounds)]
     return shlex.join(parts)
 
 
@@ -1322,6 +1444,10 @@ def main(argv: list[str] | None = None) -> int:
         children_killed_at_exit() as children,
     ):
         args.tmp = tmp
+        if args.against:
+            compare(children, args)
+            print(f"({time.monotonic() - started:.0f} s in all) to reproduce: {command_line(args)}")
+            return 0
         for k in args.k_values:
             drivers = args.drivers if args.drivers is not None else (1 if k < 50 else 2)
             game = game_phase(children, k, drivers, args)
