@@ -29,6 +29,7 @@ from typing import Any
 
 import msgpack
 import trio
+from _load_client import frame  # (bench/, this module's folder)
 
 _EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "minimal_bot.py"
 _spec = importlib.util.spec_from_file_location("minimal_bot", _EXAMPLE)
@@ -37,6 +38,36 @@ example = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(example)
 
 SERVER_SEAT = example.SERVER_SEAT
+
+
+class FrameReader:
+    """The frames a stream gives: `take` the next whole one read already,
+    `fill` to read more, `next` to wait for one."""
+
+    def __init__(self, stream: trio.abc.Stream, who: str) -> None:
+        self.stream, self.who, self.buffer = stream, who, bytearray()
+
+    def take(self) -> bytes | None:
+        buffer = self.buffer
+        if len(buffer) < 4:
+            return None
+        end = 4 + int.from_bytes(buffer[:4], "big")
+        if len(buffer) < end:
+            return None
+        payload = bytes(buffer[4:end])
+        del buffer[:end]
+        return payload
+
+    async def fill(self) -> None:
+        data = await self.stream.receive_some(65536)
+        if not data:
+            raise ConnectionError(f"{self.who}: the server closed the connection")
+        self.buffer += data
+
+    async def next(self) -> bytes:
+        while (payload := self.take()) is None:
+            await self.fill()
+        return payload
 
 
 class RawSeat:
@@ -65,27 +96,18 @@ class RawSeat:
         fields["type"], fields["id"] = type_, self.next_id
         self.pending[self.next_id] = type_
         self.next_id += 1
-        payload = msgpack.packb(fields, use_bin_type=True)
         async with self.sending:
-            await self.stream.send_all(len(payload).to_bytes(4, "big") + payload)
+            await self.stream.send_all(frame(fields))
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         """Read and answer until the stream ends (or the task is cancelled)."""
         await self.send("hello", versions=[1], client="bench-raw/1", name=self.name)
         task_status.started()
-        buffer = bytearray()
+        frames = FrameReader(self.stream, self.name)
         while True:
-            data = await self.stream.receive_some(65536)
-            if not data:
-                raise ConnectionError(f"{self.name}: the server closed the connection")
-            buffer += data
-            while len(buffer) >= 4:
-                size = int.from_bytes(buffer[:4], "big")
-                if len(buffer) < 4 + size:
-                    break
-                message = msgpack.unpackb(buffer[4 : 4 + size], raw=False)
-                del buffer[: 4 + size]
-                await self.receive(message)
+            await frames.fill()
+            while (payload := frames.take()) is not None:
+                await self.receive(msgpack.unpackb(payload, raw=False))
             self.changed.set()
             self.changed = trio.Event()
 

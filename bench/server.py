@@ -596,7 +596,6 @@ async def _game_driver(conn: multiprocessing.connection.Connection, spec: dict[s
             async with trio.open_nursery() as play:
                 if spec["profile"]:
                     play.start_soon(_profile_window, stats, spec["profile"])
-
                 for table in tables:
                     delay = stagger.uniform(0, spec["stagger"])
                     play.start_soon(play_table, table, stats, spec["game_timeout"], delay)
@@ -607,11 +606,9 @@ async def _game_driver(conn: multiprocessing.connection.Connection, spec: dict[s
 async def _probe_connection(spec: dict[str, Any]) -> trio.SocketStream:
     """The lone client: connected and welcomed, seated nowhere."""
     stream = await trio.open_tcp_stream(spec["host"], spec["port"])
-    await stream.send_all(
-        _raw_frame({"type": "hello", "versions": [1], "client": "bench-probe/1", "name": "probe"})
-    )
-    frames = _RawFrames(stream)
-    welcome = await frames.next()
+    hello = {"type": "hello", "versions": [1], "client": "bench-probe/1", "name": "probe"}
+    await stream.send_all(raw_load.frame(hello))
+    welcome = msgpack.unpackb(await raw_load.FrameReader(stream, "the probe").next())
     if welcome.get("type") != "welcome":
         raise RuntimeError(f"the probe was not welcomed: {welcome}")
     return stream
@@ -638,9 +635,9 @@ async def _probe(stream: trio.SocketStream, stats: DriverStats) -> None:
     sent: dict[int, float] = {}
 
     async def answers() -> None:
-        frames = _RawFrames(stream)
+        frames = raw_load.FrameReader(stream, "the probe")
         while True:
-            message = await frames.next()
+            message = msgpack.unpackb(await frames.next())
             at = sent.pop(message.get("id", -1), None)
             if message.get("type") == "pong" and at is not None and stats.inside(at):
                 stats.probe.append(time.monotonic() - at)
@@ -649,32 +646,8 @@ async def _probe(stream: trio.SocketStream, stats: DriverStats) -> None:
         nursery.start_soon(answers)
         for request_id in itertools.count(1):
             sent[request_id] = time.monotonic()
-            await stream.send_all(_raw_frame({"type": "ping", "id": request_id % 2**32}))
+            await stream.send_all(raw_load.frame({"type": "ping", "id": request_id % 2**32}))
             await trio.sleep(PROBE_EVERY)
-
-
-def _raw_frame(message: dict[str, Any]) -> bytes:
-    payload = msgpack.packb(message, use_bin_type=True)
-    return len(payload).to_bytes(4, "big") + payload
-
-
-class _RawFrames:
-    """The frames a stream gives, one by one, as plain data."""
-
-    def __init__(self, stream: trio.SocketStream) -> None:
-        self.stream, self.buffer = stream, bytearray()
-
-    async def next(self) -> dict[str, Any]:
-        buffer = self.buffer
-        while len(buffer) < 4 or len(buffer) < 4 + int.from_bytes(buffer[:4], "big"):
-            data = await self.stream.receive_some(65536)
-            if not data:
-                raise trio.BrokenResourceError("the server hung up on the probe")
-            buffer += data
-        size = int.from_bytes(buffer[:4], "big")
-        message = msgpack.unpackb(buffer[4 : 4 + size], raw=False)
-        del buffer[: 4 + size]
-        return message
 
 
 async def _profile_window(stats: DriverStats, top: int) -> None:
@@ -705,16 +678,11 @@ async def _echo_driver(conn: multiprocessing.connection.Connection, spec: dict[s
     stats.t0, stats.t1 = await _wait_go(conn, spec["go_timeout"])
 
     async def loop(stream: trio.SocketStream) -> None:
-        buffer = bytearray()
+        frames = raw_load.FrameReader(stream, "the echo client")
         while True:
             sent = time.monotonic()
             await stream.send_all(frame)
-            while len(buffer) < 4 or len(buffer) < 4 + int.from_bytes(buffer[:4], "big"):
-                data = await stream.receive_some(65536)
-                if not data:
-                    raise trio.BrokenResourceError("the echo server hung up")
-                buffer += data
-            del buffer[: 4 + int.from_bytes(buffer[:4], "big")]
+            await frames.next()
             now = time.monotonic()
             if stats.inside(sent):
                 stats.messages += 1

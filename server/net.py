@@ -336,9 +336,7 @@ class NetServer:
             for conn, connection in list(self._connections.items()):
                 since = connection.writing_since
                 if since is not None and since < late:
-                    log.info("connection %s dropped: it does not read", conn)
-                    connection.why = "dropped: it did not read"
-                    connection.cancel.cancel()
+                    _drop_unread(conn, connection, "it does not read")
 
     # ------------------------------------------------------------ the core task
 
@@ -519,9 +517,7 @@ class NetServer:
                 continue
             if data:
                 if connection.queued + len(data) > MAX_QUEUED:
-                    log.info("connection %s dropped: it does not read what it is sent", conn)
-                    connection.why = "dropped: it did not read"
-                    connection.cancel.cancel()
+                    _drop_unread(conn, connection, "it does not read what it is sent")
                     continue
                 connection.queued += len(data)
                 self._queue(connection, data)
@@ -651,6 +647,14 @@ class NetServer:
             await saved.wait()
         if self._nursery is not None:
             self._nursery.cancel_scope.cancel()
+
+
+def _drop_unread(conn: Hashable, connection: _Connection, seen: str) -> None:
+    """End a connection whose client does not read what it is sent (`seen`:
+    how that showed, for the log)."""
+    log.info("connection %s dropped: %s", conn, seen)
+    connection.why = "dropped: it did not read"
+    connection.cancel.cancel()
 
 
 def _handed(rules: Rules, game_id: bytes, seat: int, *, handed: HandedSeat) -> SeatSecrets:

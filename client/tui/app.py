@@ -43,10 +43,8 @@ from prompt_toolkit.output import ColorDepth
 from prompt_toolkit.styles import Style
 
 from ..failures import said
-from .choices import BACKSPACE, ENTER, ESCAPE, LEFT, RIGHT
+from .choices import BACKSPACE, DOWN, END, ENTER, ESCAPE, HOME, LEFT, PAGE_DOWN, PAGE_UP, RIGHT, UP
 from .controller import Command
-from .lobby import DOWN, UP
-from .replay_screen import END, HOME, PAGE_DOWN, PAGE_UP
 from .screen import Line
 from .screens import Screens
 

@@ -48,9 +48,11 @@ from oriflamme.engine import (
     card_to_data,
 )
 
-from .words import ABILITIES, card_name
+from .words import ABILITIES, a_card, card_name
 
+# The keys, by the names the terminal app gives them (one place for every screen).
 LEFT, RIGHT, ENTER, ESCAPE, BACKSPACE = "left", "right", "enter", "escape", "backspace"
+UP, DOWN, HOME, END, PAGE_UP, PAGE_DOWN = "up", "down", "home", "end", "pageup", "pagedown"
 KEY_SYMBOLS = {LEFT: "←", RIGHT: "→", ENTER: "Enter"}
 
 TITLES = {
@@ -113,6 +115,8 @@ class Chooser:
         queue = view.get("queue", [])
         self.tops = [slot[-1] for slot in queue if slot]
         self.position_of = {top["pid"]: i + 1 for i, top in enumerate(self.tops)}
+        self.top_of = {top["pid"]: top for top in self.tops}
+        self.resolving: dict[str, Any] = view.get("resolving") or {}
         self.reversed = view.get("direction") == "right-to-left"
 
     # ------------------------------------------------------------ what is offered
@@ -123,7 +127,7 @@ class Chooser:
             label = hand_labels(self.hand())[self.hand().index(self.card)]
             return f"place your {label}: where?"
         if self.kind == "reveal" and self.pid in self.position_of:
-            top = next(t for t in self.tops if t["pid"] == self.pid)
+            top = self.top_of[self.pid]
             name = card_name(top["card"]) or "card"
             tokens = f", {top['tokens']} ◆" if top["tokens"] else ""
             return (
@@ -139,11 +143,11 @@ class Chooser:
         actor = self._actor()
         if self.kind in TARGET_KINDS and actor is not None:
             name = card_name(actor["card"]) or "card"
-            ability = (self.view.get("resolving") or {}).get("ability")
+            ability = self.resolving.get("ability")
             if ability and actor["card"] and ability != actor["card"][1]:
                 name += f", as {a_card([None, ability])}"  # a Shapeshifter's copy
             if self.kind == "move_to":
-                chosen = (self.view.get("resolving") or {}).get("chosen")
+                chosen = self.resolving.get("chosen")
                 moved = self.describe(chosen) if chosen is not None else "the card"
                 return f"Your {name}: where does {moved} go?"
             phrase = TARGET_PHRASES.get(str(ability), TITLES[self.kind])
@@ -152,7 +156,7 @@ class Chooser:
 
     def _actor(self) -> dict[str, Any] | None:
         """The top card of the slot being resolved (the card acting)."""
-        index = (self.view.get("resolving") or {}).get("index")
+        index = self.resolving.get("index")
         queue = self.view.get("queue", [])
         if index is None or not 0 <= index < len(queue) or not queue[index]:
             return None
@@ -205,7 +209,7 @@ class Chooser:
     def _target_label(self, pid: int) -> str:
         """A target as the choice line names it; for a Spy, what it steals."""
         label = self.describe(pid)
-        top = next((t for t in self.tops if t["pid"] == pid), None)
+        top = self.top_of.get(pid)
         if self.kind != "steal" or top is None:
             return label
         owner = top["owner"]
@@ -221,7 +225,7 @@ class Chooser:
     def _reveal_label(self) -> str:
         """What revealing the card about to come up does, with the points it
         gains where they are known ("reveal: gain 4 points, then discard it")."""
-        top = next((t for t in self.tops if t["pid"] == self.pid), None)
+        top = self.top_of.get(self.pid)
         kind = top["card"][1] if top is not None and top["card"] else None
         if top is None or kind is None:
             return "reveal it"
@@ -249,7 +253,7 @@ class Chooser:
     def _own_gain(self, kind: str, top: dict[str, Any]) -> tuple[int, str]:
         """What a Lord or an Heir at the card coming up gains by its ability
         (rulings 10 and 11), and why."""
-        i = next(i for i, t in enumerate(self.tops) if t["pid"] == top["pid"])
+        i = self.position_of[top["pid"]] - 1
         if kind == "lord":
             family = top["card"][0]
             sides = [self.tops[j] for j in (i - 1, i + 1) if 0 <= j < len(self.tops)]
@@ -285,7 +289,7 @@ class Chooser:
                 out.append(Offer(key, f"{side} end ({what})"))
         for at in ats:
             if isinstance(at, int):
-                top = next((t for t in self.tops if t["pid"] == at), None)
+                top = self.top_of.get(at)
                 name = card_name(top["card"]) if top is not None else None
                 out.append(Offer(str(self.position_of.get(at, "?")), f"on your {name or 'card'}"))
         return out
@@ -293,7 +297,7 @@ class Chooser:
     def _destination(self, index: int) -> str:
         """Where a Royal Decree's move to queue index `index` puts the card,
         said with the positions the queue shows now."""
-        chosen = (self.view.get("resolving") or {}).get("chosen")
+        chosen = self.resolving.get("chosen")
         queue = [slot for slot in self.view.get("queue", []) if slot]
         # the positions that stay when the card leaves (its slot, if it was alone)
         staying = [
@@ -319,7 +323,7 @@ class Chooser:
 
     def describe(self, pid: int) -> str:
         """The card at `pid` as the choice line names it."""
-        top = next((t for t in self.tops if t["pid"] == pid), None)
+        top = self.top_of.get(pid)
         if top is None:
             return f"card {pid}"
         owner = "your" if top["owner"] == self.seat else f"{self.who(top['owner'])}'s"
@@ -437,12 +441,6 @@ class Chooser:
 
 def points_word(n: int) -> str:
     return "point" if n == 1 else "points"
-
-
-def a_card(card: Any) -> str:
-    """``an Archer``, ``a Spy``."""
-    name = card_name(card) or "card"
-    return f"an {name}" if name[0] in "AEIOU" or name == "Heir" else f"a {name}"
 
 
 def hand_labels(cards: list[Any]) -> list[str]:

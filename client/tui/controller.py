@@ -21,14 +21,12 @@ from oriflamme.engine import Action, card_to_data
 from oriflamme.protocol import messages as m
 
 from ..state import ClientState, GameMirror
-from .choices import ENTER, ESCAPE, Chooser
-from .replay_screen import END, HOME, PAGE_DOWN, PAGE_UP
+from .choices import DOWN, END, ENTER, ESCAPE, HOME, PAGE_DOWN, PAGE_UP, UP, Chooser
 from .screen import EndSummary, Line, Scene, log_box, log_entry_lines, log_start, render
 from .text import edited, safe
 from .words import EventLog
 
 CHAT_LIMIT = 200
-UP, DOWN = "up", "down"
 SCROLL_KEYS = (PAGE_UP, PAGE_DOWN, UP, DOWN, HOME, END)
 
 
@@ -102,7 +100,8 @@ class GameController:
         # The log scrolled back: shown up to this line, counted from the first
         # line ever logged (the log forgets its oldest lines); None: the newest.
         self.log_end: int | None = None
-        self._log_box = (33, 10)  # the log's width and height when last drawn
+        self._size: tuple[int, int] | None = None  # the screen's, when last drawn
+        self._log_box = (33, 10)  # the log's width and height, when last shown
         self.log = EventLog(self.who, known=self._known)
         self.end: EndSummary | None = None
         self.verified = ""
@@ -288,11 +287,13 @@ class GameController:
         return self.chooser is not None
 
     def lines(self, width: int, height: int) -> list[Line]:
-        scene = self.scene()
-        box = log_box(scene, width, height)
-        if box[1] > 0:
-            self._log_box = box
-        return render(scene, width, height)
+        self._size = (width, height)
+        return render(self.scene(), width, height)
+
+    @property
+    def _log_end_kept(self) -> int | None:
+        """`log_end` counted in the lines the log still keeps."""
+        return None if self.log_end is None else max(0, self.log_end - self.log.dropped)
 
     # ------------------------------------------------------------ what is drawn
 
@@ -332,7 +333,7 @@ class GameController:
             help=self.help,
             stand_ins=stand_ins,
             reveal_all=game is not None and game.end is not None,
-            log_end=None if self.log_end is None else max(0, self.log_end - self.log.dropped),
+            log_end=self._log_end_kept,
             outs=self.outs,
         )
 
@@ -406,11 +407,16 @@ class GameController:
 
     def _scroll(self, key: str) -> None:
         """Scroll the log: a page, a line, or to either end."""
+        if self._size is not None:  # (laid out here, not at every frame: only scrolling needs it)
+            box = log_box(self.scene(), *self._size)
+            if box[1] > 0:
+                self._log_box = box
         lines = self.log.lines
         width, height = self._log_box
         total = len(lines)
         first = log_start(lines, width, height)  # the least end: the start of the log
-        end = total if self.log_end is None else self.log_end - self.log.dropped
+        kept_end = self._log_end_kept
+        end = total if kept_end is None else kept_end
         end = max(first, min(end, total))
 
         def size(i: int) -> int:

@@ -28,13 +28,10 @@ from dataclasses import dataclass, field
 from oriflamme.protocol import messages as m
 
 from ..state import ClientState
-from .choices import ENTER, ESCAPE, LEFT, RIGHT
+from .choices import DOWN, ENTER, ESCAPE, LEFT, RIGHT, UP
 from .controller import Command, Download, Quit, Request, plain
 from .screen import MIN_HEIGHT, MIN_WIDTH, Line, Row, pad, rule, too_small
 from .text import edited, fit, safe
-
-UP, DOWN = "up", "down"
-
 
 TIMERS = (None, 30, 60, 120, 300)
 # The host's keys that add a bot, and its strategy (the levels of `oriflamme play`).
@@ -126,8 +123,12 @@ class LobbyController:
         elif isinstance(answer, m.RecordList):
             self.records = answer.records
             self.selected = 0
-        elif isinstance(answer, m.Error) and isinstance(request, m.StartGame) and self._unready():
-            self.status = f"Not started: {self._unready()}"  # in our words: "you", the key
+        elif (
+            isinstance(answer, m.Error)
+            and isinstance(request, m.StartGame)
+            and (unready := self._unready())
+        ):
+            self.status = f"Not started: {unready}"  # in our words: "you", the key
         elif isinstance(answer, m.Error):
             self.status = f"Refused: {plain(answer.message)}"
         elif isinstance(request, m.CreateRoom):
@@ -209,8 +210,7 @@ class LobbyController:
                 self.status = "No bot to remove"
         elif key == "g" and any(s.name is None for s in room.seats):
             self.status = "Every seat must be taken first: [b] adds a bot"
-        elif key == "g" and self._unready():
-            unready = self._unready()
+        elif key == "g" and (unready := self._unready()):
             self.status = unready[0].upper() + unready[1:]
         elif key == "g":
             self.send(Request(m.StartGame()))

@@ -16,7 +16,7 @@ from oriflamme.protocol.record import Record
 from oriflamme.protocol.verify import GameVerdict
 
 from ..replay import ReplayStep
-from .choices import LEFT, RIGHT
+from .choices import END, HOME, LEFT, PAGE_DOWN, PAGE_UP, RIGHT
 from .screen import EndSummary, Line, Row, Scene, placings, render, rule, wrap
 from .text import safe
 from .words import EventLog
@@ -24,7 +24,6 @@ from .words import EventLog
 # Lines for a step's description under the board (at 80x24, room for two).
 DESCRIBED_ROWS = 2
 
-HOME, END, PAGE_UP, PAGE_DOWN = "home", "end", "pageup", "pagedown"
 KEYS = "[← →] a step  [PgUp PgDn] ten  [Home End] the deal, the end  [q] quit"
 
 

@@ -449,7 +449,7 @@ def log_box(scene: Scene, width: int, height: int) -> tuple[int, int]:
 
 
 def _players(
-    scene: Scene, view: dict[str, Any], width: int, height: int = 99
+    scene: Scene, view: dict[str, Any], width: int, height: int
 ) -> tuple[list[Line], bool]:
     """The players' rows and the cards they have out, in `height` lines; and
     whether every card out is named there. A panel too short for a row a

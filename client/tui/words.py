@@ -67,6 +67,14 @@ def card_name(card: Card) -> str | None:
     return KIND_NAMES.get(str(card[1]), str(card[1]))
 
 
+def a_card(card: Any) -> str:
+    """``an Archer``, ``a Spy``; ``a card`` for a back."""
+    name = card_name(card)
+    if name is None:
+        return "a card"
+    return f"an {name}" if name[0] in "AEIOU" or name == "Heir" else f"a {name}"
+
+
 class EventLog:
     """The game's events in plain words; see the module docstring.
     `who(seat)` names a seat ("You" for our own)."""
@@ -146,7 +154,7 @@ class EventLog:
             elif who(e["seat"]) == "You":
                 what = f"your {name} face down"
             else:
-                what = f"{self._a(card)} face down"
+                what = f"{a_card(card)} face down"
             at = e["at"]
             if at == "first":
                 where = "the first in the queue"
@@ -164,12 +172,12 @@ class EventLog:
         if kind == "revealed":
             self.learn(e["pid"], e["seat"], e["card"])
             tokens = f" ({e['tokens']} ◆ on it)" if e["tokens"] else ""
-            return f"{who(e['seat'])} revealed {self._a(e['card'])}{tokens}"
+            return f"{who(e['seat'])} revealed {a_card(e['card'])}{tokens}"
         if kind == "ability_used":
             self.acting = e["pid"]
             ability = e.get("ability")
             if ability and ability != "shapeshifter" and self._kind(e["pid"]) == "shapeshifter":
-                return f"{self.card(e['pid'])} copied {self._a([None, ability])}"
+                return f"{self.card(e['pid'])} copied {a_card([None, ability])}"
             return None
         if kind == "no_effect":
             return f"{self.card(e['pid'])} had no effect"
@@ -203,13 +211,6 @@ class EventLog:
         if kind == "game_ended":
             return "── The game is over"
         return None
-
-    @staticmethod
-    def _a(card: Card) -> str:
-        name = card_name(card)
-        if name is None:
-            return "a card"
-        return f"an {name}" if name[0] in "AEIOU" or name == "Heir" else f"a {name}"
 
     def _kind(self, pid: int) -> str | None:
         card = self.cards.get(pid, (None, None))[1]

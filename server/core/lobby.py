@@ -209,16 +209,7 @@ class Lobby:
                     id=hello.id,
                 ),
             ),
-            LogLine(
-                f"connection {conn}: {session.logged_as}, "
-                + (
-                    f"the server's {session.bot} bot"
-                    if session.bot is not None
-                    else "resumed"
-                    if resumed
-                    else "a new session"
-                )
-            ),
+            LogLine(f"connection {conn}: {session.logged_as}, {_began(session, resumed)}"),
         ]
         if not resumed:
             return effects
@@ -420,9 +411,9 @@ class Lobby:
         if invite is not None:
             self._invites[normalize_invite(invite)] = room_id
         s = message.settings
-        made = LogLine(
-            f"room {room_id}: made, {name!r}, {s.players} seats, {s.variant}"
-            f"{', private' if invite else ''}, by player {session.player}",
+        made = room.event(
+            f"made, {name!r}, {s.players} seats, {s.variant}"
+            f"{', private' if invite else ''}, by player {session.player}"
         )
         return [made, *room.seat(session, 0, now)]
 
@@ -596,3 +587,10 @@ class Lobby:
             self._forget_closed(home)
         self.sessions.close(session)
         return effects
+
+
+def _began(session: Session, resumed: bool) -> str:
+    """How a session began on a connection, for the log."""
+    if session.bot is not None:
+        return f"the server's {session.bot} bot"
+    return "resumed" if resumed else "a new session"

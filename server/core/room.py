@@ -181,13 +181,13 @@ class Room:
         session.room, session.seat = self.id, index
         if not self.host:
             self.host = session.player
-        return [self._event(f"{session.logged_as} took seat {index}"), *self._room_state()]
+        return [self.event(f"{session.logged_as} took seat {index}"), *self._room_state()]
 
     def watch(self, session: Session, now: float) -> list[Effect]:
         """`session` watches the room (`spectate`): the room, and the game if one runs."""
         self.spectators.append(session)
         session.room, session.seat = self.id, None
-        effects = [self._event(f"{session.logged_as} watches"), *self._room_state()]
+        effects = [self.event(f"{session.logged_as} watches"), *self._room_state()]
         if self.table is not None:
             effects += self._deliver(self.table.snapshot(None, now), only=session)
         return effects
@@ -197,18 +197,18 @@ class Room:
         effects: list[Effect] = []
         if session in self.spectators:
             self.spectators.remove(session)
-            effects.append(self._event(f"{session.logged_as} stopped watching"))
+            effects.append(self.event(f"{session.logged_as} stopped watching"))
         elif session.seat is not None:
             index = session.seat
             seat = self.seats[index]
             if self.state == PLAYING and self.table is not None and not self.table.over:
                 self.seats[index] = Seat(ghost=session.name)
-                effects.append(self._event(f"{session.logged_as} left seat {index} during a game"))
+                effects.append(self.event(f"{session.logged_as} left seat {index} during a game"))
                 left = f"{session.name} left before every seed was in"
                 effects += self._table_update(self.table.leave(index, now), now, cancelled=left)
             else:
                 self.seats[index] = Seat()
-                effects.append(self._event(f"{session.logged_as} left seat {index}"))
+                effects.append(self.event(f"{session.logged_as} left seat {index}"))
             if seat.bot is not None:
                 effects.append(StopBot(session.player))
         session.room, session.seat = None, None
@@ -221,14 +221,15 @@ class Room:
         if not humans:
             return []
         self.host = humans[0].player
-        return [self._event(f"{humans[0].logged_as} is the host now")]
+        return [self.event(f"{humans[0].logged_as} is the host now")]
 
     def _game_over(self) -> GameOver:
         assert self.table is not None
         bots = tuple(i for i, seat in enumerate(self.seats) if seat.bot is not None)
         return GameOver(self.table.referee.game_id, bots)
 
-    def _event(self, text: str) -> LogLine:
+    def event(self, text: str) -> LogLine:
+        """A log line about this room."""
         return LogLine(f"room {self.id}: {text}")
 
     def _close_if_empty(self) -> list[Effect]:
@@ -236,7 +237,7 @@ class Room:
         if self.humans() or self.state == PLAYING or self.state == CLOSED:
             return []
         self.state = CLOSED
-        effects: list[Effect] = [self._event("closed: no player is left in it")]
+        effects: list[Effect] = [self.event("closed: no player is left in it")]
         for session in self.members():
             effects += session.push(m.RoomState, **self._room_fields(session))
             if session.bot is not None:
@@ -328,7 +329,7 @@ class Room:
         bot.room, bot.seat = self.id, index
         self.seats[index] = Seat(session=bot, bot=strategy, ready=True, handed=handed)
         return [
-            self._event(f"a {strategy} bot, {bot.logged_as}, took seat {index}"),
+            self.event(f"a {strategy} bot, {bot.logged_as}, took seat {index}"),
             StartBot(bot.player, self.id, index, strategy, token, handed),
             *self._room_state(),
         ]
@@ -390,7 +391,7 @@ class Room:
             None if s.bot is not None or s.session is None else s.session.player for s in self.seats
         )
         started = f"game {self.table.record_id} started: {n} seats, seat {first} plays first"
-        effects = [self._event(started), *self._room_state()]
+        effects = [self.event(started), *self._room_state()]
         effects += self._table_update(self.table.start(now), now)
         for index, seat in enumerate(self.seats):
             if seat.session is not None and not seat.session.connected:
@@ -447,7 +448,7 @@ class Room:
         if update.error is not None and update.error.code == BAD_OPENING:
             # (not why: the reason names the card it claimed, which others may not know)
             failed = f"{session.logged_as} in seat {session.seat} failed an opening, and forfeits"
-            effects.append(self._event(failed))
+            effects.append(self.event(failed))
         if isinstance(message, m.HandOver) and update.seats_changed:
             effects += self._hand_over(session, update, now)
         effects += self._table_update(update, now)
@@ -461,7 +462,7 @@ class Room:
         session.room, session.seat = None, None
         effects: list[Effect] = []
         if update.handed is not None:
-            effects.append(self._event(f"{session.logged_as} handed seat {index} to a bot"))
+            effects.append(self.event(f"{session.logged_as} handed seat {index} to a bot"))
             _, handed = update.handed
             name = f"{session.name[:26]} (bot)"  # names are at most 32 characters
             effects += self._seat_bot(index, "heuristic", name, handed)
@@ -469,7 +470,7 @@ class Room:
             effects += self._table_update(self.table.connection(index, False, now), now)
         else:
             self.seats[index] = Seat(ghost=session.name)
-            effects.append(self._event(f"{session.logged_as} left seat {index} to a stand-in"))
+            effects.append(self.event(f"{session.logged_as} left seat {index} to a stand-in"))
         if session.player == self.host:
             effects += self._pass_host()
         return effects
@@ -494,7 +495,7 @@ class Room:
         if update.cancelled:
             assert self.table is not None
             logged = f"game {self.table.record_id} cancelled before it began: {cancelled}"
-            effects += [self._event(logged), self._game_over()]
+            effects += [self.event(logged), self._game_over()]
             self.state = WAITING
             self.table = None  # a game that never began: nothing to show of it
             for seat in self.seats:
@@ -514,7 +515,7 @@ class Room:
             failed = [seat for seat, v in enumerate(update.record.verdicts) if not v.ok]
             said = f"; seats that failed their checks: {failed}" if failed else ""
             effects += [
-                self._event(f"game {self.table.record_id} finished{said}"),
+                self.event(f"game {self.table.record_id} finished{said}"),
                 self._game_over(),
             ]
             self.state = FINISHED
