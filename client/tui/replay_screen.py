@@ -17,8 +17,8 @@ from oriflamme.protocol.verify import GameVerdict
 
 from ..replay import ReplayStep
 from .choices import END, HOME, LEFT, PAGE_DOWN, PAGE_UP, RIGHT
-from .screen import EndSummary, Line, Row, Scene, placings, render, rule, wrap
-from .text import safe
+from .screen import EndSummary, Line, Row, Scene, end_order, placings, render, rule, wrap
+from .text import cut, safe
 from .words import EventLog
 
 # Lines for a step's description under the board (at 80x24, room for two).
@@ -93,10 +93,10 @@ class ReplayController:
         footer = [rule(width, f"Replay · step {self.at} of {len(self.steps) - 1}")]
         said = wrap(" " + self._named(step.description), width - 1, "   ")
         if len(said) > DESCRIBED_ROWS:  # (the rest is in the log, in full)
-            said = [*said[: DESCRIBED_ROWS - 1], said[DESCRIBED_ROWS - 1][: width - 3] + " …"]
+            said = [*said[: DESCRIBED_ROWS - 1], cut(said[DESCRIBED_ROWS - 1], width - 3) + " …"]
         footer += [Row(width).add(part).line() for part in said]
         if end is not None:
-            ranking = sorted(range(len(end.scores)), key=lambda s: (-end.scores[s], s))
+            ranking, _ = end_order(end, position)
             won = {seat: " (winner)" for seat in end.winners}
             entries = [
                 (f"{place + 1}. {self.names[seat]} {end.scores[seat]}{won.get(seat, '')}", "")

@@ -805,21 +805,7 @@ def _end(scene: Scene, width: int) -> list[Line]:
     lines = [
         rule(width, f"Game over · round {view.get('round', ROUNDS)} of {ROUNDS}", "class:rule.turn")
     ]
-    # the winners first among equal scores (the tie-break: cards in the queue)
-    in_queue = [0] * len(end.scores)
-    for slot in view.get("queue", []):
-        for card in slot:
-            if 0 <= card["owner"] < len(in_queue):
-                in_queue[card["owner"]] += 1
-    order = sorted(
-        range(len(end.scores)),
-        key=lambda s: (
-            -end.scores[s],
-            s not in end.winners,
-            0 if s in end.winners else -in_queue[s],
-            s,
-        ),
-    )
+    order, in_queue = end_order(end, view)
     entries = []
     for place, seat in enumerate(order):
         name = who(scene.names, seat, scene.seat)
@@ -847,6 +833,32 @@ def _end(scene: Scene, width: int) -> list[Line]:
     lines.append(Row(width).add(" " + end.verified, "class:verified").line())
     lines.append(Row(width).add(" " + end.saved).line())
     return lines
+
+
+def end_order(end: EndSummary, view: dict[str, Any]) -> tuple[list[int], list[int]]:
+    """The seats in their places at a game's end, and each seat's cards in
+    the final queue (`view`'s): among equal scores the winners first (ruling
+    17's tie-break: the cards in the queue), then the most cards in the queue.
+
+    >>> view = {"queue": [[{"owner": 2}], [{"owner": 1}, {"owner": 2}]]}
+    >>> end_order(EndSummary([5, 9, 9], [2], "", ""), view)
+    ([2, 1, 0], [0, 1, 2])
+    """
+    in_queue = [0] * len(end.scores)
+    for slot in view.get("queue", []):
+        for card in slot:
+            if 0 <= card["owner"] < len(in_queue):
+                in_queue[card["owner"]] += 1
+    order = sorted(
+        range(len(end.scores)),
+        key=lambda s: (
+            -end.scores[s],
+            s not in end.winners,
+            0 if s in end.winners else -in_queue[s],
+            s,
+        ),
+    )
+    return order, in_queue
 
 
 def placings(entries: Sequence[tuple[str, str]], width: int) -> list[Line]:
