@@ -66,8 +66,9 @@ from __future__ import annotations
 import enum
 from typing import Final, NoReturn
 
-from .codec import DEFAULT_MAX_FRAME, FrameDecoder, FrameLimits, encode_frame
+from .codec import DEFAULT_MAX_FRAME, HEADER_SIZE, FrameDecoder, FrameLimits, encode_frame
 from .errors import (
+    FRAME_TOO_LARGE,
     HANDSHAKE_REQUIRED,
     INVALID_FIELD,
     RATE_LIMITED,
@@ -79,7 +80,6 @@ from .errors import (
     ProtocolError,
     RemoteProtocolError,
 )
-from .fanout import SharedEncoding
 from .messages import (
     SUPPORTED_VERSIONS,
     Error,
@@ -206,14 +206,20 @@ class _Connection:
     def _received(self, message: Message) -> Message:
         raise NotImplementedError
 
-    def _encode(self, message: Message, shared: SharedEncoding | None = None) -> bytes:
+    def _encode(self, message: Message, frame: bytes | None = None) -> bytes:
         if self._us != message.SENDER:
             raise LocalProtocolError(
                 UNKNOWN_MESSAGE, f"the {self._peer} sends {message.TYPE!r}, not the {self._us}"
             )
-        if shared is not None:
-            return shared.frame(message, self.max_frame)
-        return encode_frame(to_data(message), self.max_frame)
+        if frame is None:
+            return encode_frame(to_data(message), self.max_frame)
+        if len(frame) - HEADER_SIZE > self.max_frame:
+            raise LocalProtocolError(
+                FRAME_TOO_LARGE,
+                f"a {message.TYPE!r} frame of {len(frame) - HEADER_SIZE} bytes exceeds"
+                f" {self.max_frame}",
+            )
+        return frame
 
     def _check_seq(self, seq: int, error: type[ProtocolError]) -> None:
         last = self._last_seq
@@ -328,22 +334,22 @@ class ServerConnection(_Connection):
         if request_id is not None:
             self._pending.pop(request_id, None)
 
-    def send(self, message: Message, shared: SharedEncoding | None = None) -> bytes:
+    def send(self, message: Message, frame: bytes | None = None) -> bytes:
         """The bytes to write for `message`. Raises `LocalProtocolError` if it
-        may not be sent now (nothing is sent then). `shared`: the encoding of
-        the push `message` is a copy of, made once for all its recipients."""
+        may not be sent now (nothing is sent then). `frame`: the bytes of
+        `message`, made already (a push the server keeps), written as they are."""
         state = self.state
         if state is ConnectionState.ERROR:
             if type(message) is not Error or self._error_sent:
                 raise LocalProtocolError(
                     WRONG_STATE, "after a protocol error, only one error message may be sent"
                 )
-            data = self._encode(message, shared)
+            data = self._encode(message, frame)
             self._error_sent = True
             return data
         if state is ConnectionState.CLOSED:
             raise LocalProtocolError(WRONG_STATE, "the connection is closed")
-        data = self._encode(message, shared)
+        data = self._encode(message, frame)
         kind = type(message)
         if state is ConnectionState.HANDSHAKE and kind is not Error:
             if kind is not Welcome:

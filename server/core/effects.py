@@ -13,18 +13,17 @@ from dataclasses import dataclass, field
 
 from oriflamme.protocol import messages as m
 from oriflamme.protocol.commitments import Opening
-from oriflamme.protocol.fanout import SharedEncoding
 from oriflamme.protocol.record import Record
 
 
 @dataclass(frozen=True, slots=True)
 class Send:
-    """Send `message` on connection `conn`. `shared`: the encoding of the
-    push `message` is a copy of, made once for all its recipients."""
+    """Send `message` on connection `conn`. `frame`: its bytes, made already
+    (a push: its session made them, to keep them)."""
 
     conn: Hashable
     message: m.Message
-    shared: SharedEncoding | None = None
+    frame: bytes | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -53,7 +53,6 @@ from oriflamme.protocol.errors import (
     LocalProtocolError,
     RemoteProtocolError,
 )
-from oriflamme.protocol.fanout import SharedEncoding
 
 from .effects import Close, Effect, ErrorSent, Fault, Send
 from .lobby import Lobby
@@ -340,7 +339,7 @@ class Gateway:
             if isinstance(effect, Send):
                 link = self._links.get(effect.conn)
                 if link is not None and not link.closing:
-                    self._write(effect.conn, link, effect.message, effect.shared)
+                    self._write(effect.conn, link, effect.message, effect.frame)
             elif isinstance(effect, Close):
                 link = self._links.get(effect.conn)
                 if link is not None and not link.closing:
@@ -350,10 +349,10 @@ class Gateway:
                 self._effects.append(effect)
 
     def _write(
-        self, conn: Hashable, link: _Link, message: m.Message, shared: SharedEncoding | None = None
+        self, conn: Hashable, link: _Link, message: m.Message, frame: bytes | None = None
     ) -> None:
         try:
-            data = link.connection.send(message, shared)
+            data = link.connection.send(message, frame)
         except LocalProtocolError as error:
             self._effects.append(Fault(conn, f"could not send {message.TYPE}: {error}"))
             return

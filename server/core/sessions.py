@@ -14,9 +14,9 @@ previous one still works until the new one has been used once, so a client
 whose connection dropped before it read the `welcome` can still come back.
 
 Every push to a session is numbered (`seq`, one more each time) and kept in
-a bounded history, so a client that resumes with the `seq` it last saw gets
-exactly the pushes it missed, or a full snapshot if they are no longer all
-kept.
+a bounded history (as the frame it was sent as), so a client that resumes
+with the `seq` it last saw gets exactly the pushes it missed, or a full
+snapshot if they are no longer all kept.
 
 >>> from oriflamme.server.core.entropy import FixedEntropy
 >>> sessions = Sessions(FixedEntropy("doc"), history=4)
@@ -39,9 +39,12 @@ from collections.abc import Hashable
 from typing import Any
 
 from oriflamme.protocol import messages as m
+from oriflamme.protocol.codec import HEADER_SIZE, decode_payload, encode_frame
+from oriflamme.protocol.errors import LocalProtocolError
 from oriflamme.protocol.fanout import SharedEncoding
+from oriflamme.protocol.messages import to_data
 
-from .effects import Effect, Send
+from .effects import Effect, Fault, Send
 from .entropy import Entropy
 
 TOKEN_SIZE = 32
@@ -85,7 +88,7 @@ class Session:
         # costs some 700 bytes, and a server holds thousands of sessions
         # that never get either (idle connections).
         self._history_size = history
-        self.history: deque[m.Message] | None = None
+        self.history: deque[bytes] | None = None  # the frames of the last pushes
         self._digests: tuple[bytes, bytes | None] = (b"", None)
         self.chat_times: deque[float] | None = None
 
@@ -98,6 +101,10 @@ class Session:
         for name in ("history", "chat_times"):  # (older still: before they were lazy)
             if not hasattr(self, name):
                 setattr(self, name, None)
+        history = self.history
+        if history and not isinstance(history[0], bytes):  # saved when messages were kept
+            frames = (encode_frame(to_data(push)) for push in history)
+            self.history = deque(frames, maxlen=history.maxlen)
 
     def __repr__(self) -> str:
         where = "lobby" if self.room is None else f"room {self.room} seat {self.seat}"
@@ -116,15 +123,31 @@ class Session:
     def push(
         self, kind: type[m.Message], shared: SharedEncoding | None = None, /, **fields: Any
     ) -> list[Effect]:
-        """Number and keep a push of `kind`; sent at once if connected.
+        """Number, encode and keep a push of `kind`; sent at once if connected.
         `shared`: given when the same push goes to several sessions, so that
-        it is encoded once for all (`protocol.fanout`)."""
-        self.last_seq += 1
-        message = kind(seq=self.last_seq, **fields)  # type: ignore[call-arg]  # pushes have a seq
+        it is encoded once for all (`protocol.fanout`).
+
+        What is kept is the push's frame, not the message: a message holds
+        what it was made of (a `game_state`, a whole view: a few hundred
+        objects), which Python's garbage collector would walk at every
+        collection as long as it is kept (20 to 30 ms a collection, a few
+        times a second, on a busy server); bytes it never walks. A resume
+        decodes the few it sends again."""
+        seq = self.last_seq + 1
+        message = kind(seq=seq, **fields)  # type: ignore[call-arg]  # pushes have a seq
+        try:
+            frame = shared.frame(message) if shared is not None else encode_frame(to_data(message))
+        except LocalProtocolError as error:  # a bug of ours: not pushed, nor numbered
+            return [Fault(self.conn, f"could not push {kind.TYPE} to {self.logged_as}: {error}")]
+        self.last_seq = seq
         if self.history is None:
             self.history = deque(maxlen=self._history_size)
-        self.history.append(message)
-        return [Send(self.conn, message, shared)] if self.conn is not None else []
+        self.history.append(frame)
+        return [Send(self.conn, message, frame)] if self.conn is not None else []
+
+    def kept(self) -> list[m.Message]:
+        """The pushes kept, oldest first."""
+        return [_pushed(frame) for frame in self.history or ()]
 
     def missed_since(self, seq: int) -> list[m.Message] | None:
         """The pushes after `seq`, if all are still kept (else None)."""
@@ -134,7 +157,12 @@ class Session:
         kept = self.history if self.history is not None else ()
         if missed > len(kept):
             return None
-        return list(kept)[len(kept) - missed :]
+        return [_pushed(frame) for frame in list(kept)[len(kept) - missed :]]
+
+
+def _pushed(frame: bytes) -> m.Message:
+    """A push, from the frame it was sent as."""
+    return m.from_data(decode_payload(frame[HEADER_SIZE:]), "server")
 
 
 class Sessions:

@@ -196,7 +196,7 @@ def seen(lobby: Lobby) -> dict[int, object]:
             session.last_seq,
             session.room,
             session.seat,
-            [m.to_data(push) for push in session.history or ()],
+            [m.to_data(push) for push in session.kept()],
         )
         for player, session in lobby.sessions.by_player.items()
     }

@@ -417,11 +417,11 @@ def test_a_client_that_does_not_read_is_dropped_past_max_outbox_and_may_resume()
     talker.ask(m.JoinRoom(room=1))
     slow.read()
     read_up_to = slow.last_seq  # the last push the slow client read
-    history = gw.lobby.sessions.by_player[slow.welcome.player].history
+    session = gw.lobby.sessions.by_player[slow.welcome.player]
 
     def waiting() -> int:
         """The bytes the slow client has been sent and has not read."""
-        return sum(len(encode_frame(m.to_data(x))) for x in history if x.seq > read_up_to)
+        return sum(len(encode_frame(m.to_data(x))) for x in session.kept() if x.seq > read_up_to)
 
     dropped_after = None
     for line in range(200):

@@ -483,7 +483,7 @@ def test_a_resume_with_seq_gets_exactly_the_pushes_missed() -> None:
     for text in ("one", "two", "three"):
         ok(world, bob, m.Chat(text=text))
     ok(world, bob, m.Ready(ready=True))
-    kept = list(session(world, ann).history)
+    kept = session(world, ann).kept()
     missed = [x for x in kept if x.seq > last_seen]
     assert len(missed) == 5  # Ann away, three lines, Bob ready
 
@@ -549,7 +549,7 @@ def test_a_seat_resumed_with_seq_mid_game_plays_on_to_a_valid_game() -> None:
     last_seen = clients[1].endpoint.seq
     world.disconnect(clients[1])
     world.settle()  # the others play on until seat 1 must decide
-    missed = [x for x in session(world, clients[1]).history if x.seq > last_seen]
+    missed = [x for x in session(world, clients[1]).kept() if x.seq > last_seen]
     assert any(isinstance(x, m.GameState) for x in missed)
 
     again = world.reconnect(clients[1])
@@ -573,7 +573,7 @@ def test_the_time_left_of_a_missed_push_counts_from_when_it_is_sent() -> None:
     world.settle()  # the others play on until seat 1 must decide: its 60 seconds run
     world.advance(20)  # within the grace period and the turn timer
     assert last_room(clients[0]).seats[1].bot is None
-    missed = [x for x in session(world, clients[1]).history if x.seq > last_seen]
+    missed = [x for x in session(world, clients[1]).kept() if x.seq > last_seen]
 
     again = resume(world, clients[1], seq=last_seen)
 
@@ -776,3 +776,52 @@ def test_a_session_pickles_without_a_dict_and_one_saved_with_a_dict_loads() -> N
     loaded = object.__new__(Session)
     loaded.__setstate__(old)
     assert (loaded.player, loaded.name, loaded.last_seq) == (7, "Ann", 3)
+
+
+def test_a_session_keeps_the_frames_it_pushed_and_gives_back_equal_messages() -> None:
+    """The history holds frames (bytes: nothing for the garbage collector to
+    walk); what a resume sends again is decoded from them, equal to what was
+    pushed. A lobby saved when sessions kept messages loads as frames."""
+    import pickle
+    from collections import deque
+
+    from oriflamme.protocol.codec import encode_frame
+    from oriflamme.server.core.effects import Send
+    from oriflamme.server.core.sessions import Session
+
+    session = Session(7, "Ann", history=4)
+    session.conn = "c1"
+    lines = [dict(room=1, name="Bo", text=f"line {n}", player=2) for n in range(6)]
+    sent = [session.push(m.ChatMessage, **line)[0] for line in lines]
+    assert all(isinstance(effect, Send) for effect in sent)
+    pushed = [effect.message for effect in sent]
+    assert session.history is not None and all(type(f) is bytes for f in session.history)
+    assert [effect.frame for effect in sent][-4:] == list(session.history)
+    assert session.kept() == pushed[-4:]
+    assert session.missed_since(4) == pushed[4:]
+    assert session.missed_since(1) is None  # 5 missed, 4 kept
+    old = {name: getattr(session, name) for name in Session.__slots__}
+    old["history"] = deque(pushed[-4:], maxlen=4)  # as a lobby saved before kept them
+    loaded = object.__new__(Session)
+    loaded.__setstate__(old)
+    assert list(loaded.history or ()) == [encode_frame(m.to_data(p)) for p in pushed[-4:]]
+    assert pickle.loads(pickle.dumps(loaded)).kept() == pushed[-4:]
+
+
+def test_a_push_that_cannot_be_encoded_is_a_fault_and_takes_no_seq() -> None:
+    from oriflamme.protocol.errors import FRAME_TOO_LARGE, LocalProtocolError
+    from oriflamme.server.core.effects import Fault, Send
+    from oriflamme.server.core.sessions import Session
+
+    class TooLarge:
+        def frame(self, message: m.Message) -> bytes:
+            raise LocalProtocolError(FRAME_TOO_LARGE, "a frame of 70000 bytes exceeds 65536")
+
+    session = Session(7, "Ann", history=4)
+    session.conn = "c1"
+    line = dict(room=1, name="Bo", text="hello", player=2)
+    (fault,) = session.push(m.ChatMessage, TooLarge(), **line)
+    assert isinstance(fault, Fault) and "exceeds 65536" in fault.what
+    assert (session.last_seq, session.history) == (0, None)
+    (sent,) = session.push(m.ChatMessage, **line)
+    assert isinstance(sent, Send) and sent.message.seq == 1
