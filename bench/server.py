@@ -823,7 +823,9 @@ def run_phase(
             "setup_timeout": args.setup_timeout,
             "setup_concurrency": 16,
             "go_timeout": args.setup_timeout + 30,
-            "game_timeout": args.game_timeout,
+            # (a game is about 50 decisions: at a pace, it takes that much longer)
+            "game_timeout": args.game_timeout + 100 * args.think,
+            "think": args.think,
             "stagger": min(args.warmup, 1.0),
             "tail": args.tail,
             "profile": args.profile_top if args.profile_drivers and d == 0 else 0,
@@ -1062,7 +1064,13 @@ def report_k(r: Result, args: argparse.Namespace) -> str:
         f"K={r.k}: {r.k} table{'s' if r.k > 1 else ''} of {args.players} sessions"
         f" ({g.total('sessions')} connections), "
         f"{g.drivers} driver process(es); window {w:.1f} s after {args.warmup:g} s warm-up "
-        f"(setup {g.setup_seconds:.1f} s)",
+        f"(setup {g.setup_seconds:.1f} s)"
+        + (
+            f"; paced: each seat thinks about {args.think:g} s before a decision, so the"
+            f" tables offer about {r.k / args.think:,.0f} decisions/s"
+            if args.think
+            else ""
+        ),
         f"  games completed        {games:>9,}  {games / w:>10.2f}/s   ("
         + (f"{statistics.fmean(game_seconds):.2f} s a game; " if game_seconds else "")
         + (
@@ -1153,10 +1161,17 @@ def summary(results: list[Result]) -> str:
     return "\n".join(lines)
 
 
-def targets(results: list[Result]) -> str:
+def targets(results: list[Result], think: float = 0.0) -> str:
     at = [r for r in results if r.k == TARGET_K]
     if not at:
         return f"targets (at K={TARGET_K}): not measured in this run"
+    if think:
+        r = at[0]
+        return (
+            f"at K={TARGET_K}, paced ({think:g} s a decision): p99 {r.p99_ms:.1f} ms, at"
+            f" {r.decisions_per_second:,.0f} decisions/s (the targets are for tables that"
+            " answer at once: run without --think)"
+        )
     r = at[0]
     ratio_ok = r.ratio >= TARGET_RATIO
     p99_ok = r.p99_ms < TARGET_P99_MS
@@ -1292,6 +1307,16 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         " strict checks; bots: real random bots, strictly decoding (the drivers are then the"
         " bottleneck)",
     )
+    parser.add_argument(
+        "--think",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="the raw load only: each seat waits about this long (uniformly half to one and a"
+        " half times) before it answers a decision, as players at a table do; the tables then"
+        " offer K over SECONDS decisions a second, and the latency is the server's answer at"
+        " that pace (0: answer at once, the default: the server's limit)",
+    )
     parser.add_argument("--seed", type=int, default=1, help="the bots' randomness (1)")
     parser.add_argument(
         "--setup-timeout", type=float, default=120.0, help="connections and rooms (120)"
@@ -1343,6 +1368,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     args.tail = 0.5 if quick else 2.0  # play on after the window, for the last pushes
     if any(k < 1 for k in args.k_values) or args.seconds <= 0 or args.echo_seconds <= 0:
         parser.error("K values must be >= 1 and windows positive")
+    if args.think < 0 or (args.think and args.load != "raw"):
+        parser.error("--think takes seconds >= 0, and goes with the raw load only")
     return args
 
 
@@ -1365,6 +1392,8 @@ def command_line(args: argparse.Namespace) -> str:
     ]
     if args.drivers is not None:
         parts += ["--drivers", str(args.drivers)]
+    if args.think:
+        parts += ["--think", f"{args.think:g}"]
     if args.profile_server:
         parts += ["--profile-server", "--profile-clock", args.profile_clock]
     if args.profile_drivers:
@@ -1435,7 +1464,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(game.profile, flush=True)
     print()
     print(summary(results))
-    print(targets(results))
+    print(targets(results, args.think))
     print(f"({time.monotonic() - started:.0f} s in all) to reproduce: {command_line(args)}")
     return 0
 
