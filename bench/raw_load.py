@@ -79,11 +79,11 @@ class RawSeat:
         name: str,
         rng: random.Random,
         stats: Any,
-        think: float = 0.0,
+        pace: float = 0.0,
     ) -> None:
         self.stream, self.name, self.rng, self.stats = stream, name, rng, stats
-        self.think = think  # seconds before answering a decision, on average
-        self.pace = random.Random(rng.random())  # (the choices stay those of no pace)
+        self.pace = pace  # seconds before answering a decision, on average
+        self.pace_rng = random.Random(rng.random())  # (the choices stay those of no pace)
         self.next_id = 1
         self.pending: dict[int, str] = {}  # request id -> its type
         self.sending = trio.StrictFIFOLock()  # the reader's answers and the table's requests
@@ -185,8 +185,8 @@ class RawSeat:
         kind, turn = d["kind"], d["turn"]
         if kind == "open":
             return  # answered when its open_request comes
-        if self.think:
-            await trio.sleep(self.pace.uniform(0.5, 1.5) * self.think)
+        if self.pace:
+            await trio.sleep(self.pace_rng.uniform(0.5, 1.5) * self.pace)
         choice = self.rng.choice(d["options"])
         now = time.monotonic()
         self.answered_at = now
@@ -263,7 +263,7 @@ async def setup_table(
             rng = random.Random(spec["seed"] * 1_000_003 + index * 8 + seat)
             stream = await trio.open_tcp_stream(spec["host"], spec["port"])
             stats.connects += 1
-            raw = RawSeat(stream, f"t{index}s{seat}", rng, stats, spec.get("think", 0.0))
+            raw = RawSeat(stream, f"t{index}s{seat}", rng, stats, spec.get("pace", 0.0))
             await nursery.start(_run_seat, raw, stats)
             stats.sessions += 1
             seats.append(raw)

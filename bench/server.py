@@ -47,12 +47,20 @@ sizes are printed. The ratio is decisions/s over echo round trips/s.
 
 Targets at K=200: decisions/s >= 20% of echo messages/s, p99 latency < 20 ms.
 
+`--pace SECONDS` makes each seat take about that long (uniformly half to one
+and a half times) before it answers a decision, as players do: the tables
+then offer about K / SECONDS decisions a second, and the latency is what a
+table waits for at that pace, not at the server's limit (without it, every
+table always has a decision on its way: a closed loop, where the latency is
+K over the decisions/s whatever the server does).
+
     python bench/server.py                          # K = 1, 50, 200; 15 s windows
     python bench/server.py --quick                  # K = 1, 10; short windows (smoke run)
     python bench/server.py --ks 200 --drivers 2 --seconds 20 --players 4
     python bench/server.py --profile-server         # cProfile of the server in the window
     python bench/server.py --ks 50,200 --seconds 8 --against HEAD~1
                                                     # this tree against a commit, in rotation
+    python bench/server.py --ks 200,1000 --pace 2   # tables that take 2 s a decision
 """
 
 from __future__ import annotations
@@ -824,8 +832,8 @@ def run_phase(
             "setup_concurrency": 16,
             "go_timeout": args.setup_timeout + 30,
             # (a game is about 50 decisions: at a pace, it takes that much longer)
-            "game_timeout": args.game_timeout + 100 * args.think,
-            "think": args.think,
+            "game_timeout": args.game_timeout + 100 * args.pace,
+            "pace": args.pace,
             "stagger": min(args.warmup, 1.0),
             "tail": args.tail,
             "profile": args.profile_top if args.profile_drivers and d == 0 else 0,
@@ -1066,9 +1074,9 @@ def report_k(r: Result, args: argparse.Namespace) -> str:
         f"{g.drivers} driver process(es); window {w:.1f} s after {args.warmup:g} s warm-up "
         f"(setup {g.setup_seconds:.1f} s)"
         + (
-            f"; paced: each seat thinks about {args.think:g} s before a decision, so the"
-            f" tables offer about {r.k / args.think:,.0f} decisions/s"
-            if args.think
+            f"; paced: each seat takes about {args.pace:g} s before a decision, so the"
+            f" tables offer about {r.k / args.pace:,.0f} decisions/s"
+            if args.pace
             else ""
         ),
         f"  games completed        {games:>9,}  {games / w:>10.2f}/s   ("
@@ -1161,16 +1169,16 @@ def summary(results: list[Result]) -> str:
     return "\n".join(lines)
 
 
-def targets(results: list[Result], think: float = 0.0) -> str:
+def targets(results: list[Result], pace: float = 0.0) -> str:
     at = [r for r in results if r.k == TARGET_K]
     if not at:
         return f"targets (at K={TARGET_K}): not measured in this run"
-    if think:
+    if pace:
         r = at[0]
         return (
-            f"at K={TARGET_K}, paced ({think:g} s a decision): p99 {r.p99_ms:.1f} ms, at"
+            f"at K={TARGET_K}, paced ({pace:g} s a decision): p99 {r.p99_ms:.1f} ms, at"
             f" {r.decisions_per_second:,.0f} decisions/s (the targets are for tables that"
-            " answer at once: run without --think)"
+            " answer at once: run without --pace)"
         )
     r = at[0]
     ratio_ok = r.ratio >= TARGET_RATIO
@@ -1308,14 +1316,14 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         " bottleneck)",
     )
     parser.add_argument(
-        "--think",
+        "--pace",
         type=float,
         default=0.0,
         metavar="SECONDS",
         help="the raw load only: each seat waits about this long (uniformly half to one and a"
-        " half times) before it answers a decision, as players at a table do; the tables then"
-        " offer K over SECONDS decisions a second, and the latency is the server's answer at"
-        " that pace (0: answer at once, the default: the server's limit)",
+        " half times) before it answers a decision, as players at a table take their time; the"
+        " tables then offer K over SECONDS decisions a second, and the latency is the server's"
+        " answer at that pace (0, the default: at once, the server's limit)",
     )
     parser.add_argument("--seed", type=int, default=1, help="the bots' randomness (1)")
     parser.add_argument(
@@ -1368,8 +1376,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     args.tail = 0.5 if quick else 2.0  # play on after the window, for the last pushes
     if any(k < 1 for k in args.k_values) or args.seconds <= 0 or args.echo_seconds <= 0:
         parser.error("K values must be >= 1 and windows positive")
-    if args.think < 0 or (args.think and args.load != "raw"):
-        parser.error("--think takes seconds >= 0, and goes with the raw load only")
+    if args.pace < 0 or (args.pace and args.load != "raw"):
+        parser.error("--pace takes seconds >= 0, and goes with the raw load only")
     return args
 
 
@@ -1392,8 +1400,8 @@ def command_line(args: argparse.Namespace) -> str:
     ]
     if args.drivers is not None:
         parts += ["--drivers", str(args.drivers)]
-    if args.think:
-        parts += ["--think", f"{args.think:g}"]
+    if args.pace:
+        parts += ["--pace", f"{args.pace:g}"]
     if args.profile_server:
         parts += ["--profile-server", "--profile-clock", args.profile_clock]
     if args.profile_drivers:
@@ -1464,7 +1472,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(game.profile, flush=True)
     print()
     print(summary(results))
-    print(targets(results, args.think))
+    print(targets(results, args.pace))
     print(f"({time.monotonic() - started:.0f} s in all) to reproduce: {command_line(args)}")
     return 0
 
