@@ -36,7 +36,10 @@ from typing import IO, BinaryIO, Protocol
 
 from oriflamme.server.core.journal import Entry
 
-SCHEMA_VERSION = 1
+# 2: a snapshot's sessions keep their pushes as frames (a server of schema 1
+# would load such a snapshot and then fail on a resume); its journal is
+# schema 1's, and schema 1's snapshots load here.
+SCHEMA_VERSION = 2
 SNAPSHOT_PIECE = 1 << 20  # bytes written at a time
 ROWS_A_STATEMENT = 500  # journal entries inserted by one statement
 
@@ -108,7 +111,7 @@ class SqliteStore:
         limit = self._db.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER)
         self._rows_a_statement = max(1, min(ROWS_A_STATEMENT, limit // 5))
         version = self._meta("schema_version")
-        if version is None:
+        if version is None or version < SCHEMA_VERSION:  # (new, or upgraded in place)
             self._set_meta("schema_version", SCHEMA_VERSION)
         elif version > SCHEMA_VERSION:
             self.close()

@@ -63,6 +63,27 @@ def test_a_database_from_a_newer_server_is_refused_with_a_clear_message(tmp_path
         SqliteStore(path)
 
 
+def test_a_database_from_an_older_server_is_read_and_marked_as_this_one_s(
+    tmp_path: Path,
+) -> None:
+    """Schema 1's journal reads the same; once opened here, the database says
+    schema 2, so that a server of schema 1 refuses the snapshots it would
+    misread (sessions keep frames now)."""
+    path = tmp_path / "s.sqlite3"
+    store = SqliteStore(path)
+    batch = entries(3)
+    store.append(batch)
+    store.close()
+    with sqlite3.connect(path) as db:
+        db.execute("UPDATE meta SET value = 1 WHERE key = 'schema_version'")
+    store = SqliteStore(path)
+    assert store.load() == (None, batch)
+    store.close()
+    with sqlite3.connect(path) as db:
+        (version,) = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    assert version == SCHEMA_VERSION == 2
+
+
 def test_two_servers_cannot_share_a_data_directory(tmp_path: Path) -> None:
     first = SqliteStore(tmp_path / "s.sqlite3")
     with pytest.raises(StoreError, match="another server is using"):
