@@ -263,7 +263,7 @@ async def setup_table(
             rng = random.Random(spec["seed"] * 1_000_003 + index * 8 + seat)
             stream = await trio.open_tcp_stream(spec["host"], spec["port"])
             stats.connects += 1
-            raw = RawSeat(stream, f"t{index}s{seat}", rng, stats, spec.get("pace", 0.0))
+            raw = RawSeat(stream, f"t{index}s{seat}", rng, stats, spec["pace"])
             await nursery.start(_run_seat, raw, stats)
             stats.sessions += 1
             seats.append(raw)

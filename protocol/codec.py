@@ -91,12 +91,17 @@ def encode_frame(data: Mapping[str, Any], max_frame: int = DEFAULT_MAX_FRAME) ->
     """Header and payload for one map. Raises `LocalProtocolError`
     (``frame_too_large``) rather than produce a frame the peer must refuse."""
     payload = pack(data)
-    if len(payload) > max_frame:
-        raise LocalProtocolError(
-            FRAME_TOO_LARGE,
-            f"a {data.get('type')!r} frame of {len(payload)} bytes exceeds {max_frame}",
-        )
+    check_size(data.get("type"), len(payload), max_frame)
     return HEADER.pack(len(payload)) + payload
+
+
+def check_size(type_: object, size: int, max_frame: int) -> None:
+    """Raise `LocalProtocolError` (``frame_too_large``) if the payload of a
+    `type_` frame, `size` bytes, exceeds `max_frame`."""
+    if size > max_frame:
+        raise LocalProtocolError(
+            FRAME_TOO_LARGE, f"a {type_!r} frame of {size} bytes exceeds {max_frame}"
+        )
 
 
 def _strict_map(pairs: list[tuple[Any, Any]]) -> dict[Any, Any]:

@@ -66,9 +66,15 @@ from __future__ import annotations
 import enum
 from typing import Final, NoReturn
 
-from .codec import DEFAULT_MAX_FRAME, HEADER_SIZE, FrameDecoder, FrameLimits, encode_frame
+from .codec import (
+    DEFAULT_MAX_FRAME,
+    HEADER_SIZE,
+    FrameDecoder,
+    FrameLimits,
+    check_size,
+    encode_frame,
+)
 from .errors import (
-    FRAME_TOO_LARGE,
     HANDSHAKE_REQUIRED,
     INVALID_FIELD,
     RATE_LIMITED,
@@ -213,12 +219,7 @@ class _Connection:
             )
         if frame is None:
             return encode_frame(to_data(message), self.max_frame)
-        if len(frame) - HEADER_SIZE > self.max_frame:
-            raise LocalProtocolError(
-                FRAME_TOO_LARGE,
-                f"a {message.TYPE!r} frame of {len(frame) - HEADER_SIZE} bytes exceeds"
-                f" {self.max_frame}",
-            )
+        check_size(message.TYPE, len(frame) - HEADER_SIZE, self.max_frame)
         return frame
 
     def _check_seq(self, seq: int, error: type[ProtocolError]) -> None:

@@ -35,8 +35,7 @@ from __future__ import annotations
 
 import msgpack
 
-from .codec import DEFAULT_MAX_FRAME, HEADER, encode_frame, pack
-from .errors import FRAME_TOO_LARGE, LocalProtocolError
+from .codec import DEFAULT_MAX_FRAME, HEADER, check_size, encode_frame, pack
 from .messages import Message, to_data
 
 _ABSENT = object()
@@ -71,11 +70,7 @@ class SharedEncoding:
         if self._view is not None:
             parts += [msgpack.packb(message.view["viewer"]), pieces[2]]  # type: ignore[attr-defined]
         payload = b"".join(parts)
-        if len(payload) > max_frame:
-            raise LocalProtocolError(
-                FRAME_TOO_LARGE,
-                f"a {message.TYPE!r} frame of {len(payload)} bytes exceeds {max_frame}",
-            )
+        check_size(message.TYPE, len(payload), max_frame)
         return HEADER.pack(len(payload)) + payload
 
     def _split(self, message: Message) -> None:

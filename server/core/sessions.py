@@ -42,7 +42,6 @@ from oriflamme.protocol import messages as m
 from oriflamme.protocol.codec import HEADER_SIZE, decode_payload, encode_frame
 from oriflamme.protocol.errors import LocalProtocolError
 from oriflamme.protocol.fanout import SharedEncoding
-from oriflamme.protocol.messages import to_data
 
 from .effects import Effect, Fault, Send
 from .entropy import Entropy
@@ -103,7 +102,7 @@ class Session:
                 setattr(self, name, None)
         history = self.history
         if history and not isinstance(history[0], bytes):  # saved when messages were kept
-            frames = (encode_frame(to_data(push)) for push in history)
+            frames = (encode_frame(m.to_data(push)) for push in history)
             self.history = deque(frames, maxlen=history.maxlen)
 
     def __repr__(self) -> str:
@@ -136,7 +135,9 @@ class Session:
         seq = self.last_seq + 1
         message = kind(seq=seq, **fields)  # type: ignore[call-arg]  # pushes have a seq
         try:
-            frame = shared.frame(message) if shared is not None else encode_frame(to_data(message))
+            frame = (
+                shared.frame(message) if shared is not None else encode_frame(m.to_data(message))
+            )
         except LocalProtocolError as error:  # a bug of ours: not pushed, nor numbered
             return [Fault(self.conn, f"could not push {kind.TYPE} to {self.logged_as}: {error}")]
         self.last_seq = seq
