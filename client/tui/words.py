@@ -34,7 +34,7 @@ KIND_NAMES = {
 }
 
 # What each card does, for the help screen and the choice line (the revised
-# edition's card texts, as ../shared/RULINGS.md rules them).
+# edition's card texts, as docs/RULES.md rules them).
 ABILITIES = {
     "archer": "eliminate the first or the last card of the queue",
     "soldier": "eliminate a card next to this one",

@@ -1,11 +1,11 @@
-"""Bugs found in public Oriflamme implementations (end of ../shared/RULINGS.md),
+"""Bugs found in public Oriflamme implementations (end of docs/RULES.md),
 one test each, so that this engine never grows them."""
 
 from __future__ import annotations
 
 import pytest
 
-from oriflamme.engine import KEEP, REVEAL, Decision, MoveTo, Target
+from oriflamme.engine import KEEP, REVEAL, Decision, MoveTo, Step, Target
 from oriflamme.engine.events import (
     AbilityUsed,
     Discarded,
@@ -45,7 +45,7 @@ def test_card_uncovered_after_an_intrigue_is_not_skipped(intrigue: str, answers:
     for answer in answers:
         g.apply(answer)
     # The Spy under the Intrigue is asked now, before Blue's Lord.
-    assert g.decision == Decision(0, "reveal", (KEEP, REVEAL), 0)
+    assert g.decision == Decision(0, Step.REVEAL_OR_KEEP, (KEEP, REVEAL), 0)
     assert describe(g)[0] == "#0 red spy 1t"
     assert fronts(g)[0][-1] == f"red {intrigue}"
 

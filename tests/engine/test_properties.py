@@ -5,7 +5,7 @@ for two, either edition, the first player, the deal seed) and then, at every
 decision, an index into `game.legal_actions()`. Indices shrink towards 0, so a
 failing game shrinks to "take the first option" except where another choice
 matters. Each test checks one family of properties at every step of such a
-game; the checks are written from the rulings (../shared/RULINGS.md), not
+game; the checks are written from the rulings (docs/RULES.md), not
 from the engine's code.
 """
 

@@ -1,5 +1,6 @@
-"""The English rulebook's worked examples (../shared/rules/003_b016594957813fe9.txt),
-reproduced move by move.
+"""The English rulebook's worked examples (first edition: the placement example
+under "1/ Placement Phase" and the resolution example under "2/ Resolution
+Phase"), reproduced move by move.
 
 Red is seat 0, Blue seat 1, Green seat 2. The pictures are drawn left to
 right in the resolution direction, so the queue's index 0 is the leftmost
@@ -19,6 +20,7 @@ from oriflamme.engine import (
     Kind,
     Place,
     Rules,
+    Step,
     Target,
     layout_deal,
     new_game,
@@ -51,14 +53,14 @@ def test_placement_phase_example() -> None:
     assert_events(events, [DirectionChosen(0, LEFT_TO_RIGHT), RoundStarted(1, 0)])
 
     # A: Red is the first player and places a card face down in the middle.
-    assert g.decision == Decision(0, "place", tuple(Place(c, FIRST) for c in g.hands[0]), None)
+    assert g.decision == Decision(0, Step.PLACE, tuple(Place(c, FIRST) for c in g.hands[0]), None)
     events = g.apply(Place(C("red lord"), FIRST))
     assert_events(events, [Placed(0, 0, C("red lord"), FIRST, 0)])
 
     # B: Blue must play a card to the left or right of Red's card.
     assert g.decision is not None
     assert g.decision.seat == 1
-    assert {p.at for p in g.decision.options} == {FIRST, LAST}  # type: ignore[union-attr]
+    assert {p.at for p in g.decision.options} == {FIRST, LAST}
     assert len(g.decision.options) == 2 * 7
     events = g.apply(Place(C("blue heir"), FIRST))
     assert_events(events, [Placed(1, 1, C("blue heir"), FIRST, 0)])
@@ -66,7 +68,7 @@ def test_placement_phase_example() -> None:
 
     # C: Green must play left of Blue's card or right of Red's, never between.
     assert g.decision is not None and g.decision.seat == 2
-    assert {p.at for p in g.decision.options} == {FIRST, LAST}  # type: ignore[union-attr]
+    assert {p.at for p in g.decision.options} == {FIRST, LAST}
     assert_illegal(g, Place(C("green lord"), 1), "no stacking in round 1")
     assert_illegal(g, Place(C("green lord"), 0), "no stacking in round 1")
     events = g.apply(Place(C("green lord"), LAST))
@@ -75,7 +77,7 @@ def test_placement_phase_example() -> None:
 
     # Everyone has placed one card: resolution starts with the leftmost card.
     assert [len(h) for h in g.hands] == [6, 6, 6]
-    assert g.decision == Decision(1, "reveal", KEEP_OR_REVEAL, 1)
+    assert g.decision == Decision(1, Step.REVEAL_OR_KEEP, KEEP_OR_REVEAL, 1)
 
 
 def test_resolution_phase_example() -> None:
@@ -92,7 +94,7 @@ def test_resolution_phase_example() -> None:
     )
 
     # A: Red is first to choose whether to reveal their first card.
-    assert g.decision == Decision(0, "reveal", KEEP_OR_REVEAL, 0)
+    assert g.decision == Decision(0, Step.REVEAL_OR_KEEP, KEEP_OR_REVEAL, 0)
 
     # B: Red does not reveal it and places 1 token from the supply on it.
     events = g.apply(KEEP)
@@ -100,7 +102,7 @@ def test_resolution_phase_example() -> None:
     assert describe(g)[0] == "#0 red heir 1t"
 
     # C: Blue reveals their card and immediately gains the token on it.
-    assert g.decision == Decision(1, "reveal", KEEP_OR_REVEAL, 1)
+    assert g.decision == Decision(1, Step.REVEAL_OR_KEEP, KEEP_OR_REVEAL, 1)
     events = g.apply(REVEAL)
     assert_events(events, [Revealed(1, 1, C("blue soldier"), 1), Scored(1, 1, "tokens")])
     assert g.scores == [3, 3, 4]
@@ -108,7 +110,7 @@ def test_resolution_phase_example() -> None:
     # D: a Soldier must eliminate an adjacent card: both are Red's. Blue
     # chooses Red's second card: it is turned face up, its tokens go back to
     # the supply, it goes in front of Red, and Blue gains 1.
-    assert g.decision == Decision(1, "eliminate", (Target(0), Target(2)), 1)
+    assert g.decision == Decision(1, Step.ELIMINATE, (Target(0), Target(2)), 1)
     events = g.apply(Target(2))
     assert_events(
         events,
@@ -123,7 +125,7 @@ def test_resolution_phase_example() -> None:
     assert describe(g) == ["#0 red heir 1t", "#1 blue soldier up", "#3 green spy"]
 
     # E: with the red card gone, Green is next, keeps, and adds a token.
-    assert g.decision == Decision(2, "reveal", KEEP_OR_REVEAL, 3)
+    assert g.decision == Decision(2, Step.REVEAL_OR_KEEP, KEEP_OR_REVEAL, 3)
     events = g.apply(KEEP)
     assert_events(events, [Kept(2, 3, 1), RoundEnded(3), RoundStarted(4, 0)])
     assert describe(g) == ["#0 red heir 1t", "#1 blue soldier up", "#3 green spy 1t"]

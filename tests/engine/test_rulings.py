@@ -1,4 +1,4 @@
-"""One or more tests per ruling of ../shared/RULINGS.md, built from positions.
+"""One or more tests per ruling of docs/RULES.md, built from positions.
 
 Positions are written with `builders.position` (see its docstring): the queue
 is in resolution order, index 0 resolves first; pids are given in reading
@@ -20,6 +20,7 @@ from oriflamme.engine import (
     Place,
     RandomPlayer,
     Rules,
+    Step,
     Target,
     layout_deal,
     mask_event,
@@ -62,7 +63,7 @@ def test_ruling_01_first_card_of_the_game_goes_in_the_middle() -> None:
     g = position([], round=1, hands=[["red archer", "red soldier"], ["blue spy"], ["green lord"]])
     # An empty queue has one place: "first" (the middle).
     assert g.decision == Decision(
-        0, "place", places("red archer", FIRST) + places("red soldier", FIRST), None
+        0, Step.PLACE, places("red archer", FIRST) + places("red soldier", FIRST), None
     )
     assert_illegal(g, Place(C("red archer"), LAST), "the queue is empty")
     events = g.apply(Place(C("red soldier"), FIRST))
@@ -75,12 +76,12 @@ def test_ruling_01_round_one_cards_go_at_either_end_never_between_or_on_a_card()
     g = position(
         ["red archer"], round=1, placed=1, hands=[["red soldier"], ["blue spy"], ["green lord"]]
     )
-    assert g.decision == Decision(1, "place", places("blue spy", FIRST, LAST), None)
+    assert g.decision == Decision(1, Step.PLACE, places("blue spy", FIRST, LAST), None)
     assert_illegal(g, Place(C("blue spy"), 0), "no stacking in round 1")
     g.apply(Place(C("blue spy"), FIRST))
     assert describe(g) == ["#1 blue spy", "#0 red archer"]
     # Green may go left of Blue or right of Red, never between them.
-    assert g.decision == Decision(2, "place", places("green lord", FIRST, LAST), None)
+    assert g.decision == Decision(2, Step.PLACE, places("green lord", FIRST, LAST), None)
     assert_illegal(g, Place(C("green lord"), 1), "no stacking in round 1")
     events = g.apply(Place(C("green lord"), LAST))
     assert events[0] == Placed(2, 2, C("green lord"), LAST, 2)
@@ -99,7 +100,7 @@ def test_ruling_01_from_round_two_cover_any_own_top_card_face_up_or_down_any_dep
         round=2,
         hands=[["red ambush"], ["blue lord"], ["green lord"]],
     )
-    assert g.decision == Decision(0, "place", places("red ambush", FIRST, LAST, 0, 3, 5), None)
+    assert g.decision == Decision(0, Step.PLACE, places("red ambush", FIRST, LAST, 0, 3, 5), None)
     assert_illegal(g, Place(C("red ambush"), 1), "not yours")
     assert_illegal(g, Place(C("red ambush"), 2), "no top card 2")
     assert_illegal(g, Place(C("red spy"), FIRST), "not in seat 0's hand")
@@ -135,7 +136,7 @@ def test_ruling_02_the_slot_being_resolved_is_followed_when_an_earlier_slot_vani
     g = position(["blue lord", "red soldier 1t", "green heir"], step="reveal", index=1)
     events = g.apply(REVEAL)
     assert_events(events, [Revealed(0, 1, C("red soldier"), 1), Scored(0, 1, "tokens")])
-    assert g.decision == Decision(0, "eliminate", (Target(0), Target(2)), 1)
+    assert g.decision == Decision(0, Step.ELIMINATE, (Target(0), Target(2)), 1)
     events = g.apply(Target(0))
     assert_events(
         events,
@@ -147,7 +148,7 @@ def test_ruling_02_the_slot_being_resolved_is_followed_when_an_earlier_slot_vani
     )
     # The slot after the Soldier is next, although every index moved down.
     assert describe(g) == ["#1 red soldier up", "#2 green heir"]
-    assert g.decision == Decision(2, "reveal", KEEP_OR_REVEAL, 2)
+    assert g.decision == Decision(2, Step.REVEAL_OR_KEEP, KEEP_OR_REVEAL, 2)
 
 
 # ------------------------------------------------------- 3. face down / face up
@@ -155,12 +156,12 @@ def test_ruling_02_the_slot_being_resolved_is_followed_when_an_earlier_slot_vani
 
 def test_ruling_03_a_kept_card_gains_one_token() -> None:
     g = position(["red heir 2t", "blue spy"], step="reveal", index=0, scores=[3, 3, 3])
-    assert g.decision == Decision(0, "reveal", KEEP_OR_REVEAL, 0)
+    assert g.decision == Decision(0, Step.REVEAL_OR_KEEP, KEEP_OR_REVEAL, 0)
     events = g.apply(KEEP)
     assert_events(events, [Kept(0, 0, 3)])
     assert describe(g) == ["#0 red heir 3t", "#1 blue spy"]
     assert g.scores == [3, 3, 3]
-    assert g.decision == Decision(1, "reveal", KEEP_OR_REVEAL, 1)
+    assert g.decision == Decision(1, Step.REVEAL_OR_KEEP, KEEP_OR_REVEAL, 1)
 
 
 def test_ruling_03_a_revealed_card_pays_its_tokens_then_its_ability_applies() -> None:
@@ -209,7 +210,7 @@ def test_ruling_03_a_face_up_card_acts_again_every_round() -> None:
         ],
     )
     assert g.scores == [3, 1, 1]
-    assert g.decision == Decision(1, "reveal", KEEP_OR_REVEAL, 1)
+    assert g.decision == Decision(1, Step.REVEAL_OR_KEEP, KEEP_OR_REVEAL, 1)
 
 
 # ---------------------------------------------------------- 4. mandatory abilities
@@ -252,7 +253,7 @@ def test_ruling_04_a_face_up_card_cannot_pass() -> None:
     g = position(
         ["blue lord", "red soldier up", "green heir"], step="eliminate", index=1, ability="soldier"
     )
-    assert g.decision == Decision(0, "eliminate", (Target(0), Target(2)), 1)
+    assert g.decision == Decision(0, Step.ELIMINATE, (Target(0), Target(2)), 1)
     assert_illegal(g, KEEP, "choose a card to eliminate with a target")
     assert_illegal(g, Target(1), "card 1 is not a legal choice to eliminate for this soldier")
 
@@ -279,7 +280,7 @@ def test_ruling_05_eliminated_card_turns_face_up_loses_tokens_and_lies_before_it
     assert fronts(g) == [[], ["blue conspiracy"], []]
     assert g.scores == [2, 1, 1]  # the 3 tokens went to the supply, not to blue
     assert describe(g) == ["#1 red soldier up", "#2 green lord"]
-    assert g.decision == Decision(2, "reveal", KEEP_OR_REVEAL, 2)
+    assert g.decision == Decision(2, Step.REVEAL_OR_KEEP, KEEP_OR_REVEAL, 2)
 
 
 def test_ruling_05_discarded_card_lies_before_its_owner_and_scores_nothing() -> None:
@@ -298,7 +299,7 @@ def test_ruling_05_discarded_card_lies_before_its_owner_and_scores_nothing() -> 
     assert fronts(g) == [["red assassination"], [], ["green spy"]]
     assert g.scores == [4, 1, 1]  # 2 tokens + 1 for the elimination, nothing for the discard
     assert describe(g) == ["#1 blue lord"]
-    assert g.decision == Decision(1, "reveal", KEEP_OR_REVEAL, 1)
+    assert g.decision == Decision(1, Step.REVEAL_OR_KEEP, KEEP_OR_REVEAL, 1)
 
 
 # ---------------------------------------------------- 6. uncovered in resolution
@@ -309,7 +310,7 @@ def test_ruling_06_card_uncovered_after_intrigue_is_handled_at_once() -> None:
         [["red heir 1t", "red assassination"], "blue lord", "green spy"], step="reveal", index=0
     )
     g.apply(REVEAL)
-    assert g.decision == Decision(0, "eliminate", (Target(1), Target(2), Target(3)), 1)
+    assert g.decision == Decision(0, Step.ELIMINATE, (Target(1), Target(2), Target(3)), 1)
     events = g.apply(Target(3))
     assert_events(
         events,
@@ -322,9 +323,9 @@ def test_ruling_06_card_uncovered_after_intrigue_is_handled_at_once() -> None:
         ],
     )
     # The face-down Heir under it is next, before the Lord.
-    assert g.decision == Decision(0, "reveal", KEEP_OR_REVEAL, 0)
+    assert g.decision == Decision(0, Step.REVEAL_OR_KEEP, KEEP_OR_REVEAL, 0)
     assert_events(g.apply(KEEP), [Kept(0, 0, 2)])
-    assert g.decision == Decision(1, "reveal", KEEP_OR_REVEAL, 2)
+    assert g.decision == Decision(1, Step.REVEAL_OR_KEEP, KEEP_OR_REVEAL, 2)
 
 
 def test_ruling_06_face_up_card_uncovered_after_intrigue_acts_at_once() -> None:
@@ -347,14 +348,14 @@ def test_ruling_06_face_up_card_uncovered_after_intrigue_acts_at_once() -> None:
         ],
     )
     assert g.scores == [3, 0, 1]
-    assert g.decision == Decision(1, "reveal", KEEP_OR_REVEAL, 2)
+    assert g.decision == Decision(1, Step.REVEAL_OR_KEEP, KEEP_OR_REVEAL, 2)
 
 
 def test_ruling_06_card_under_an_archer_that_shot_itself_is_handled_at_once() -> None:
     g = position(
         [["red lord 2t", "red archer up"], "blue spy"], step="eliminate", index=0, ability="archer"
     )
-    assert g.decision == Decision(0, "eliminate", (Target(1), Target(2)), 1)
+    assert g.decision == Decision(0, Step.ELIMINATE, (Target(1), Target(2)), 1)
     events = g.apply(Target(1))
     assert_events(
         events,
@@ -365,7 +366,7 @@ def test_ruling_06_card_under_an_archer_that_shot_itself_is_handled_at_once() ->
             Scored(0, 1, "eliminate"),
         ],
     )
-    assert g.decision == Decision(0, "reveal", KEEP_OR_REVEAL, 0)
+    assert g.decision == Decision(0, Step.REVEAL_OR_KEEP, KEEP_OR_REVEAL, 0)
     events = g.apply(REVEAL)
     assert_events(
         events,
@@ -376,7 +377,7 @@ def test_ruling_06_card_under_an_archer_that_shot_itself_is_handled_at_once() ->
             Scored(0, 1, "lord"),
         ],
     )
-    assert g.decision == Decision(1, "reveal", KEEP_OR_REVEAL, 2)
+    assert g.decision == Decision(1, Step.REVEAL_OR_KEEP, KEEP_OR_REVEAL, 2)
 
 
 def test_ruling_06_card_under_an_attacker_discarded_by_an_ambush_is_handled_at_once() -> None:
@@ -399,7 +400,7 @@ def test_ruling_06_card_under_an_attacker_discarded_by_an_ambush_is_handled_at_o
         ],
     )
     assert describe(g) == ["#0 red heir up", "#3 green lord"]
-    assert g.decision == Decision(2, "reveal", KEEP_OR_REVEAL, 3)
+    assert g.decision == Decision(2, Step.REVEAL_OR_KEEP, KEEP_OR_REVEAL, 3)
 
 
 def test_ruling_06_card_uncovered_in_a_passed_slot_does_nothing_this_round() -> None:
@@ -417,7 +418,7 @@ def test_ruling_06_card_uncovered_in_a_passed_slot_does_nothing_this_round() -> 
             Scored(0, 1, "eliminate"),
         ],
     )
-    assert g.decision == Decision(2, "reveal", KEEP_OR_REVEAL, 3)
+    assert g.decision == Decision(2, Step.REVEAL_OR_KEEP, KEEP_OR_REVEAL, 3)
     events = g.apply(KEEP)
     # No decision and no token for the uncovered Lord this round.
     assert_events(events, [Kept(2, 3, 1), RoundEnded(2), RoundStarted(3, 1)])
@@ -426,7 +427,7 @@ def test_ruling_06_card_uncovered_in_a_passed_slot_does_nothing_this_round() -> 
     g.apply(Place(C("blue archer"), LAST))
     g.apply(Place(C("green archer"), LAST))
     g.apply(Place(C("red archer"), LAST))
-    assert g.decision == Decision(1, "reveal", KEEP_OR_REVEAL, 0)
+    assert g.decision == Decision(1, Step.REVEAL_OR_KEEP, KEEP_OR_REVEAL, 0)
 
 
 def test_ruling_06_card_uncovered_in_a_slot_not_yet_reached_is_handled_when_reached() -> None:
@@ -442,9 +443,9 @@ def test_ruling_06_card_uncovered_in_a_slot_not_yet_reached_is_handled_when_reac
             Scored(0, 1, "eliminate"),
         ],
     )
-    assert g.decision == Decision(1, "reveal", KEEP_OR_REVEAL, 1)
+    assert g.decision == Decision(1, Step.REVEAL_OR_KEEP, KEEP_OR_REVEAL, 1)
     assert_events(g.apply(KEEP), [Kept(1, 1, 1)])
-    assert g.decision == Decision(2, "reveal", KEEP_OR_REVEAL, 3)
+    assert g.decision == Decision(2, Step.REVEAL_OR_KEEP, KEEP_OR_REVEAL, 3)
 
 
 # ------------------------------------------------------------------- 7. archer
@@ -462,7 +463,7 @@ def test_ruling_07_archer_eliminates_the_first_or_the_last_top_card() -> None:
         index=2,
         ability="archer",
     )
-    assert g.decision == Decision(2, "eliminate", (Target(1), Target(5)), 3)
+    assert g.decision == Decision(2, Step.ELIMINATE, (Target(1), Target(5)), 3)
     assert_illegal(g, Target(2), "card 2 is not a legal choice")
     assert_illegal(g, Target(0), "card 0 is not a legal choice")
     events = g.apply(Target(5))
@@ -475,14 +476,14 @@ def test_ruling_07_archer_eliminates_the_first_or_the_last_top_card() -> None:
             Scored(2, 1, "eliminate"),
         ],
     )
-    assert g.decision == Decision(1, "reveal", KEEP_OR_REVEAL, 4)
+    assert g.decision == Decision(1, Step.REVEAL_OR_KEEP, KEEP_OR_REVEAL, 4)
 
 
 def test_ruling_07_archer_may_eliminate_itself() -> None:
     g = position(
         ["green archer up", "blue lord", "red spy"], step="eliminate", index=0, ability="archer"
     )
-    assert g.decision == Decision(2, "eliminate", (Target(0), Target(2)), 0)
+    assert g.decision == Decision(2, Step.ELIMINATE, (Target(0), Target(2)), 0)
     events = g.apply(Target(0))
     assert_events(
         events,
@@ -493,7 +494,7 @@ def test_ruling_07_archer_may_eliminate_itself() -> None:
         ],
     )
     assert fronts(g) == [[], [], ["green archer"]]
-    assert g.decision == Decision(1, "reveal", KEEP_OR_REVEAL, 1)
+    assert g.decision == Decision(1, Step.REVEAL_OR_KEEP, KEEP_OR_REVEAL, 1)
 
 
 def test_ruling_07_a_lone_archer_must_eliminate_itself_and_still_gains_one() -> None:
@@ -526,7 +527,7 @@ def test_ruling_08_soldier_eliminates_an_adjacent_top_card_never_itself() -> Non
         index=1,
         ability="soldier",
     )
-    assert g.decision == Decision(1, "eliminate", (Target(1), Target(3)), 2)
+    assert g.decision == Decision(1, Step.ELIMINATE, (Target(1), Target(3)), 2)
     assert_illegal(g, Target(2), "card 2 is not a legal choice")  # itself
     assert_illegal(g, Target(0), "card 0 is not a legal choice")  # covered
     events = g.apply(Target(1))
@@ -568,7 +569,7 @@ def test_ruling_09_spy_steals_from_the_owners_pile_not_from_the_card() -> None:
         ability="spy",
         scores=[2, 1, 4],
     )
-    assert g.decision == Decision(1, "steal", (Target(0), Target(2)), 1)
+    assert g.decision == Decision(1, Step.STEAL, (Target(0), Target(2)), 1)
     events = g.apply(Target(2))
     assert_events(events, [AbilityUsed(1, 1, "spy", 2), Stolen(1, 2, 1)])
     assert g.scores == [2, 2, 3]
@@ -584,7 +585,7 @@ def test_ruling_09_spy_must_choose_an_adjacent_opponent() -> None:
         [Revealed(0, 1, C("red spy"), 0), AbilityUsed(0, 1, "spy", 2), Stolen(0, 1, 1)],
     )
     assert g.scores == [2, 0, 1]
-    assert g.decision == Decision(1, "reveal", KEEP_OR_REVEAL, 2)
+    assert g.decision == Decision(1, Step.REVEAL_OR_KEEP, KEEP_OR_REVEAL, 2)
 
 
 def test_ruling_09_spy_next_only_to_your_own_cards_steals_nothing() -> None:
@@ -710,7 +711,7 @@ def test_ruling_12_shapeshifter_copies_only_adjacent_face_up_top_characters() ->
         index=1,
         ability="shapeshifter",
     )
-    assert g.decision == Decision(0, "copy", (Target(1), Target(3)), 2)
+    assert g.decision == Decision(0, Step.COPY, (Target(1), Target(3)), 2)
     assert_illegal(g, Target(0), "card 0 is not a legal choice to copy")
     assert_illegal(g, Target(2), "card 2 is not a legal choice to copy")
     # A face-down neighbour and a Shapeshifter are not offered.
@@ -735,7 +736,7 @@ def test_ruling_12_the_copy_acts_from_the_shapeshifters_slot_for_its_owner() -> 
         [Revealed(0, 2, C("red shapeshifter"), 0), AbilityUsed(0, 2, "shapeshifter", 1)],
     )
     # Soldier targets around the Shapeshifter, not around the copied Soldier.
-    assert g.decision == Decision(0, "eliminate", (Target(1), Target(3)), 2)
+    assert g.decision == Decision(0, Step.ELIMINATE, (Target(1), Target(3)), 2)
     events = g.apply(Target(3))
     assert_events(
         events[:3],
@@ -757,7 +758,7 @@ def test_ruling_12_the_copy_lasts_for_one_resolution() -> None:
         hands=[["red spy"], ["blue spy"], ["green spy"]],
     )
     g.apply(REVEAL)
-    assert g.decision == Decision(1, "copy", (Target(0), Target(2)), 1)
+    assert g.decision == Decision(1, Step.COPY, (Target(0), Target(2)), 1)
     events = g.apply(Target(0))
     assert_events(
         events[:4],
@@ -772,7 +773,7 @@ def test_ruling_12_the_copy_lasts_for_one_resolution() -> None:
     g.apply(Place(C("green spy"), LAST))
     g.apply(Place(C("red spy"), LAST))
     # Round 3: the Lord acts, then the Shapeshifter chooses again.
-    assert g.decision == Decision(1, "copy", (Target(0), Target(2)), 1)
+    assert g.decision == Decision(1, Step.COPY, (Target(0), Target(2)), 1)
     events = g.apply(Target(2))
     assert_events(
         events[:5],
@@ -798,7 +799,9 @@ def test_ruling_13_assassination_eliminates_any_top_card_anywhere() -> None:
         index=1,
     )
     g.apply(REVEAL)
-    assert g.decision == Decision(1, "eliminate", (Target(1), Target(2), Target(3), Target(4)), 2)
+    assert g.decision == Decision(
+        1, Step.ELIMINATE, (Target(1), Target(2), Target(3), Target(4)), 2
+    )
     events = g.apply(Target(4))
     assert_events(
         events,
@@ -819,7 +822,7 @@ def test_ruling_13_assassination_eliminates_any_top_card_anywhere() -> None:
 def test_ruling_13_assassination_may_eliminate_itself_and_gains_one() -> None:
     g = position(["blue assassination 2t", "green heir"], step="reveal", index=0)
     g.apply(REVEAL)
-    assert g.decision == Decision(1, "eliminate", (Target(0), Target(1)), 0)
+    assert g.decision == Decision(1, Step.ELIMINATE, (Target(0), Target(1)), 0)
     events = g.apply(Target(0))
     assert_events(
         events,
@@ -831,7 +834,7 @@ def test_ruling_13_assassination_may_eliminate_itself_and_gains_one() -> None:
     )
     assert g.scores == [1, 4, 1]
     assert fronts(g) == [[], ["blue assassination"], []]
-    assert g.decision == Decision(2, "reveal", KEEP_OR_REVEAL, 1)
+    assert g.decision == Decision(2, Step.REVEAL_OR_KEEP, KEEP_OR_REVEAL, 1)
 
 
 # ------------------------------------------------------------- 14. royal decree
@@ -845,13 +848,13 @@ def test_ruling_14_decree_moves_any_other_top_card_to_any_gap_or_end() -> None:
     )
     g.apply(REVEAL)
     # Any owner, face up or down; not itself, not a covered card.
-    assert g.decision == Decision(0, "move_card", (Target(1), Target(2), Target(4)), 3)
+    assert g.decision == Decision(0, Step.MOVE_CARD, (Target(1), Target(2), Target(4)), 3)
     assert_illegal(g, Target(3), "card 3 is not a legal choice to move")
     assert_illegal(g, Target(0), "card 0 is not a legal choice to move")
     events = g.apply(Target(4))
     assert events == []
     # A lone card is not offered its own place back.
-    assert g.decision == Decision(0, "move_to", (MoveTo(0), MoveTo(1), MoveTo(2)), 3)
+    assert g.decision == Decision(0, Step.MOVE_TO, (MoveTo(0), MoveTo(1), MoveTo(2)), 3)
     events = g.apply(MoveTo(0))
     assert_events(
         events[:3],
@@ -869,9 +872,9 @@ def test_ruling_14_decree_moves_any_other_top_card_to_any_gap_or_end() -> None:
 def test_ruling_14_card_moved_behind_the_decree_resolves_again() -> None:
     g = position(["blue lord up", "red royal_decree", "green heir"], step="reveal", index=1)
     g.apply(REVEAL)
-    assert g.decision == Decision(0, "move_card", (Target(0), Target(2)), 1)
+    assert g.decision == Decision(0, Step.MOVE_CARD, (Target(0), Target(2)), 1)
     g.apply(Target(0))
-    assert g.decision == Decision(0, "move_to", (MoveTo(1), MoveTo(2)), 1)
+    assert g.decision == Decision(0, Step.MOVE_TO, (MoveTo(1), MoveTo(2)), 1)
     events = g.apply(MoveTo(2))
     assert_events(
         events,
@@ -882,7 +885,7 @@ def test_ruling_14_card_moved_behind_the_decree_resolves_again() -> None:
         ],
     )
     assert describe(g) == ["#2 green heir", "#0 blue lord up"]
-    assert g.decision == Decision(2, "reveal", KEEP_OR_REVEAL, 2)
+    assert g.decision == Decision(2, Step.REVEAL_OR_KEEP, KEEP_OR_REVEAL, 2)
     events = g.apply(KEEP)
     assert_events(
         events[:3], [Kept(2, 2, 1), AbilityUsed(1, 0, "lord", None), Scored(1, 1, "lord")]
@@ -895,10 +898,10 @@ def test_ruling_14_decree_continues_with_the_slot_after_its_old_place() -> None:
     )
     g.apply(REVEAL)
     g.apply(Target(3))
-    assert g.decision == Decision(0, "move_to", (MoveTo(0), MoveTo(1), MoveTo(2)), 1)
+    assert g.decision == Decision(0, Step.MOVE_TO, (MoveTo(0), MoveTo(1), MoveTo(2)), 1)
     g.apply(MoveTo(0))
     assert describe(g) == ["#3 blue spy", "#0 blue lord", "#2 green heir"]
-    assert g.decision == Decision(2, "reveal", KEEP_OR_REVEAL, 2)
+    assert g.decision == Decision(2, Step.REVEAL_OR_KEEP, KEEP_OR_REVEAL, 2)
     events = g.apply(KEEP)
     assert_events(events, [Kept(2, 2, 1), RoundEnded(2), RoundStarted(3, 1)])
     assert describe(g) == ["#3 blue spy", "#0 blue lord", "#2 green heir 1t"]
@@ -911,7 +914,7 @@ def test_ruling_14_moving_a_stack_top_uncovers_the_card_below() -> None:
     g.apply(REVEAL)
     g.apply(Target(1))
     # From a stack every gap and end is a move: 3 slots, 4 places.
-    assert g.decision == Decision(0, "move_to", tuple(MoveTo(i) for i in range(4)), 2)
+    assert g.decision == Decision(0, Step.MOVE_TO, tuple(MoveTo(i) for i in range(4)), 2)
     events = g.apply(MoveTo(3))
     assert_events(
         events,
@@ -923,9 +926,9 @@ def test_ruling_14_moving_a_stack_top_uncovers_the_card_below() -> None:
         ],
     )
     assert describe(g) == ["#0 green lord", "#3 blue spy", "#1 green heir 1t"]
-    assert g.decision == Decision(1, "reveal", KEEP_OR_REVEAL, 3)
+    assert g.decision == Decision(1, Step.REVEAL_OR_KEEP, KEEP_OR_REVEAL, 3)
     g.apply(KEEP)
-    assert g.decision == Decision(2, "reveal", KEEP_OR_REVEAL, 1)
+    assert g.decision == Decision(2, Step.REVEAL_OR_KEEP, KEEP_OR_REVEAL, 1)
 
 
 def test_ruling_14_decree_on_a_stack_uncovered_card_acts_before_a_card_moved_behind() -> None:
@@ -934,7 +937,7 @@ def test_ruling_14_decree_on_a_stack_uncovered_card_acts_before_a_card_moved_beh
     )
     g.apply(REVEAL)
     g.apply(Target(3))
-    assert g.decision == Decision(0, "move_to", (MoveTo(0), MoveTo(1)), 1)
+    assert g.decision == Decision(0, Step.MOVE_TO, (MoveTo(0), MoveTo(1)), 1)
     events = g.apply(MoveTo(1))
     assert_events(
         events,
@@ -948,7 +951,7 @@ def test_ruling_14_decree_on_a_stack_uncovered_card_acts_before_a_card_moved_beh
         ],
     )
     assert describe(g) == ["#0 red heir up", "#3 green spy", "#2 blue lord"]
-    assert g.decision == Decision(2, "reveal", KEEP_OR_REVEAL, 3)
+    assert g.decision == Decision(2, Step.REVEAL_OR_KEEP, KEEP_OR_REVEAL, 3)
 
 
 def test_ruling_14_decree_with_no_other_card_has_no_effect() -> None:
@@ -986,7 +989,7 @@ def test_ruling_15_ambush_revealed_by_its_owner() -> None:
     )
     assert g.scores == [2, 1, 1]  # the 3 tokens went to the supply
     assert fronts(g) == [["red ambush"], [], []]
-    assert g.decision == Decision(1, "reveal", KEEP_OR_REVEAL, 1)
+    assert g.decision == Decision(1, Step.REVEAL_OR_KEEP, KEEP_OR_REVEAL, 1)
 
 
 def test_ruling_15_ambush_eliminated_by_an_opponent_discards_the_attacker() -> None:
@@ -1006,13 +1009,13 @@ def test_ruling_15_ambush_eliminated_by_an_opponent_discards_the_attacker() -> N
     assert g.scores == [5, 2, 1]
     assert fronts(g) == [["red ambush"], ["blue soldier"], []]
     assert describe(g) == ["#2 green lord"]
-    assert g.decision == Decision(2, "reveal", KEEP_OR_REVEAL, 2)
+    assert g.decision == Decision(2, Step.REVEAL_OR_KEEP, KEEP_OR_REVEAL, 2)
 
 
 def test_ruling_15_ambush_eliminated_by_a_shapeshifters_copy() -> None:
     g = position(["red ambush", "blue shapeshifter", "green soldier up"], step="reveal", index=1)
     g.apply(REVEAL)
-    assert g.decision == Decision(1, "eliminate", (Target(0), Target(2)), 1)
+    assert g.decision == Decision(1, Step.ELIMINATE, (Target(0), Target(2)), 1)
     events = g.apply(Target(0))
     assert_events(
         events,
@@ -1033,7 +1036,7 @@ def test_ruling_15_ambush_eliminated_by_a_shapeshifters_copy() -> None:
 def test_ruling_15_ambush_eliminated_by_its_owners_card_revised_edition() -> None:
     g = position(["red ambush 1t", "red soldier", "blue lord"], step="reveal", index=1)
     g.apply(REVEAL)
-    assert g.decision == Decision(0, "eliminate", (Target(0), Target(2)), 1)
+    assert g.decision == Decision(0, Step.ELIMINATE, (Target(0), Target(2)), 1)
     events = g.apply(Target(0))
     assert_events(
         events,
@@ -1220,14 +1223,26 @@ def test_ruling_19_two_player_places_twice_alternating_and_draws_two() -> None:
 
 
 def test_ruling_19_own_families_are_opponents_lord_and_spy() -> None:
-    two = {"players": 2, "variant": "two-player"}
     # Lord: no bonus for your other family; a bonus for the same family.
-    g = position(["blue spy", "red lord", "red heir"], step="reveal", index=1, **two)
+    g = position(
+        ["blue spy", "red lord", "red heir"],
+        players=2,
+        variant="two-player",
+        step="reveal",
+        index=1,
+    )
     events = g.apply(REVEAL)
     assert events[2] == Scored(0, 2, "lord")
     # Spy next to your other family and next to nobody else: it is an
     # "opponent", so it is chosen, and stealing from yourself changes nothing.
-    g = position(["blue spy", "red spy"], step="reveal", index=1, scores=[3, 3], **two)
+    g = position(
+        ["blue spy", "red spy"],
+        players=2,
+        variant="two-player",
+        step="reveal",
+        index=1,
+        scores=[3, 3],
+    )
     events = g.apply(REVEAL)
     assert_events(events[1:3], [AbilityUsed(0, 1, "spy", 0), Stolen(0, 0, 0)])
     assert g.scores == [3, 3]
@@ -1270,7 +1285,7 @@ def test_ruling_19_own_other_family_ambush_is_an_own_card_ambush() -> None:
 def test_ruling_20_the_rooms_first_player_chooses_the_direction_before_placing() -> None:
     g = new_game(4, first_player=2, seed=8)
     assert g.decision == Decision(
-        2, "direction", (ChooseDirection(LEFT_TO_RIGHT), ChooseDirection(RIGHT_TO_LEFT)), None
+        2, Step.DIRECTION, (ChooseDirection(LEFT_TO_RIGHT), ChooseDirection(RIGHT_TO_LEFT)), None
     )
     assert_illegal(g, ChooseDirection(LEFT_TO_RIGHT), "not your turn: seat 2", seat=0)
     assert_illegal(g, Place(g.hands[2][0], FIRST), "choose the direction")
