@@ -1,7 +1,10 @@
 """A minimal Oriflamme bot: one game against a real server, random legal moves.
 
 Written from docs/PROTOCOL.md alone, as a starting point for your own client.
-It needs Python 3.11+ and msgpack, nothing else (nothing of `oriflamme`).
+It needs Python 3.11+ and msgpack, nothing else (nothing of `oriflamme`): run
+it with a checkout's `.venv/bin/python`, which has msgpack, or install it for
+your Python first (`pip install msgpack`). Without it, it stops at once with
+`ModuleNotFoundError: No module named 'msgpack'`.
 
     python examples/minimal_bot.py HOST:PORT --create 3 --bots 2
     python examples/minimal_bot.py HOST:PORT --room 4 --name Zoe

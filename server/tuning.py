@@ -6,7 +6,7 @@ embeds the server, such as `oriflamme play`: its process is its own):
 - the cyclic garbage collector (`tune_gc`);
 - glibc's malloc thresholds (`pin_malloc_thresholds`).
 
-Both were found with `bench/load.py`; docs/SERVER.md gives the figures.
+Both were found with `bench/load.py`; bench/RESULTS.md gives the figures.
 """
 
 from __future__ import annotations

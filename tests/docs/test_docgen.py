@@ -1,11 +1,14 @@
 """tools.docgen: the generated documents agree with the code, the tool notices
-and repairs drift, and every sample record verifies as its index says."""
+and repairs drift, docs/COMMANDS.md follows the command's parser, and every
+sample record verifies as its index says."""
 
 from __future__ import annotations
 
+import argparse
 import doctest
 import importlib
 import json
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -14,9 +17,10 @@ from typing import Any
 import pytest
 
 import tools.docgen
+from oriflamme.client.cli import build_parser
 from oriflamme.protocol.record import decode_record
 from oriflamme.protocol.verify import verify_record
-from tools.docgen import CATALOG, PROTOCOL_DOC, RECORDS, VECTORS, check
+from tools.docgen import CATALOG, COMMANDS_DOC, PROTOCOL_DOC, RECORDS, VECTORS, check, commands
 from tools.docgen.__main__ import main
 from tools.docgen.sample_records import RECORD_SUFFIX, SAMPLES
 
@@ -25,8 +29,8 @@ INDEX = ROOT / RECORDS / "index.json"
 
 
 def test_the_generated_documents_agree_with_the_code() -> None:
-    """docs/PROTOCOL.md's blocks, docs/protocol-v1.json, docs/test-vectors.json
-    and docs/records/ are exactly what the code makes."""
+    """docs/PROTOCOL.md's and docs/COMMANDS.md's blocks, docs/protocol-v1.json,
+    docs/test-vectors.json and docs/records/ are exactly what the code makes."""
     assert check(ROOT) == [], "run `python -m tools.docgen` from the repository root"
 
 
@@ -54,10 +58,18 @@ def test_the_tool_notices_drift_and_repairs_it(
     record = tmp_path / RECORDS / (SAMPLES[0].name + RECORD_SUFFIX)
     record.write_bytes(record.read_bytes()[:-1])
     (tmp_path / RECORDS / "index.json").unlink()
+    commands_doc = tmp_path / COMMANDS_DOC
+    commands_text = commands_doc.read_text(encoding="utf-8")
+    stale_commands = commands_text.replace(
+        "| `--port PORT` | `7531` |", "| `--port PORT` | `7532` |"
+    )
+    assert stale_commands != commands_text
+    commands_doc.write_text(stale_commands, encoding="utf-8")
 
     assert run_main(monkeypatch, tmp_path, "--check") == 1
     err = capsys.readouterr().err
-    assert "block 'message:seed_commit' is out of date" in err
+    assert "docs/PROTOCOL.md: block 'message:seed_commit' is out of date" in err
+    assert "docs/COMMANDS.md: block 'command:serve' is out of date" in err
     for path in (CATALOG, VECTORS, record.relative_to(tmp_path), RECORDS / "index.json"):
         assert f"{path} is out of date" in err
     assert "run: python -m tools.docgen" in err
@@ -68,13 +80,60 @@ def test_the_tool_notices_drift_and_repairs_it(
     for path in tools.docgen.generated_files():
         assert (tmp_path / path).read_bytes() == (ROOT / path).read_bytes(), path
     assert doc.read_text(encoding="utf-8") == text
+    assert commands_doc.read_text(encoding="utf-8") == commands_text
+
+
+# ------------------------------------------------------------------ docs/COMMANDS.md
+
+
+def test_a_new_option_of_the_command_is_drift(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An option added to (or changed in) `oriflamme`'s parser and not
+    written into docs/COMMANDS.md fails the check, as a stale document does."""
+
+    def changed() -> argparse.ArgumentParser:
+        parser = build_parser()
+        serve = commands.subcommands(parser)["serve"][1]
+        serve.add_argument("--shiny", action="store_true", help="a new option")
+        return parser
+
+    monkeypatch.setattr(commands, "_build_parser", changed)
+    assert "docs/COMMANDS.md: block 'command:serve' is out of date" in check(ROOT)
+
+
+def test_the_blocks_do_not_depend_on_the_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    """argparse's --help wraps at $COLUMNS; the blocks are made from the
+    parser's actions at a fixed width, so any terminal makes the same."""
+    wide = commands.blocks()
+    monkeypatch.setenv("COLUMNS", "40")
+    assert commands.blocks() == wide
+    monkeypatch.setenv("COLUMNS", "200")
+    assert commands.blocks() == wide
+    assert all(
+        len(line) <= commands.WIDTH
+        for line in "".join(wide.values()).splitlines()
+        if line.startswith("oriflamme ") or line.startswith(" ")
+    )
+
+
+def test_every_subcommand_and_option_is_in_the_commands_document() -> None:
+    """Each subcommand has its section of prose and its block, and the
+    document names every option the parser has."""
+    text = (ROOT / COMMANDS_DOC).read_text(encoding="utf-8")
+    parser = build_parser()
+    for name, (_, sub) in commands.subcommands(parser).items():
+        assert f"### `oriflamme {name}`" in text, f"no section for `oriflamme {name}`"
+        assert f"<!-- generated: command:{name} -->" in text
+        for action in sub._actions:
+            for option in action.option_strings:
+                if option not in ("-h", "--help"):
+                    assert re.search(rf"`{re.escape(option)}[ `]", text), option
 
 
 # ------------------------------------------------------------------ sample records
 
 
 def index() -> list[dict[str, Any]]:
-    return json.loads(INDEX.read_text(encoding="utf-8"))  # type: ignore[no-any-return]
+    return json.loads(INDEX.read_text(encoding="utf-8"))
 
 
 def test_the_index_lists_every_sample_record() -> None:

@@ -8,6 +8,9 @@ Run from the repository root. What it makes:
 * docs/PROTOCOL.md, the blocks between ``<!-- generated: NAME -->`` and
   ``<!-- end generated -->`` (field tables, examples, the error codes, the
   events, the worked example): `catalog`, `examples`, `worked_example`;
+* docs/COMMANDS.md, the blocks of the same kind that give every
+  `oriflamme` subcommand's synopsis and options, from the command's own
+  parser: `commands`;
 * docs/protocol-v1.json, the machine-readable catalog: `catalog`;
 * docs/test-vectors.json, commitments, streams, shuffles and deals: `vectors`;
 * docs/records/, sample game records with their verdicts: `sample_records`.
@@ -22,6 +25,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 PROTOCOL_DOC = Path("docs/PROTOCOL.md")
+COMMANDS_DOC = Path("docs/COMMANDS.md")
 CATALOG = Path("docs/protocol-v1.json")
 VECTORS = Path("docs/test-vectors.json")
 RECORDS = Path("docs/records")
@@ -53,11 +57,21 @@ def generated_files() -> dict[Path, Callable[[], bytes]]:
     return files
 
 
+def documents() -> dict[Path, Callable[[], dict[str, str]]]:
+    """Every document with generated blocks, with the maker of its blocks."""
+    from . import catalog, commands
+
+    return {PROTOCOL_DOC: catalog.blocks, COMMANDS_DOC: commands.blocks}
+
+
 def check(root: Path = Path(".")) -> list[str]:
     """What is out of date, one line each (empty: everything agrees)."""
-    from . import catalog
+    from .markers import check_blocks
 
-    problems = catalog.check_doc((root / PROTOCOL_DOC).read_text(encoding="utf-8"))
+    problems = []
+    for doc, make_blocks in documents().items():
+        text = (root / doc).read_text(encoding="utf-8")
+        problems += [f"{doc}: {p}" for p in check_blocks(text, make_blocks())]
     for path, make in generated_files().items():
         target = root / path
         if not target.exists() or target.read_bytes() != make():
@@ -66,14 +80,18 @@ def check(root: Path = Path(".")) -> list[str]:
 
 
 def write(root: Path = Path(".")) -> list[str]:
-    """Write every generated file and block; the blocks the document lacks."""
-    from . import catalog
+    """Write every generated file and block; the blocks the documents lack,
+    as `DOC: NAME`."""
+    from .markers import update_blocks
 
-    doc = root / PROTOCOL_DOC
-    text = doc.read_text(encoding="utf-8")
-    updated, missing = catalog.update_doc(text)
-    if updated != text:
-        doc.write_text(updated, encoding="utf-8")
+    missing = []
+    for doc, make_blocks in documents().items():
+        target = root / doc
+        text = target.read_text(encoding="utf-8")
+        updated, lacking = update_blocks(text, make_blocks())
+        if updated != text:
+            target.write_text(updated, encoding="utf-8")
+        missing += [f"{doc}: {name}" for name in lacking]
     for path, make in generated_files().items():
         target = root / path
         target.parent.mkdir(parents=True, exist_ok=True)

@@ -22,11 +22,9 @@ def main() -> int:
             print("run: python -m tools.docgen", file=sys.stderr)
         return 1 if problems else 0
     missing = write()
-    for name in missing:
-        print(
-            f"docs/PROTOCOL.md has no block {name!r}: add its markers where it belongs",
-            file=sys.stderr,
-        )
+    for where in missing:
+        doc, name = where.split(": ", 1)
+        print(f"{doc} has no block {name!r}: add its markers where it belongs", file=sys.stderr)
     if missing:
         return 1
     print("the generated documents are up to date")

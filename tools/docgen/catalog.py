@@ -19,7 +19,6 @@ Everything outside the markers is written by hand and left alone.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -31,13 +30,10 @@ from oriflamme.protocol.schema import FieldSpec, StructSpec
 
 from . import worked_example
 from .examples import examples
+from .markers import BEGIN as BEGIN  # the markers, for the tests
+from .markers import END as END
+from .markers import check_blocks, update_blocks
 from .notation import hex_dump, notation
-
-BEGIN = "<!-- generated: {} -->"
-END = "<!-- end generated -->"
-_BLOCK = re.compile(
-    r"<!-- generated: (?P<name>[a-z0-9_:]+) -->\n(?P<body>.*?)<!-- end generated -->", re.S
-)
 
 ARROW = {"client": "client → server", "server": "server → client"}
 
@@ -369,32 +365,9 @@ def blocks() -> dict[str, str]:
 def update_doc(text: str) -> tuple[str, list[str]]:
     """`text` with every generated block brought up to date, and the names of
     blocks the code has but the document lacks (to be placed by hand)."""
-    wanted = blocks()
-    seen: set[str] = set()
-
-    def replace(match: re.Match[str]) -> str:
-        name = match.group("name")
-        seen.add(name)
-        body = wanted.get(name)
-        if body is None:
-            return match.group(0)  # reported by check_doc
-        return BEGIN.format(name) + "\n" + body + END
-
-    return _BLOCK.sub(replace, text), [name for name in wanted if name not in seen]
+    return update_blocks(text, blocks())
 
 
 def check_doc(text: str) -> list[str]:
     """Problems with the document's generated blocks: missing, stale, unknown, repeated."""
-    wanted = blocks()
-    problems = []
-    counts: dict[str, int] = {}
-    for match in _BLOCK.finditer(text):
-        name = match.group("name")
-        counts[name] = counts.get(name, 0) + 1
-        if name not in wanted:
-            problems.append(f"block {name!r} names nothing in the code")
-        elif match.group("body") != wanted[name]:
-            problems.append(f"block {name!r} is out of date")
-    problems += [f"block {name!r} appears {n} times" for name, n in counts.items() if n > 1]
-    problems += [f"block {name!r} is missing" for name in wanted if name not in counts]
-    return problems
+    return check_blocks(text, blocks())
