@@ -144,9 +144,13 @@ async def serve(
                     nursery.start_soon(
                         partial(run_beacon, port, options.name, tls=context is not None)
                     )
-                log.info("serving on %s port %d; data in %s", options.host, port, options.data_dir)
-                task_status.started(port)
                 with _stop_signals(options) as signals:
+                    # Said once SIGTERM and Ctrl-C are ours: whoever reads it
+                    # (a supervisor, a test) may stop the server at once, cleanly.
+                    log.info(
+                        "serving on %s port %d; data in %s", options.host, port, options.data_dir
+                    )
+                    task_status.started(port)
                     await _until_stopped(options, signals)
                     # Still ours while the server stops: another Ctrl-C or
                     # SIGTERM (an impatient supervisor, a second keypress)

@@ -31,7 +31,7 @@ from oriflamme.client.commands import list_rooms
 from oriflamme.client.session import Session, tcp
 from oriflamme.protocol import messages as m
 from oriflamme.server.persistence import DATABASE_FILE
-from tests.network.server_process import ServerProcess
+from tests.network.server_process import HANG, ServerProcess
 from tests.network.test_server_restart import game_over, round_of
 
 PLAYERS = 3
@@ -60,9 +60,10 @@ def fill(mount: Path) -> int:
     return written
 
 
-async def wait_for_exit(server: ServerProcess, timeout: float) -> int | None:
+async def wait_for_exit(server: ServerProcess) -> int | None:
+    """The server's exit status once it exits (None if it hangs)."""
     assert server.process is not None
-    with trio.move_on_after(timeout):
+    with trio.move_on_after(HANG):
         while server.process.poll() is None:
             await trio.sleep(0.05)
     return server.process.poll()
@@ -85,14 +86,14 @@ async def full(mount: Path, log: Path) -> dict[str, Any]:
         await ann.request(m.StartGame())
         await ann.wait_until(lambda: round_of(ann) >= 2)
         seen["filled_bytes"] = fill(mount)
-        seen["exit_status"] = await wait_for_exit(server, 30)
+        seen["exit_status"] = await wait_for_exit(server)
         seen["round_when_stopped"] = round_of(ann)
         seen["over_when_stopped"] = game_over(ann)
         seen["log"] = server.log()
         (mount / "filler").unlink()
         seen["integrity"] = integrity(server.data_dir)
         server.start()
-        await ann.wait_until(lambda: game_over(ann), timeout=60)
+        await ann.wait_until(lambda: game_over(ann), timeout=HANG)
         seen["checks"] = [v.status for v in ann.state.game.check_end()]
         seen["problems"] = list(ann.state.problems)
         ann.close()
@@ -120,7 +121,7 @@ async def read_only(mount: Path, log: Path) -> dict[str, Any]:
         seen["started"] = True
     except AssertionError:
         seen["started"] = False
-    seen["exit_status"] = await wait_for_exit(server, 10)
+    seen["exit_status"] = await wait_for_exit(server)
     seen["log"] = server.log()
     after = {p.name: p.read_bytes() for p in server.data_dir.iterdir() if p.is_file()}
     seen["unchanged"] = before == after
@@ -138,7 +139,8 @@ def main() -> None:
     run = {"full": full, "read-only": read_only}[scenario]
 
     async def within_deadline() -> dict[str, Any]:
-        with trio.fail_after(120):
+        # (a hang only: a scenario starts servers several times, waiting for each)
+        with trio.fail_after(4 * HANG):
             return await run(mount, log)
 
     print(json.dumps(trio.run(within_deadline)))

@@ -12,6 +12,10 @@ from pathlib import Path
 
 COMMAND = [sys.executable, "-m", "oriflamme.client.cli"]
 
+# Seconds a server is given to start, or to stop: only a hang takes this
+# long, even on a machine so loaded that starting Python takes many seconds.
+HANG = 120.0
+
 
 class ServerProcess:
     """A server process; its log goes to `log_path` (by default next to the
@@ -31,13 +35,14 @@ class ServerProcess:
         self.log_path = log_path or data_dir.parent / f"{data_dir.name}.log"
         self.process: subprocess.Popen[bytes] | None = None
         self.starts = 0
+        self.offset = 0  # where the log of its last start begins
 
-    def start(self, timeout: float = 20.0) -> int:
+    def start(self, timeout: float = HANG) -> int:
         """Start the server (on the port it had, after the first start) and
         return its port once it listens."""
         assert self.process is None or self.process.poll() is not None
         self.starts += 1
-        offset = self.log_path.stat().st_size if self.log_path.exists() else 0
+        self.offset = self.log_path.stat().st_size if self.log_path.exists() else 0
         with open(self.log_path, "ab") as log:
             self.process = subprocess.Popen(
                 [
@@ -54,24 +59,32 @@ class ServerProcess:
                 stdout=log,
                 stderr=log,
             )
+        found = self.wait_for_log(rb"serving on \S+ port (\d+)", timeout)
+        self.port = int(found.group(1))
+        return self.port
+
+    def wait_for_log(self, pattern: bytes, timeout: float = HANG) -> re.Match[bytes]:
+        """The first match of `pattern` in what the server logged since its
+        last start, once it is there. AssertionError if the server exits
+        without logging it."""
+        assert self.process is not None
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            found = re.search(rb"serving on \S+ port (\d+)", self.log_path.read_bytes()[offset:])
+            found = re.search(pattern, self.log_path.read_bytes()[self.offset :])
             if found:
-                self.port = int(found.group(1))
-                return self.port
+                return found
             if self.process.poll() is not None:
-                raise AssertionError(f"the server exited at start:\n{self.log()}")
+                raise AssertionError(f"the server exited:\n{self.log()}")
             time.sleep(0.02)
-        raise AssertionError(f"the server did not say where it listens:\n{self.log()}")
+        raise AssertionError(f"the server never logged {pattern!r}:\n{self.log()}")
 
     def kill(self) -> None:
         """SIGKILL: no goodbye, no last write."""
         assert self.process is not None
         self.process.kill()
-        self.process.wait(timeout=10)
+        self.process.wait(timeout=HANG)
 
-    def terminate(self, timeout: float = 20.0) -> int:
+    def terminate(self, timeout: float = HANG) -> int:
         """SIGTERM, and its exit status."""
         assert self.process is not None
         self.process.send_signal(signal.SIGTERM)
@@ -80,7 +93,7 @@ class ServerProcess:
     def stop(self) -> None:
         if self.process is not None and self.process.poll() is None:
             self.process.kill()
-            self.process.wait(timeout=10)
+            self.process.wait(timeout=HANG)
 
     def log(self) -> str:
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""

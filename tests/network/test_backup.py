@@ -19,6 +19,8 @@ from oriflamme.server.app import ServeOptions, serve
 from oriflamme.server.backup import backup
 from oriflamme.server.store import StoreError
 
+pytestmark = pytest.mark.network
+
 
 @asynccontextmanager
 async def server(data_dir: Path) -> AsyncIterator[int]:
@@ -34,7 +36,7 @@ async def test_a_backup_taken_while_the_server_runs_starts_a_server_as_it_was(
     tmp_path: Path,
 ) -> None:
     data, copy = tmp_path / "data", tmp_path / "copy"
-    with trio.fail_after(30):
+    with trio.fail_after(120):  # (a hang only, even on a loaded machine)
         async with server(data) as port, open_session(tcp("127.0.0.1", port), "Ann") as ann:
             settings = m.RoomSettings.for_players(3)
             await ann.request(m.CreateRoom(settings=settings, name="before the backup"))

@@ -15,18 +15,29 @@ import trio.testing
 
 from oriflamme.client.commands import FIRST_ATTEMPTS, run_bot
 from oriflamme.client.failures import said
-from tests.network.server_process import COMMAND, ServerProcess
+from tests.network.server_process import COMMAND, HANG, ServerProcess
+
+pytestmark = [pytest.mark.network, pytest.mark.process]
+
+# Seconds for processes that play whole games (bots started, games played
+# to the end): a hang only, on however loaded a machine.
+GAMES_HANG = 4 * HANG
 
 
 @pytest.fixture
-def server(tmp_path: Path) -> Iterator[tuple[int, Path, subprocess.Popen[bytes]]]:
+def served(tmp_path: Path) -> Iterator[ServerProcess]:
     process = ServerProcess(tmp_path / "data")
-    port = process.start()
-    assert process.process is not None
+    process.start()
     try:
-        yield port, process.data_dir, process.process
+        yield process
     finally:
         process.stop()
+
+
+@pytest.fixture
+def server(served: ServerProcess) -> tuple[int, Path, subprocess.Popen[bytes]]:
+    assert served.process is not None
+    return served.port, served.data_dir, served.process
 
 
 def stop_every(bots: list[subprocess.Popen[str]]) -> None:
@@ -35,10 +46,10 @@ def stop_every(bots: list[subprocess.Popen[str]]) -> None:
     for bot in bots:
         if bot.poll() is None:
             bot.kill()
-            bot.wait(timeout=10)
+            bot.wait(timeout=HANG)
 
 
-def run(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+def run(*args: str, timeout: float = HANG) -> subprocess.CompletedProcess[str]:
     return subprocess.run([*COMMAND, *args], capture_output=True, text=True, timeout=timeout)
 
 
@@ -71,7 +82,7 @@ def test_three_bot_processes_play_a_game_whose_record_verifies(
     ]
     try:
         for bot in bots:
-            out, err = bot.communicate(timeout=120)
+            out, err = bot.communicate(timeout=GAMES_HANG)
             assert bot.returncode == 0, err
             assert "2 game(s) played" in out
     finally:
@@ -80,11 +91,11 @@ def test_three_bot_processes_play_a_game_whose_record_verifies(
     assert len(records) == 2
     for record in records:
         # Downloaded from the server, as a player would, then checked offline.
-        out = tmp_path / "downloaded.oriflamme"
-        got = run("record", f"127.0.0.1:{port}", record.stem, "-o", str(out))
+        downloaded = tmp_path / "downloaded.oriflamme"
+        got = run("record", f"127.0.0.1:{port}", record.stem, "-o", str(downloaded))
         assert got.returncode == 0, got.stderr
-        assert out.read_bytes() == record.read_bytes()
-        verified = run("verify", str(out))
+        assert downloaded.read_bytes() == record.read_bytes()
+        verified = run("verify", str(downloaded))
         assert verified.returncode == 0, verified.stdout
         assert "verdict: VALID" in verified.stdout
     missing = run("record", f"127.0.0.1:{port}", "0" * 32)
@@ -128,21 +139,21 @@ def test_a_bot_process_killed_in_its_last_game_and_started_again_finishes_it(
         # The bot writes its seat's secrets when a game starts, before it
         # commits to them: from then on the game cannot go on without it.
         secrets = tmp_path / "bot0" / "games"
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + GAMES_HANG
         while not (secrets.is_dir() and len(list(secrets.glob("*.secrets"))) == games):
             assert time.monotonic() < deadline, "the last game never started"
             assert bots[0].poll() is None, bots[0].communicate()
             time.sleep(0.005)
         bots[0].kill()
-        bots[0].communicate(timeout=10)
+        bots[0].communicate(timeout=HANG)
         again = bot_process(port, "bot0", tmp_path / "bot0", *many)
         bots.append(again)
-        out, err = again.communicate(timeout=120)
+        out, err = again.communicate(timeout=GAMES_HANG)
         assert again.returncode == 0, err
         # It plays what was left: the game it was in, and no more.
         assert "back in the game" in err and f"{games} game(s) played" in out
         for bot in bots[1:3]:
-            out, err = bot.communicate(timeout=60)
+            out, err = bot.communicate(timeout=GAMES_HANG)
             assert bot.returncode == 0, err
             assert f"{games} game(s) played" in out
     finally:
@@ -188,19 +199,22 @@ def test_rooms_lists_the_rooms(server: tuple[int, Path, subprocess.Popen[bytes]]
             stdout=closed_pipe,
             stderr=subprocess.PIPE,
             text=True,
-            timeout=60,
+            timeout=HANG,
         )
     assert "Traceback" not in piped.stderr and piped.returncode == 141, piped.stderr
 
 
-def test_sigterm_tells_the_clients_and_exits(
-    server: tuple[int, Path, subprocess.Popen[bytes]],
-) -> None:
+def test_sigterm_tells_the_clients_and_exits(served: ServerProcess) -> None:
     import socket
 
-    port, _, process = server
-    with socket.create_connection(("127.0.0.1", port), timeout=10) as client:
-        client.settimeout(10)
+    port, process = served.port, served.process
+    assert process is not None
+    with socket.create_connection(("127.0.0.1", port), timeout=HANG) as client:
+        client.settimeout(HANG)
+        # Taken by the server, not merely queued by the kernel: a connection
+        # still in the queue when the server stops is refused, told nothing.
+        mine = client.getsockname()[1]
+        served.wait_for_log(rb"connection \S+ from 127\.0\.0\.1:%d\b" % mine)
         process.send_signal(signal.SIGTERM)
         received = b""
         while b"shutting_down" not in received:
@@ -209,7 +223,7 @@ def test_sigterm_tells_the_clients_and_exits(
                 break
             received += chunk
         assert b"shutting_down" in received
-    assert process.wait(timeout=15) == 0
+    assert process.wait(timeout=HANG) == 0
 
 
 def test_a_second_signal_while_the_server_stops_does_not_cut_the_stop_short(
@@ -217,10 +231,17 @@ def test_a_second_signal_while_the_server_stops_does_not_cut_the_stop_short(
 ) -> None:
     port, data, process = server
     assert run("rooms", f"127.0.0.1:{port}").returncode == 0  # it serves
-    # Back to back (two different signals: trio would merge two of the same).
-    os.kill(process.pid, signal.SIGTERM)
-    os.kill(process.pid, signal.SIGINT)
-    assert process.wait(timeout=30) == 0
+    # Back to back (two different signals: trio would merge two of the same),
+    # both pending before the server handles either: sent while it is
+    # stopped, not merely one soon after the other (on a loaded machine, the
+    # server could stop altogether between the two).
+    os.kill(process.pid, signal.SIGSTOP)
+    try:
+        os.kill(process.pid, signal.SIGTERM)
+        os.kill(process.pid, signal.SIGINT)
+    finally:
+        os.kill(process.pid, signal.SIGCONT)
+    assert process.wait(timeout=HANG) == 0
     log = (data.parent / f"{data.name}.log").read_text()
     assert "already shutting down" in log and "stopped" in log
     assert "Traceback" not in log and "KeyboardInterrupt" not in log
@@ -239,7 +260,7 @@ def test_a_server_on_a_host_that_does_not_resolve_says_so_and_makes_nothing(
 def test_rooms_of_a_server_that_is_not_there_says_so_plainly() -> None:
     with socketserver_port() as port:
         pass  # closed again: nothing listens there now
-    result = run("rooms", f"127.0.0.1:{port}", timeout=60)
+    result = run("rooms", f"127.0.0.1:{port}")
     assert result.returncode == 1
     assert "cannot get the rooms" in result.stderr and "Traceback" not in result.stderr
 
@@ -260,4 +281,4 @@ class socketserver_port:
 
 
 if os.name != "posix":  # signals and process groups as on Linux
-    pytestmark = pytest.mark.skip(reason="these tests need a POSIX system")
+    pytestmark.append(pytest.mark.skip(reason="these tests need a POSIX system"))

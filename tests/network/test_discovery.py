@@ -5,13 +5,16 @@ from __future__ import annotations
 
 import logging
 import socket
+import time
 import unicodedata
+from collections.abc import Callable
 from functools import partial
 from typing import Any
 
 import msgpack
 import pytest
 import trio
+import trio.testing
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -19,6 +22,8 @@ from oriflamme.client import discovery as client_discovery
 from oriflamme.client.discovery import MAX_DATAGRAM, FoundServer, find_servers, parse_beacon
 from oriflamme.server import discovery as server_discovery
 from oriflamme.server.discovery import beacon_datagram, run_beacon
+
+pytestmark = pytest.mark.network
 
 HOST = "192.168.1.20"
 
@@ -213,47 +218,106 @@ def test_arbitrary_maps_and_their_truncations_never_raise(fields: dict[str, Any]
 
 
 # ---------------------------------------------------------------- over UDP on 127.0.0.1
+#
+# On trio's MockClock: a listener's window, and the beacons' intervals, are
+# virtual seconds, which pass only when the test moves the clock on
+# (`listen_until`). What a listener hears therefore never depends on how
+# fast the machine is: its window ends once it has heard what the test waits
+# for, never while a datagram is still on its way.
+
+WINDOW = 1e9  # a listener's window, in virtual seconds: ended by `listen_until`
+HANG = 60  # real seconds: only a hang waits this long for a datagram on loopback
+
+
+@pytest.fixture
+def heard(monkeypatch: pytest.MonkeyPatch) -> list[FoundServer | None]:
+    """What the listener made of every datagram it received, in order (None:
+    dropped)."""
+    parsed: list[FoundServer | None] = []
+
+    def parse(data: bytes, sender_host: str) -> FoundServer | None:
+        parsed.append(parse_beacon(data, sender_host))
+        return parsed[-1]
+
+    monkeypatch.setattr(client_discovery, "parse_beacon", parse)
+    return parsed
+
+
+async def listen_until(
+    clock: trio.testing.MockClock, beacon_port: int, enough: Callable[[], bool], step: float
+) -> list[FoundServer]:
+    """`find_servers` on `beacon_port`, its window ended as soon as `enough()`:
+    until then the clock moves on `step` at a time (a beacon's interval: each
+    step, every beacon sends once more), once every task is blocked, that is
+    once the datagrams that arrived are read."""
+    found: list[list[FoundServer]] = []
+
+    async def listener() -> None:
+        found.append(await find_servers(wait=WINDOW, beacon_port=beacon_port))
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(listener)
+        hang = time.monotonic() + HANG
+        while not enough():
+            assert time.monotonic() < hang, "the listener did not hear the beacons"
+            await trio.testing.wait_all_tasks_blocked()
+            clock.jump(step)
+        clock.jump(WINDOW)
+    return found[0]
+
+
+def servers_heard(heard: list[FoundServer | None]) -> list[FoundServer]:
+    return [server for server in heard if server is not None]
 
 
 @pytest.mark.trio
-async def test_a_listener_finds_a_beacon_on_loopback() -> None:
+async def test_a_listener_finds_a_beacon_on_loopback(
+    mock_clock: trio.testing.MockClock, heard: list[FoundServer | None]
+) -> None:
     beacon_port = free_udp_port()
-    with trio.fail_after(10):
-        async with trio.open_nursery() as nursery:
-            await nursery.start(
-                partial(
-                    run_beacon,
-                    7531,
-                    "Friday game night",
-                    interval=0.05,
-                    beacon_port=beacon_port,
-                    targets=("127.0.0.1",),
-                )
+    async with trio.open_nursery() as nursery:
+        await nursery.start(
+            partial(
+                run_beacon,
+                7531,
+                "Friday game night",
+                interval=0.05,
+                beacon_port=beacon_port,
+                targets=("127.0.0.1",),
             )
-            found = await find_servers(wait=0.5, beacon_port=beacon_port)
-            nursery.cancel_scope.cancel()
+        )
+        found = await listen_until(
+            mock_clock, beacon_port, lambda: len(servers_heard(heard)) >= 3, 0.05
+        )
+        nursery.cancel_scope.cancel()
     # Many beacons arrived (one every 50 ms): one server in the list.
     assert found == [FoundServer("127.0.0.1", 7531, "Friday game night")]
 
 
 @pytest.mark.trio
-async def test_several_servers_are_listed_once_each_in_order() -> None:
+async def test_several_servers_are_listed_once_each_in_order(
+    mock_clock: trio.testing.MockClock, heard: list[FoundServer | None]
+) -> None:
     beacon_port = free_udp_port()
-    with trio.fail_after(10):
-        async with trio.open_nursery() as nursery:
-            for port, name in [(9002, "b"), (9001, "a"), (9010, "c")]:
-                nursery.start_soon(
-                    partial(
-                        run_beacon,
-                        port,
-                        name,
-                        interval=0.05,
-                        beacon_port=beacon_port,
-                        targets=("127.0.0.1",),
-                    )
+
+    def each_twice() -> bool:
+        ports = [server.port for server in servers_heard(heard)]
+        return all(ports.count(port) >= 2 for port in (9001, 9002, 9010))
+
+    async with trio.open_nursery() as nursery:
+        for port, name in [(9002, "b"), (9001, "a"), (9010, "c")]:
+            nursery.start_soon(
+                partial(
+                    run_beacon,
+                    port,
+                    name,
+                    interval=0.05,
+                    beacon_port=beacon_port,
+                    targets=("127.0.0.1",),
                 )
-            found = await find_servers(wait=0.5, beacon_port=beacon_port)
-            nursery.cancel_scope.cancel()
+            )
+        found = await listen_until(mock_clock, beacon_port, each_twice, 0.05)
+        nursery.cancel_scope.cancel()
     assert found == [
         FoundServer("127.0.0.1", 9001, "a"),
         FoundServer("127.0.0.1", 9002, "b"),
@@ -262,74 +326,84 @@ async def test_several_servers_are_listed_once_each_in_order() -> None:
 
 
 @pytest.mark.trio
-async def test_junk_on_the_port_is_ignored() -> None:
+async def test_junk_on_the_port_is_ignored(
+    mock_clock: trio.testing.MockClock, heard: list[FoundServer | None]
+) -> None:
     beacon_port = free_udp_port()
-    with trio.fail_after(10):
-        async with trio.open_nursery() as nursery:
+    junks = (b"\xc1", b"x" * 2000, datagram(port=0), datagram(port=4242))
+    async with trio.open_nursery() as nursery:
 
-            async def noise() -> None:
-                with trio.socket.socket(trio.socket.AF_INET, trio.socket.SOCK_DGRAM) as s:
-                    while True:
-                        for junk in (b"\xc1", b"x" * 2000, datagram(port=0), datagram(port=4242)):
-                            await s.sendto(junk, ("127.0.0.1", beacon_port))
-                        await trio.sleep(0.05)
+        async def noise() -> None:
+            with trio.socket.socket(trio.socket.AF_INET, trio.socket.SOCK_DGRAM) as s:
+                while True:
+                    for junk in junks:
+                        await s.sendto(junk, ("127.0.0.1", beacon_port))
+                    await trio.sleep(0.05)
 
-            nursery.start_soon(noise)
-            found = await find_servers(wait=0.4, beacon_port=beacon_port)
-            nursery.cancel_scope.cancel()
+        nursery.start_soon(noise)
+        # two rounds of the noise at least, the beacon among it
+        found = await listen_until(mock_clock, beacon_port, lambda: len(heard) >= 8, 0.05)
+        nursery.cancel_scope.cancel()
     assert found == [FoundServer("127.0.0.1", 4242, "Friday")]
 
 
 @pytest.mark.trio
 async def test_a_target_that_cannot_be_reached_is_logged_once_and_the_beacon_goes_on(
     caplog: pytest.LogCaptureFixture,
+    mock_clock: trio.testing.MockClock,
+    heard: list[FoundServer | None],
 ) -> None:
     """An IPv6 address for an IPv4 socket fails on every send, at once and
     without asking the network; the beacon logs it once, keeps sending to the
     other target, and never raises."""
     caplog.set_level(logging.DEBUG, logger="oriflamme.server")
     beacon_port = free_udp_port()
-    with trio.fail_after(10):
-        async with trio.open_nursery() as nursery:
-            await nursery.start(
-                partial(
-                    run_beacon,
-                    7531,
-                    "still here",
-                    interval=0.02,
-                    beacon_port=beacon_port,
-                    targets=("::1", "192.0.2.1", "127.0.0.1"),
-                )
+    async with trio.open_nursery() as nursery:
+        await nursery.start(
+            partial(
+                run_beacon,
+                7531,
+                "still here",
+                interval=0.02,
+                beacon_port=beacon_port,
+                targets=("::1", "192.0.2.1", "127.0.0.1"),
             )
-            found = await find_servers(wait=0.4, beacon_port=beacon_port)
-            nursery.cancel_scope.cancel()
+        )
+        # three rounds heard: each tried ::1 first
+        found = await listen_until(mock_clock, beacon_port, lambda: len(heard) >= 3, 0.02)
+        nursery.cancel_scope.cancel()
     assert found == [FoundServer("127.0.0.1", 7531, "still here")]
     failures = [r for r in caplog.records if "::1" in r.getMessage()]
     assert len(failures) == 1 and failures[0].levelno == logging.DEBUG
 
 
 @pytest.mark.trio
-async def test_a_beacon_with_only_unreachable_targets_runs_until_cancelled() -> None:
-    with trio.fail_after(10):
-        with trio.move_on_after(0.3) as scope:
-            await run_beacon(7531, "x", interval=0.01, targets=("::1",))
-        assert scope.cancelled_caught  # ran until cancelled, did not return or raise
+async def test_a_beacon_with_only_unreachable_targets_runs_until_cancelled(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    with trio.move_on_after(0.3) as scope:  # (virtual seconds: 30 rounds)
+        await run_beacon(7531, "x", interval=0.01, targets=("::1",))
+    assert scope.cancelled_caught  # ran until cancelled, did not return or raise
 
 
 @pytest.mark.trio
-async def test_a_port_that_cannot_be_bound_gives_an_empty_list_at_once() -> None:
+async def test_a_port_that_cannot_be_bound_gives_an_empty_list_at_once(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as blocker:  # no SO_REUSEADDR
         blocker.bind(("", 0))
-        with trio.fail_after(10):
-            start = trio.current_time()
-            found = await find_servers(wait=5, beacon_port=blocker.getsockname()[1])
-            assert trio.current_time() - start < 1
+        start = trio.current_time()
+        found = await find_servers(wait=5, beacon_port=blocker.getsockname()[1])
+        # (virtual time: it passes only while the listener waits, which it must not)
+        assert trio.current_time() == start
     assert found == []
 
 
 @pytest.mark.trio
 @pytest.mark.skipif(not hasattr(socket, "SO_REUSEPORT"), reason="no SO_REUSEPORT")
-async def test_two_listeners_on_one_machine_can_look_at_once() -> None:
+async def test_two_listeners_on_one_machine_can_look_at_once(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
     beacon_port = free_udp_port()
     took: list[float] = []
 
@@ -338,11 +412,11 @@ async def test_two_listeners_on_one_machine_can_look_at_once() -> None:
         await find_servers(wait=0.3, beacon_port=beacon_port)
         took.append(trio.current_time() - start)
 
-    with trio.fail_after(10):
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(look)
-            nursery.start_soon(look)
-    assert len(took) == 2 and min(took) >= 0.25  # neither was refused the port
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(look)
+        nursery.start_soon(look)
+    # (virtual time: a listener refused the port would have returned at once)
+    assert took == [pytest.approx(0.3)] * 2  # neither was refused the port
 
 
 def test_a_beacon_says_whether_the_port_serves_tls() -> None:

@@ -16,7 +16,11 @@ from typing import Any
 
 import pytest
 
+pytestmark = [pytest.mark.network, pytest.mark.process]
+
 SIZE = "4m"  # the tmpfs: room for the server, a game, and little more
+# Seconds: past the scenario's own deadline (`disk_scenario.main`), a hang.
+HANG = 600
 
 
 def namespaces_work(tmp_path: Path) -> str | None:
@@ -28,7 +32,7 @@ def namespaces_work(tmp_path: Path) -> str | None:
         ["unshare", "-rm", "sh", "-c", 'mount -t tmpfs -o size=64k probe "$0"', tmp_path / "probe"],
         capture_output=True,
         text=True,
-        timeout=30,
+        timeout=HANG,
     )
     return None if probe.returncode == 0 else f"no private mount: {probe.stderr.strip()}"
 
@@ -57,7 +61,7 @@ def scenario(name: str, tmp_path: Path) -> dict[str, Any]:
         ],
         capture_output=True,
         text=True,
-        timeout=150,
+        timeout=HANG,
     )
     assert done.returncode == 0, done.stderr[-3000:]
     seen: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])

@@ -2,7 +2,8 @@
 vanish at any step of a game, frames cut short. (Garbage frames, floods,
 never reading, forged openings: test_misuse.py; a server killed and
 started again: test_server_restart.py; a failing store: the same; any
-message at all: tests/fuzz.) Every test has a deadline."""
+message at all: tests/fuzz.) Every test has a deadline, which only a hang
+reaches."""
 
 from __future__ import annotations
 
@@ -20,7 +21,9 @@ from oriflamme.protocol.verify import verify_record
 from oriflamme.server import net
 from oriflamme.server.core import FixedEntropy, ServerConfig
 
-from .test_misuse import HOST, running_server
+from .test_misuse import HANG, HOST, running_server
+
+pytestmark = pytest.mark.network
 
 HELLO = encode_frame({"type": "hello", "versions": [1], "client": "churn/1", "name": "Churn"})
 
@@ -31,7 +34,7 @@ async def test_thousands_of_connects_and_disconnects_leave_the_memory_flat() -> 
     frame, some a hello and go): afterwards the server holds no connection,
     and its memory is what it was after the first few hundred (sessions of
     the hellos are kept for their time to live, a few hundred bytes each)."""
-    with trio.fail_after(60):
+    with trio.fail_after(3 * HANG):  # (thousands of connections, one after another)
         async with running_server() as (port, _, server):
 
             async def churn(n: int) -> None:
@@ -48,7 +51,7 @@ async def test_thousands_of_connects_and_disconnects_leave_the_memory_flat() -> 
                 # The shell forgets a connection before the core task has
                 # handled its "closed" input (the core may be giving a commit
                 # its head start): wait for both, or the assertions say which.
-                with trio.move_on_after(5):
+                with trio.move_on_after(HANG):
                     while server._connections or server.gateway._links:
                         await trio.sleep(0.01)
 
@@ -117,7 +120,7 @@ async def test_a_server_with_more_connections_than_its_inbox_holds_stops_at_once
     down nothing reads those notes, so they must not be waited on (with
     19,000 connections, more than the inbox holds, a stop hung for ever)."""
     monkeypatch.setattr(net, "INBOX", 8)
-    with trio.fail_after(30):
+    with trio.fail_after(2 * HANG):
         async with running_server() as (port, _, server):
             streams = []
             for _ in range(40):
@@ -126,7 +129,7 @@ async def test_a_server_with_more_connections_than_its_inbox_holds_stops_at_once
                 streams.append(stream)
             while len(server.gateway._links) < 40:
                 await trio.sleep(0.01)
-            with trio.fail_after(10):
+            with trio.fail_after(HANG):
                 # No grace: every connection is still open when the tasks are
                 # cancelled, as many are after a grace period with 19,000.
                 await server.shut_down(grace=0)

@@ -12,7 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.network.server_process import COMMAND, ServerProcess
+from tests.network.server_process import COMMAND, HANG, ServerProcess
+
+pytestmark = [pytest.mark.network, pytest.mark.process]
 
 ROOT = Path(__file__).resolve().parents[2]
 BOT = ROOT / "examples" / "minimal_bot.py"
@@ -20,7 +22,7 @@ BOT = ROOT / "examples" / "minimal_bot.py"
 
 def test_the_vectors_check_out() -> None:
     result = subprocess.run(
-        [sys.executable, str(BOT), "--self-test"], capture_output=True, text=True, timeout=30
+        [sys.executable, str(BOT), "--self-test"], capture_output=True, text=True, timeout=HANG
     )
     assert result.returncode == 0, result.stderr
     assert "every test vector checks out" in result.stdout
@@ -35,17 +37,20 @@ def test_minimal_bot_plays_games_whose_records_verify(tmp_path: Path) -> None:
         for players, bots in [(3, 2), (2, 1)]:
             args = [f"127.0.0.1:{port}", "--create", str(players), "--bots", str(bots)]
             played = subprocess.run(
-                [sys.executable, str(BOT), *args], capture_output=True, text=True, timeout=30
+                [sys.executable, str(BOT), *args], capture_output=True, text=True, timeout=3 * HANG
             )
             assert played.returncode == 0, played.stdout + played.stderr
             record_id = re.search(r"^record: (\w+)$", played.stdout, re.M)
             assert record_id, played.stdout
             record = data / "records" / f"{record_id.group(1)}.oriflamme"
-            deadline = time.monotonic() + 10  # the server writes it just after game_end
-            while not record.exists() and time.monotonic() < deadline:
+            # The server writes it just after game_end (whole: a file renamed
+            # into place), in its own time.
+            deadline = time.monotonic() + HANG
+            while not record.exists():
+                assert time.monotonic() < deadline, f"no record {record.name}:\n{server.log()}"
                 time.sleep(0.05)
             verified = subprocess.run(
-                [*COMMAND, "verify", str(record)], capture_output=True, text=True, timeout=30
+                [*COMMAND, "verify", str(record)], capture_output=True, text=True, timeout=HANG
             )
             assert verified.returncode == 0, verified.stdout + verified.stderr
             assert "verdict: VALID" in verified.stdout
@@ -54,4 +59,4 @@ def test_minimal_bot_plays_games_whose_records_verify(tmp_path: Path) -> None:
 
 
 if os.name != "posix":
-    pytestmark = pytest.mark.skip(reason="these tests need a POSIX system")
+    pytestmark.append(pytest.mark.skip(reason="these tests need a POSIX system"))

@@ -8,7 +8,7 @@ bots do), so a minute of turn timer costs no real time.
 from __future__ import annotations
 
 import random
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -24,6 +24,8 @@ from oriflamme.protocol.record import BACK, STAND_IN
 from oriflamme.protocol.verify import verify_record
 from oriflamme.server.core import GameFinished, Gateway, Lobby, ServerConfig
 from oriflamme.server.net import NetServer
+
+pytestmark = pytest.mark.network
 
 CONFIG = ServerConfig(reply_timer=30, grace=60, idle_timeout=120)
 
@@ -45,6 +47,37 @@ def memory_connector(net: NetServer, nursery: trio.Nursery) -> Connector:
         return near
 
     return connect
+
+
+class Gated(trio.abc.Stream):
+    """A client's stream whose writes wait while `hold()` says so."""
+
+    def __init__(self, inner: trio.abc.Stream, hold: Callable[[], bool]) -> None:
+        self.inner = inner
+        self.hold = hold
+
+    async def send_all(self, data: bytes | bytearray | memoryview) -> None:
+        while self.hold():  # (what the server does, or another process: polled)
+            await trio.sleep(0.01)
+        await self.inner.send_all(data)
+
+    async def wait_send_all_might_not_block(self) -> None:
+        await self.inner.wait_send_all_might_not_block()
+
+    async def receive_some(self, max_bytes: int | None = None) -> bytes | bytearray:
+        return await self.inner.receive_some(max_bytes)
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+def gated(connect: Connector, hold: Callable[[], bool]) -> Connector:
+    """`connect`, its streams `Gated` by `hold`: the test holds its players back."""
+
+    async def connect_gated() -> trio.abc.Stream:
+        return Gated(await connect(), hold)
+
+    return connect_gated
 
 
 @asynccontextmanager
@@ -204,7 +237,11 @@ async def test_a_dropped_connection_is_resumed_with_the_pushes_missed(
             async with trio.open_nursery() as nursery:
                 await seat_three(nursery, sessions, timer=None)
                 for _ in range(3):
-                    await ann.wait_until(lambda at=2 + drops: round_of(ann) >= at)
+
+                    def reached(at: int = 2 + drops) -> bool:
+                        return round_of(ann) >= at
+
+                    await ann.wait_until(reached)
                     await streams[-1].aclose()  # the line goes down
                     drops += 1
                     await ann.wait_until(lambda: ann.connected)

@@ -10,6 +10,7 @@ import random
 import signal
 import threading
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
@@ -27,6 +28,14 @@ from oriflamme.protocol.verify import verify_record
 from tests.network.server_process import ServerProcess
 from tests.network.test_server_restart import game_over
 
+pytestmark = [pytest.mark.network, pytest.mark.process]
+
+# Seconds: a deadline that only a hang reaches, even on a loaded machine
+# (these tests start worker processes, which run at a lower priority than
+# whatever loads the machine, and servers). Nothing waits for it to pass:
+# each test waits for what it means (a mark, a count, a state).
+HANG = 300
+
 
 def a_decision(seed: int = 2) -> Game:
     """A 3-player game at a decision with a choice of several actions."""
@@ -42,10 +51,44 @@ def bots_log(caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.DEBUG, logger="oriflamme.bots")
 
 
-async def search_long(game: Game, options: list[Action], answers: list[Action]) -> None:
-    """A search of 1.5 s, long enough to kill its worker under it; its answer
-    goes to `answers`."""
-    bot = Bot("ismcts", seconds=1.5, clock=time.perf_counter)
+async def until(condition: Callable[[], bool]) -> None:
+    """Wait for `condition` (the test's deadline catches a hang)."""
+    while not condition():
+        await trio.sleep(0.01)
+
+
+class _Stalling(Bot):
+    """A searching bot whose search, in a worker process, leaves a mark (a file
+    named by the worker's process id, in `marks`) and goes on until `release`
+    exists or the worker is killed: so that a test acts while a worker is
+    searching, however fast or slow the machine is, rather than after a
+    sleep that only makes it likely. Anywhere else (the thread a broken
+    search falls back to) it searches at once, as any bot does."""
+
+    def __init__(self, marks: Path, release: Path | None = None) -> None:
+        super().__init__("ismcts", iterations=5)
+        self.marks, self.release = marks, release
+        self.home = os.getpid()
+
+    def decide(self, position: Game | None, options: Sequence[Action], turn: int | None) -> Action:
+        if os.getpid() != self.home:
+            (self.marks / str(os.getpid())).touch()
+            given_up = time.monotonic() + HANG  # (past the test's own deadline)
+            while not (self.release is not None and self.release.exists()):
+                if time.monotonic() > given_up:
+                    break
+                time.sleep(0.01)
+        return super().decide(position, options, turn)
+
+
+async def marked(marks: Path, count: int) -> list[int]:
+    """The worker processes searching for a `_Stalling` bot, once `count` are."""
+    await until(lambda: len(list(marks.iterdir())) >= count)
+    return sorted(int(mark.name) for mark in marks.iterdir())
+
+
+async def search(bot: Bot, game: Game, options: Sequence[Action], answers: list[Action]) -> None:
+    """`bot`'s answer, into `answers`."""
     answers.append(await think(bot, game, options, 2))
 
 
@@ -63,7 +106,7 @@ async def test_inside_a_server_the_search_runs_in_another_process_and_answers_le
 ) -> None:
     game = a_decision()
     options = game.legal_actions()
-    with trio.fail_after(60):
+    with trio.fail_after(HANG):
         async with search_processes():
             seeded = await think(Bot("ismcts", seed="s", iterations=40), game, options, 7)
             again = await think(Bot("ismcts", seed="s", iterations=40), game, options, 7)
@@ -79,7 +122,7 @@ async def test_an_unseeded_bot_gets_its_randomness_back_moved_on() -> None:
     game = a_decision()
     bot = Bot("ismcts", rng=random.Random(5), iterations=20)
     before = bot.rng_state()
-    with trio.fail_after(60):
+    with trio.fail_after(HANG):
         async with search_processes():
             await think(bot, game, game.legal_actions(), 7)
     assert bot.rng_state() != before  # else every decision would draw the same numbers
@@ -87,18 +130,18 @@ async def test_an_unseeded_bot_gets_its_randomness_back_moved_on() -> None:
 
 @pytest.mark.trio
 async def test_a_killed_worker_costs_one_search_its_process_and_the_pool_is_renewed(
-    caplog: pytest.LogCaptureFixture,
+    caplog: pytest.LogCaptureFixture, tmp_path: Path
 ) -> None:
     game = a_decision()
     options = game.legal_actions()
-    with trio.fail_after(60):
+    with trio.fail_after(HANG):
         async with search_processes(workers=1):
             await think(Bot("ismcts", iterations=5), game, options, 1)  # the worker starts
             (first,) = worker_pids(caplog)
             answers: list[Action] = []
             async with trio.open_nursery() as nursery:
-                nursery.start_soon(search_long, game, options, answers)
-                await trio.sleep(0.5)  # (it is thinking)
+                nursery.start_soon(search, _Stalling(tmp_path), game, options, answers)
+                assert await marked(tmp_path, 1) == [first]  # it is thinking there
                 os.kill(first, signal.SIGKILL)
             assert answers == [answers[0]] and answers[0] in options  # answered, in a thread
             assert "worker process died" in caplog.text
@@ -108,7 +151,7 @@ async def test_a_killed_worker_costs_one_search_its_process_and_the_pool_is_rene
 
 @pytest.mark.trio
 async def test_searches_broken_together_renew_the_pool_once(
-    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     pools_made: list[object] = []
     new_pool = thinking._Searchers._new_pool
@@ -120,17 +163,18 @@ async def test_searches_broken_together_renew_the_pool_once(
     monkeypatch.setattr(thinking._Searchers, "_new_pool", staticmethod(counted))
     game = a_decision()
     options = game.legal_actions()
-    with trio.fail_after(60):
+    with trio.fail_after(HANG):
         async with search_processes(workers=2):
             searchers = thinking._searchers.get()
             broken = searchers.pool
             answers: list[Action] = []
             async with trio.open_nursery() as nursery:
-                nursery.start_soon(search_long, game, options, answers)
-                nursery.start_soon(search_long, game, options, answers)
-                await trio.sleep(0.8)  # (both are thinking, one in each worker)
+                nursery.start_soon(search, _Stalling(tmp_path), game, options, answers)
+                nursery.start_soon(search, _Stalling(tmp_path), game, options, answers)
+                thinking_in = await marked(tmp_path, 2)
                 assert broken is not None
-                os.kill(next(iter(broken._processes)), signal.SIGKILL)
+                assert set(thinking_in) == set(broken._processes)  # one in each worker
+                os.kill(thinking_in[0], signal.SIGKILL)
             assert len(answers) == 2 and all(a in options for a in answers)
             assert caplog.text.count("worker process died") == 2
             assert len(pools_made) == 2  # the first, and one new one
@@ -143,20 +187,34 @@ async def test_searches_broken_together_renew_the_pool_once(
 
 @pytest.mark.trio
 async def test_a_cancelled_search_leaves_at_once_and_no_worker_outlives_the_pool(
-    caplog: pytest.LogCaptureFixture,
+    caplog: pytest.LogCaptureFixture, tmp_path: Path
 ) -> None:
     game = a_decision()
     options = game.legal_actions()
-    with trio.fail_after(60):
+    marks, release = tmp_path / "marks", tmp_path / "release"
+    marks.mkdir()
+
+    async def cancel_once_searching(scope: trio.CancelScope) -> None:
+        await marked(marks, 1)
+        scope.cancel()
+
+    with trio.fail_after(HANG):
         async with search_processes():
             await think(Bot("ismcts", iterations=5), game, options, 1)
-            with trio.move_on_after(0.3) as waited:
-                await think(Bot("ismcts", seconds=1.0, clock=time.perf_counter), game, options, 2)
+            async with trio.open_nursery() as nursery:
+                with trio.CancelScope() as waited:
+                    nursery.start_soon(cancel_once_searching, waited)
+                    await think(_Stalling(marks, release), game, options, 2)
+            # Left while its worker still searches: the search cannot end before this.
             assert waited.cancelled_caught
+            release.touch()
             searchers = thinking._searchers.get()
             assert searchers.pool is not None
             workers = list(searchers.pool._processes.values())  # (the pool's own list)
-        assert workers and not any(worker.is_alive() for worker in workers)
+        # The pool's shutdown waits for the search under way, a few seconds at
+        # most, then lets it end by itself: either way no worker is left once it ends.
+        await until(lambda: not any(worker.is_alive() for worker in workers))
+    assert workers
 
 
 def proc_stat(pid: int) -> list[str]:
@@ -176,7 +234,8 @@ def descendants(pid: int) -> set[int]:
         fields = proc_stat(int(entry)) if entry.isdigit() else []
         if len(fields) > 1:  # (gone meanwhile: none)
             parents[int(entry)] = int(fields[1])
-    found, frontier = set(), {pid}
+    found: set[int] = set()
+    frontier = {pid}
     while frontier:
         frontier = {child for child, parent in parents.items() if parent in frontier} - found
         found |= frontier
@@ -200,7 +259,7 @@ async def test_a_server_bot_that_searches_plays_a_verified_game_from_worker_proc
     ann = Session(tcp("127.0.0.1", port), "Ann", behaviour=Behaviour(Bot("heuristic")))
     workers: set[int] = set()
     try:
-        with trio.fail_after(120):
+        with trio.fail_after(2 * HANG):  # (a whole game, its bot thinking 0.2 s a decision)
             async with trio.open_nursery() as nursery:
                 await nursery.start(ann.run)
                 await ann.request(m.CreateRoom(settings=m.RoomSettings.for_players(2)))
@@ -210,6 +269,9 @@ async def test_a_server_bot_that_searches_plays_a_verified_game_from_worker_proc
                 while not game_over(ann):
                     workers |= descendants(pid)
                     await trio.sleep(0.1)
+                # (the pool's workers live as long as the server: none is missed
+                # however quickly the game went by)
+                workers |= descendants(pid)
                 assert [v.status for v in ann.state.game.check_end()] == ["ok"] * 2
                 assert ann.state.problems == []
                 ann.close()
@@ -224,7 +286,7 @@ async def test_a_server_bot_that_searches_plays_a_verified_game_from_worker_proc
     # the search ran in processes of the server's own (its workers and
     # multiprocessing's resource tracker), and none of them outlives the server, however it stops
     assert len(workers) >= 2, server.log()
-    with trio.fail_after(20):
+    with trio.fail_after(HANG):
         while any(alive(worker) for worker in workers):
             await trio.sleep(0.1)
 
@@ -243,7 +305,7 @@ async def test_a_bot_that_cannot_be_sent_thinks_in_a_thread(
 ) -> None:
     game = a_decision()
     options = game.legal_actions()
-    with trio.fail_after(60):
+    with trio.fail_after(HANG):
         async with search_processes():
             action = await think(_Unpicklable(), game, options, 7)
     assert action == await think(Bot("ismcts", seed="u", iterations=20), game, options, 7)
@@ -283,12 +345,13 @@ async def test_a_bot_that_cannot_be_loaded_in_a_worker_thinks_in_a_thread_and_th
 ) -> None:
     game = a_decision()
     options = game.legal_actions()
-    with trio.fail_after(60):
+    with trio.fail_after(HANG):
         async with search_processes():
             for _ in range(3):
                 action = await think(_HereOnly(), game, options, 7)
             answers: list[Action] = []
-            await search_long(game, options, answers)  # the same pool, not a broken one
+            # the same pool, not a broken one
+            await search(Bot("ismcts", iterations=5), game, options, answers)
     assert action == await think(Bot("ismcts", seed="h", iterations=20), game, options, 7)
     assert "cannot be loaded there" in caplog.text and "only_here" in caplog.text
     # Told once: its next decisions went straight to a thread.
@@ -302,7 +365,7 @@ async def test_a_failure_of_decide_in_a_worker_is_raised_not_tried_again(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     game = a_decision()
-    with trio.fail_after(60):
+    with trio.fail_after(HANG):
         async with search_processes():
             with pytest.raises(RuntimeError, match="a bug in decide"):
                 await think(_Failing(), game, game.legal_actions(), 7)
@@ -310,32 +373,56 @@ async def test_a_failure_of_decide_in_a_worker_is_raised_not_tried_again(
 
 
 class _Counting(Bot):
-    """A bot whose decision takes `seconds` and counts how many run at once."""
+    """A bot whose decisions count how many run at once (`running`: now, at
+    most), each lasting until `go` is set."""
 
-    def __init__(self, running: list[int], seconds: float) -> None:
+    def __init__(self, running: list[int], go: threading.Event) -> None:
         super().__init__("ismcts", seed="c", iterations=20)
-        self.running, self.seconds = running, seconds
+        self.running, self.go = running, go
         self.lock = threading.Lock()
 
     def decide(self, position: Game | None, options: object, turn: int | None) -> Action:
         with self.lock:
             self.running[0] += 1
             self.running[1] = max(self.running[1], self.running[0])
-        time.sleep(self.seconds)
+        self.go.wait(HANG)
         with self.lock:
             self.running[0] -= 1
-        return position.legal_actions()[0]  # type: ignore[union-attr]
+        return position.legal_actions()[0]
 
 
 @pytest.mark.trio
 async def test_a_search_cancelled_in_a_thread_keeps_its_place_until_it_ends() -> None:
     game = a_decision()
     running = [0, 0]  # now, at most
-    bot = _Counting(running, 0.6)
-    with trio.fail_after(20):
-        async with trio.open_nursery() as nursery:
-            with trio.move_on_after(0.1):  # abandoned: its thread goes on 0.5 s more
-                await think(bot, game, game.legal_actions(), 1)
-            for turn in range(2, 2 + thinking.SEARCHES_AT_ONCE):
-                nursery.start_soon(think, bot, game, game.legal_actions(), turn)
-    assert running == [0, thinking.SEARCHES_AT_ONCE]
+    go = threading.Event()
+    bot = _Counting(running, go)
+    limiter = thinking._searchers_of_this_run().limiter
+
+    async def abandon_once_deciding(scope: trio.CancelScope) -> None:
+        await until(lambda: running[0] == 1)
+        scope.cancel()
+
+    try:
+        with trio.fail_after(HANG):
+            async with trio.open_nursery() as nursery:
+                with trio.CancelScope() as abandoned:  # its thread goes on until `go`
+                    nursery.start_soon(abandon_once_deciding, abandoned)
+                    await think(bot, game, game.legal_actions(), 1)
+                assert abandoned.cancelled_caught
+                for turn in range(2, 2 + thinking.SEARCHES_AT_ONCE):
+                    nursery.start_soon(think, bot, game, game.legal_actions(), turn)
+                # Each new search decides, or waits for a place: the abandoned
+                # one keeps its own, so one of them waits.
+                await until(
+                    lambda: (
+                        running[0] + limiter.statistics().tasks_waiting
+                        == 1 + thinking.SEARCHES_AT_ONCE
+                    )
+                )
+                assert running[0] == thinking.SEARCHES_AT_ONCE
+                go.set()
+            await until(lambda: running[0] == 0)  # (the abandoned thread too)
+    finally:
+        go.set()  # (no thread left waiting, whatever failed)
+    assert running[1] == thinking.SEARCHES_AT_ONCE

@@ -12,6 +12,10 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = [pytest.mark.network, pytest.mark.process]
+
+HANG = 120  # seconds for a process that imports the package: a hang only
+
 # A snapshot-sized block is allocated and freed (with glibc's adapting
 # threshold, blocks up to its size now come from the heap); then 40 MiB in
 # smaller blocks (2 MiB: above the threshold the server sets), then a small
@@ -37,7 +41,7 @@ print(rss_kib() - before)
 
 def kept_kib(mode: str) -> int:
     done = subprocess.run(
-        [sys.executable, "-c", SCRIPT, mode], capture_output=True, text=True, timeout=60
+        [sys.executable, "-c", SCRIPT, mode], capture_output=True, text=True, timeout=HANG
     )
     assert done.returncode == 0, done.stderr
     return int(done.stdout)
@@ -76,7 +80,7 @@ def test_a_saved_snapshot_leaves_no_copy_of_itself_in_the_store(tmp_path: Path) 
         [sys.executable, "-c", SNAPSHOT_SCRIPT, str(tmp_path / "server.sqlite3")],
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=HANG,
     )
     assert done.returncode == 0, done.stderr
     # (bound as a parameter, SQLite's cached statement kept all 64 MiB)

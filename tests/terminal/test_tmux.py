@@ -18,17 +18,35 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from oriflamme.client.tui.screen import OFFER_ROWS
+
 TMUX = shutil.which("tmux")
-pytestmark = pytest.mark.skipif(
-    TMUX is None, reason="tmux is not installed (.ci/run installs it): no real terminal to test in"
-)
+pytestmark = [
+    pytest.mark.terminal,
+    pytest.mark.process,
+    pytest.mark.skipif(
+        TMUX is None,
+        reason="tmux is not installed (.ci/run installs it): no real terminal to test in",
+    ),
+]
 
 KEYS = {"←": "Left", "→": "Right", "Enter": "Enter"}
-GAME_DEADLINE = 180.0
+# Seconds, each only a hang reaches, even on a loaded machine: nothing waits
+# for them to pass (each wait ends once the screen shows what it waits for).
+GAME_DEADLINE = 600.0  # a whole game
+START = 120.0  # a program to start (Python, the package) and draw its screen
+STEP = 60.0  # a screen to answer a key, or the server's coming and going
+TMUX_HANG = 60.0  # one tmux command
+# The status line when the connection is down: an answer now would be refused.
+DISCONNECTED = "Connection to the server lost"
+# The status line once the first digits of a choice are typed: the choice
+# waits for Enter or the next digit.
+TYPING = re.compile(r" (\d+)…?: (press Enter to choose|type the next digit)")
 
 
 class Terminal:
@@ -38,11 +56,13 @@ class Terminal:
         self.base = [str(TMUX), "-S", str(socket)]
         self.tmux("new-session", "-d", "-s", "game", "-x", str(width), "-y", str(height), command)
         self.last = ""  # the decision last answered (`decision_block`)
-        self.sent_at = 0.0  # when
+        self.status_sent = ""  # the status line then (`status_lines`)
+        self.pending = False  # the answer's keys may not have been read yet
+        self.sent: list[str] = []  # those keys
 
     def tmux(self, *args: str) -> str:
         done = subprocess.run(
-            [*self.base, *args], capture_output=True, text=True, timeout=10, check=True
+            [*self.base, *args], capture_output=True, text=True, timeout=TMUX_HANG, check=True
         )
         return done.stdout
 
@@ -62,13 +82,18 @@ class Terminal:
         raise AssertionError(f"{pattern!r} never appeared; the screen:\n{self.screen()}")
 
     def close(self) -> None:
-        subprocess.run([*self.base, "kill-server"], capture_output=True, timeout=10)
+        subprocess.run([*self.base, "kill-server"], capture_output=True, timeout=TMUX_HANG)
 
 
 def decision_block(screen: str) -> str:
     """The screen but its last two lines (the status line and the keys):
     what says which decision is pending, and in what position."""
     return "\n".join(screen.splitlines()[:-2])
+
+
+def status_lines(screen: str) -> str:
+    """The screen's last two lines (`decision_block` is the rest)."""
+    return "\n".join(screen.splitlines()[-2:])
 
 
 def first_offer(screen: str) -> list[str] | None:
@@ -78,7 +103,8 @@ def first_offer(screen: str) -> list[str] | None:
     lines = screen.splitlines()
     for i, line in enumerate(lines):
         if line.startswith("─ Your ") and not line.startswith("─ Your hand"):
-            offers = re.findall(r"\[([^\]]+)\]", " ".join(lines[i + 1 : i + 4]))
+            rows = lines[i + 1 : len(lines) - 1][:OFFER_ROWS]  # (not the status line)
+            offers = re.findall(r"\[([^\]]+)\]", " ".join(rows))
             offers = [o for o in offers if o not in ("/", "?", "Esc")]
             if not offers:
                 return None
@@ -90,7 +116,9 @@ def first_offer(screen: str) -> list[str] | None:
     return None
 
 
-def play_until_over(terminals: list[Terminal], timeout: float, midway=None) -> int:  # type: ignore[no-untyped-def]
+def play_until_over(
+    terminals: list[Terminal], timeout: float, midway: Callable[[], None] | None = None
+) -> int:
     """Answer every decision on every screen with its first offer until every
     screen says the game is over; `midway()` is called once, after 10
     answers. The number of answers."""
@@ -104,19 +132,34 @@ def play_until_over(terminals: list[Terminal], timeout: float, midway=None) -> i
                 over += 1
                 continue
             keys = first_offer(screen)
-            # Answer a decision once: the same decision block, still on the
-            # screen while the answer travels (only the status line or a
-            # digit typed changed), is not answered again, unless it stays
-            # 5 s (a key was lost). On a slow machine answering again typed
-            # "1" twice, and "11" is no card.
-            block = decision_block(screen)
-            if keys is not None and (block != term.last or time.monotonic() - term.sent_at > 5.0):
-                term.keys(*keys)
-                answered += 1
-                term.last = block
-                term.sent_at = time.monotonic()
-                if answered == 10 and midway is not None:
-                    midway()
+            if keys is None:
+                term.pending = False  # no choice shown: the last answer was read
+                continue
+            if DISCONNECTED in screen:
+                continue  # an answer now would be refused: wait for the reconnection
+            block, status = decision_block(screen), status_lines(screen)
+            typing = TYPING.search(status)
+            if typing is not None:
+                typed = list(typing.group(1))
+                if term.sent != typed:
+                    continue  # the rest of our keys is on its way
+                # All our keys were read and the choice wants more (a screen
+                # read as it was drawn showed too few offers): finish it, or
+                # start it again.
+                keys = keys[len(typed) :] if keys[: len(typed)] == typed else ["Escape"]
+            # Answer a decision once: while our keys travel, the screen
+            # still shows it as it was (on a slow machine answering again
+            # typed "1" twice, and "11" is no card). The same decision is
+            # answered again only once the screen shows our keys were read
+            # and the choice is still offered (refused, or the connection
+            # dropped meanwhile: the status line says so).
+            elif term.pending and block == term.last and status == term.status_sent:
+                continue
+            term.keys(*keys)
+            answered += 1
+            term.last, term.status_sent, term.pending, term.sent = block, status, True, keys
+            if answered == 10 and midway is not None:
+                midway()
         if over == len(terminals):
             return answered
         time.sleep(0.1)
@@ -129,7 +172,7 @@ def check_verified(path: Path) -> None:
         [sys.executable, "-m", "oriflamme.client.cli", "verify", str(path)],
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=START,
     )
     assert verified.returncode == 0, verified.stdout + verified.stderr
 
@@ -148,9 +191,9 @@ def terminal(tmp_path: Path):  # type: ignore[no-untyped-def]
 
 
 def test_a_complete_game_at_80x24(terminal: Terminal) -> None:
-    terminal.wait_for(r"Influence Queue", timeout=30)
+    terminal.wait_for(r"Influence Queue", timeout=START)
     answered = play_until_over([terminal], GAME_DEADLINE)
-    screen = terminal.wait_for(r"Record: .*oriflamme", timeout=30)
+    screen = terminal.wait_for(r"Record: .*oriflamme", timeout=STEP)
     assert answered >= 6, screen  # at least our placements of a game
     assert "Traceback" not in screen
     lines = screen.splitlines()
@@ -165,7 +208,7 @@ def test_a_complete_game_at_80x24(terminal: Terminal) -> None:
     assert "[a] play again" in screen
     check_verified(path)
     terminal.keys("q")
-    terminal.wait_for(r"EXITED 0", timeout=20)
+    terminal.wait_for(r"EXITED 0", timeout=STEP)
 
 
 def test_two_players_join_play_through_a_server_crash_and_replay(tmp_path: Path) -> None:
@@ -183,32 +226,32 @@ def test_two_players_join_play_through_a_server_crash_and_replay(tmp_path: Path)
             )
             terminals.append(Terminal(tmp_path / f"{name}.sock", command))
         ann, bob = terminals
-        ann.wait_for(r"Rooms \(0\)", timeout=30)
+        ann.wait_for(r"Rooms \(0\)", timeout=START)
         ann.keys("n")
-        ann.wait_for(r"New room", timeout=10)
+        ann.wait_for(r"New room", timeout=STEP)
         ann.keys("Down", "Left")  # 3 players
-        ann.wait_for(r"players\s+3", timeout=10)
+        ann.wait_for(r"players\s+3", timeout=STEP)
         ann.keys("Enter")
-        ann.wait_for(r"\[b/e/h\] bot", timeout=10)
+        ann.wait_for(r"\[b/e/h\] bot", timeout=STEP)
         ann.keys("b")
-        ann.wait_for(r"Bot 1", timeout=10)
+        ann.wait_for(r"Bot 1", timeout=STEP)
         ann.keys("r")
-        bob.wait_for(r"Ann's room", timeout=15)
+        bob.wait_for(r"Ann's room", timeout=START)
         bob.keys("j")
-        bob.wait_for(r"Room \"Ann's room\"", timeout=10)
+        bob.wait_for(r"Room \"Ann's room\"", timeout=STEP)
         bob.keys("r")
-        ann.wait_for(r"3 Bob\s+ready", timeout=10)
+        ann.wait_for(r"3 Bob\s+ready", timeout=STEP)
         ann.keys("g")
-        ann.wait_for(r"Influence Queue", timeout=15)
+        ann.wait_for(r"Influence Queue", timeout=STEP)
 
         def crash() -> None:
             server.kill()
             for term in terminals:
-                term.wait_for(r"Connection to the server lost", timeout=20)
+                term.wait_for(DISCONNECTED, timeout=STEP)
             server.start()
 
         play_until_over(terminals, GAME_DEADLINE, midway=crash)
-        screens = [t.wait_for(r"Record: \S+\.oriflamme", timeout=30) for t in terminals]
+        screens = [t.wait_for(r"Record: \S+\.oriflamme", timeout=STEP) for t in terminals]
         for screen in screens:
             assert re.search(r"Verified( \(here too\))?: fair deal for all 3 seats", screen)
             assert "Traceback" not in screen
@@ -218,23 +261,23 @@ def test_two_players_join_play_through_a_server_crash_and_replay(tmp_path: Path)
         check_verified(path)
         for term in terminals:
             term.keys("q")
-            term.wait_for(r"EXITED 0", timeout=20)
+            term.wait_for(r"EXITED 0", timeout=STEP)
 
         replay = Terminal(
             tmp_path / "replay.sock",
             f"{sys.executable} -m oriflamme.client.cli replay {path}; echo EXITED $?; sleep 60",
         )
         terminals.append(replay)
-        replay.wait_for(r"step 0 of \d+", timeout=20)
+        replay.wait_for(r"step 0 of \d+", timeout=START)
         replay.keys("Right", "Right", "Right")
-        replay.wait_for(r"step 3 of", timeout=10)
+        replay.wait_for(r"step 3 of", timeout=STEP)
         replay.keys("End")
-        screen = replay.wait_for(r"Verified: fair deal", timeout=10)
+        screen = replay.wait_for(r"Verified: fair deal", timeout=STEP)
         assert "(winner)" in screen
         replay.keys("Left")
-        replay.wait_for(r"step \d+ of", timeout=10)
+        replay.wait_for(r"step \d+ of", timeout=STEP)
         replay.keys("q")
-        replay.wait_for(r"EXITED 0", timeout=10)
+        replay.wait_for(r"EXITED 0", timeout=STEP)
     finally:
         for term in terminals:
             term.close()

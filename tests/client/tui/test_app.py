@@ -27,11 +27,14 @@ from prompt_toolkit.output.vt100 import Vt100_Output
 from oriflamme.client.tui import app
 from oriflamme.client.tui.controller import Answer, Quit, Say
 from oriflamme.client.tui.screen import Line, render
-from oriflamme.engine import Place
+from oriflamme.engine import FIRST, LAST, Place
 
 from .helpers import NAMES, Table, press_an_offer, scene_of, walk
 
-DEADLINE = 10.0  # seconds, for a whole test's event loop
+# Seconds, each only a hang reaches, even on a loaded machine: every wait
+# ends once what it waits for has happened.
+DEADLINE = 120.0  # a whole test's event loop
+STEP = 60.0  # the application to start, take a key, or exit
 RIGHT, LEFT, ENTER, ESCAPE, BACKSPACE, CTRL_C = "\x1b[C", "\x1b[D", "\r", "\x1b", "\x7f", "\x03"
 
 
@@ -54,7 +57,7 @@ class Keys:
         pass
 
 
-async def until(condition: Callable[[], bool], what: str, timeout: float = 5.0) -> None:
+async def until(condition: Callable[[], bool], what: str, timeout: float = STEP) -> None:
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
     while not condition():
@@ -86,7 +89,7 @@ def run_app(
                 future = application.future
                 if future is not None and not future.done():
                     application.exit(result=0)
-                result = await asyncio.wait_for(task, 5)
+                result = await asyncio.wait_for(task, STEP)
             return result
 
     return asyncio.run(asyncio.wait_for(main(), DEADLINE))
@@ -119,7 +122,11 @@ def test_terminal_bytes_become_the_controllers_keys() -> None:
             pipe.send_text(data)
             if key is not None:
                 count += 1
-                await until(lambda n=count: len(screen.keys) >= n, f"key {data!r}")
+
+                def pressed(n: int = count) -> bool:
+                    return len(screen.keys) >= n
+
+                await until(pressed, f"key {data!r}")
 
     assert run_app(screen, steps) == 0
     assert screen.keys == wanted
@@ -188,7 +195,7 @@ def test_a_placement_at_the_right_end_with_the_keys(label: str, direction: str) 
     turn = g.decision.turn
     hand = list(dict.fromkeys(a.card for a in g.options() if isinstance(a, Place)))
     assert g.view()["direction"] == direction
-    right_end = "last" if direction == "left-to-right" else "first"
+    right_end = LAST if direction == "left-to-right" else FIRST
 
     async def steps(pipe: PipeInput, application: Application[int]) -> None:
         pipe.send_text("1")
@@ -209,7 +216,7 @@ def test_escape_goes_back_to_another_card_in_the_app() -> None:
     turn = g.decision.turn
     hand = list(dict.fromkeys(a.card for a in g.options() if isinstance(a, Place)))
     assert len(hand) >= 2  # with this table's fixed seeds
-    left_end = "first" if g.view()["direction"] == "left-to-right" else "last"
+    left_end = FIRST if g.view()["direction"] == "left-to-right" else LAST
     chooser = t.controller.chooser
 
     async def steps(pipe: PipeInput, application: Application[int]) -> None:
