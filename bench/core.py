@@ -20,6 +20,7 @@ import argparse
 import random
 import statistics
 import time
+from functools import partial
 
 from oriflamme.client.bots import Bot
 from oriflamme.client.inprocess import InProcess
@@ -27,6 +28,11 @@ from oriflamme.engine import RandomPlayer, new_game
 from oriflamme.protocol import messages as m
 from oriflamme.protocol.codec import encode_frame
 from oriflamme.protocol.verify import verify_record
+
+
+def finished(world: InProcess) -> bool:
+    """`world`'s game is over (its record is out)."""
+    return bool(world.records)
 
 
 def core_games(games: int, seed: int) -> tuple[float, int, int, int]:
@@ -44,7 +50,7 @@ def core_games(games: int, seed: int) -> tuple[float, int, int, int]:
             host.send(m.AddBot(strategy="random"))
         host.send(m.Ready(ready=True))
         host.send(m.StartGame())
-        world.run(lambda w=world: bool(w.records))
+        world.run(partial(finished, world))
         record = world.records[0].record
         assert verify_record(record).ok
         decisions += len(record.log)

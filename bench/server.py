@@ -711,7 +711,7 @@ async def _echo_driver(conn: multiprocessing.connection.Connection, spec: dict[s
 def _driver_entry(conn: multiprocessing.connection.Connection, spec: dict[str, Any]) -> None:
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not the parent's
     if spec.get("load") == "lean":
-        codec.unpack_untrusted = _trusting  # type: ignore[assignment]
+        codec.unpack_untrusted = _trusting
     try:
         driver = {"game": _game_driver, "echo": _echo_driver, "probe": _probe_driver}
         trio.run(driver[spec["kind"]], conn, spec)
@@ -814,7 +814,7 @@ def run_phase(
     drivers = max(1, min(drivers, k))
     links: list[multiprocessing.connection.Connection] = []
     pids: list[int] = []  # the drivers' (not the probe's: its CPU is not the load's)
-    processes: list[multiprocessing.Process] = []
+    processes: list[multiprocessing.process.BaseProcess] = []
     started = time.monotonic()
     probes = 1 if kind == "game" else 0
     for d in range(drivers + probes):

@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from oriflamme.client.bots import Behaviour, Bot
+from oriflamme.client.bots import Behaviour, Bot, Seated
 from oriflamme.client.endpoint import ClientEndpoint
 from oriflamme.client.inprocess import Client, InProcess
 from oriflamme.client.seat_secrets import SeatSecrets
@@ -21,7 +21,7 @@ from oriflamme.protocol.verify import verify_record
 class Manual(Behaviour):
     """Answers only what is automatic; the test makes the decisions."""
 
-    def messages(self, client: Client) -> list[m.Message]:
+    def messages(self, client: Seated) -> list[m.Message]:
         game = client.state.game
         return [] if game is None else game.automatic()
 
@@ -90,10 +90,13 @@ def test_a_placement_commits_then_is_confirmed_by_the_server() -> None:
     world.run(lambda: game.secrets.card(pid) is not None)  # the push that shows it placed
     assert action.card not in game.secrets.hand and game.secrets.card(pid) == action.card
     # Our view shows our own face-down card; the others see a back.
-    mine = [c for slot in game.view()["queue"] for c in slot if c["pid"] == pid][0]
+    ours = game.view()
+    assert ours is not None
+    mine = [c for slot in ours["queue"] for c in slot if c["pid"] == pid][0]
     assert card_from_data(mine["card"]) == action.card and not mine["face_up"]
     world.run(lambda: clients[1].state.game.commitments.get(pid) is not None)
     theirs = clients[1].state.game.view()
+    assert theirs is not None
     assert [c for slot in theirs["queue"] for c in slot if c["pid"] == pid][0]["card"][1] is None
 
 
@@ -179,6 +182,7 @@ def test_a_false_seat_the_server_calls_ok_is_found_at_the_end() -> None:
     game = clients[0].state.game
     assert [v.status for v in game.check_end()] == ["ok", "ok", "ok"]
     end = game.end
+    assert end is not None
     forged = tuple(dataclasses.replace(s, seed=bytes(32)) if s.seat == 2 else s for s in end.seeds)
     game.end = dataclasses.replace(end, seeds=forged)
     verdicts = game.check_end()
@@ -197,7 +201,8 @@ def test_a_spectator_has_no_secrets_and_no_options() -> None:
     game = watcher.state.game
     assert game is not None and game.secrets is None and game.seat is None
     assert game.options() == [] and game.automatic() == []
-    assert game.view()["viewer"] is None
+    view = game.view()
+    assert view is not None and view["viewer"] is None
 
 
 @pytest.mark.parametrize(
@@ -231,7 +236,7 @@ def test_a_game_started_that_makes_no_sense_is_a_protocol_error(change: dict) ->
 class Silent(Behaviour):
     """Never answers anything: not even its seed commitment."""
 
-    def messages(self, client: Client) -> list[m.Message]:
+    def messages(self, client: Seated) -> list[m.Message]:
         return []
 
 

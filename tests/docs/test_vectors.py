@@ -26,7 +26,7 @@ FAMILIES = ["red", "blue", "green", "yellow", "black"]
 
 @pytest.fixture(scope="module")
 def vectors() -> dict[str, Any]:
-    return json.loads(VECTORS_FILE.read_text(encoding="utf-8"))  # type: ignore[no-any-return]
+    return json.loads(VECTORS_FILE.read_text(encoding="utf-8"))
 
 
 def test_the_file_is_up_to_date() -> None:

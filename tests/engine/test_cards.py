@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import pytest
 
-from oriflamme.engine import KEEP, REVEAL, Decision, MoveTo, Open, Place, Target
+from oriflamme.engine import KEEP, REVEAL, Decision, MoveTo, Open, Place, Step, Target
 from oriflamme.engine.events import (
     AbilityUsed,
     Discarded,
     Eliminated,
+    Event,
     Kept,
     Moved,
     NoEffect,
@@ -28,7 +29,7 @@ from oriflamme.engine.events import (
 from tests.engine.builders import C, assert_events, assert_illegal, describe, fronts, position
 
 KEEP_OR_REVEAL = (KEEP, REVEAL)
-END_OF_ROUND_2 = [RoundEnded(2), RoundStarted(3, 1)]
+END_OF_ROUND_2: list[Event] = [RoundEnded(2), RoundStarted(3, 1)]
 
 
 # ------------------------------------------------------------------- archer
@@ -42,7 +43,7 @@ def test_archer_eliminates_the_chosen_end_card_and_gains_one() -> None:
         index=1,
         ability="archer",
     )
-    assert g.decision == Decision(0, "eliminate", (Target(0), Target(3)), 1)
+    assert g.decision == Decision(0, Step.ELIMINATE, (Target(0), Target(3)), 1)
     events = g.apply(Target(3))
     assert_events(
         events,
@@ -55,20 +56,20 @@ def test_archer_eliminates_the_chosen_end_card_and_gains_one() -> None:
     assert g.scores == [2, 1, 1, 1]
     assert describe(g) == ["#0 yellow lord", "#1 red archer up", "#2 blue spy"]
     assert fronts(g) == [[], [], ["green heir"], []]
-    assert g.decision == Decision(1, "reveal", KEEP_OR_REVEAL, 2)
+    assert g.decision == Decision(1, Step.REVEAL_OR_KEEP, KEEP_OR_REVEAL, 2)
 
 
 def test_archer_at_an_end_is_offered_itself_and_the_other_end() -> None:
     g = position(["blue lord", "green spy", "red archer"], step="reveal", index=2)
     events = g.apply(REVEAL)
     assert_events(events, [Revealed(0, 2, C("red archer"), 0)])
-    assert g.decision == Decision(0, "eliminate", (Target(0), Target(2)), 2)
+    assert g.decision == Decision(0, Step.ELIMINATE, (Target(0), Target(2)), 2)
     assert_illegal(g, Target(1), "card 1 is not a legal choice to eliminate for this archer")
 
 
 def test_archer_always_has_a_target_alone_it_is_itself() -> None:
     g = position(["blue archer up"], step="eliminate", index=0, ability="archer")
-    assert g.decision == Decision(1, "eliminate", (Target(0),), 0)
+    assert g.decision == Decision(1, Step.ELIMINATE, (Target(0),), 0)
     g = position(["blue archer"], step="reveal", index=0)
     events = g.apply(REVEAL)
     assert_events(
@@ -93,7 +94,7 @@ def test_soldier_eliminates_the_chosen_neighbour_and_gains_one() -> None:
         index=2,
         ability="soldier",
     )
-    assert g.decision == Decision(1, "eliminate", (Target(1), Target(3)), 2)
+    assert g.decision == Decision(1, Step.ELIMINATE, (Target(1), Target(3)), 2)
     events = g.apply(Target(3))
     assert_events(
         events,
@@ -106,7 +107,7 @@ def test_soldier_eliminates_the_chosen_neighbour_and_gains_one() -> None:
     assert g.scores == [1, 2, 1]
     # The Red Lord is now next to the Soldier; it resolves next.
     assert describe(g)[3] == "#4 red lord"
-    assert g.decision == Decision(0, "reveal", KEEP_OR_REVEAL, 4)
+    assert g.decision == Decision(0, Step.REVEAL_OR_KEEP, KEEP_OR_REVEAL, 4)
 
 
 def test_soldier_at_an_end_has_one_neighbour_applied_at_once() -> None:
@@ -121,7 +122,7 @@ def test_soldier_at_an_end_has_one_neighbour_applied_at_once() -> None:
             Scored(1, 1, "eliminate"),
         ],
     )
-    assert g.decision == Decision(2, "reveal", KEEP_OR_REVEAL, 2)
+    assert g.decision == Decision(2, Step.REVEAL_OR_KEEP, KEEP_OR_REVEAL, 2)
 
 
 def test_soldier_with_no_neighbour_does_nothing() -> None:
@@ -156,7 +157,7 @@ def test_spy_steals_one_from_the_chosen_adjacent_opponent() -> None:
         ability="spy",
         scores=[1, 5, 1, 3],
     )
-    assert g.decision == Decision(0, "steal", (Target(0), Target(2)), 1)
+    assert g.decision == Decision(0, Step.STEAL, (Target(0), Target(2)), 1)
     events = g.apply(Target(0))
     assert_events(events, [AbilityUsed(0, 1, "spy", 0), Stolen(0, 3, 1)])
     assert g.scores == [2, 5, 1, 2]
@@ -170,7 +171,7 @@ def test_spy_next_to_an_opponent_and_an_own_card_takes_the_opponent_at_once() ->
         events, [Revealed(0, 2, C("red spy"), 0), AbilityUsed(0, 2, "spy", 1), Stolen(0, 1, 1)]
     )
     assert g.scores == [2, 0, 1]
-    assert g.decision == Decision(0, "reveal", KEEP_OR_REVEAL, 3)
+    assert g.decision == Decision(0, Step.REVEAL_OR_KEEP, KEEP_OR_REVEAL, 3)
 
 
 def test_spy_between_two_own_cards_is_offered_both_and_steals_nothing() -> None:
@@ -181,7 +182,7 @@ def test_spy_between_two_own_cards_is_offered_both_and_steals_nothing() -> None:
         ability="spy",
         scores=[4, 4, 4],
     )
-    assert g.decision == Decision(0, "steal", (Target(0), Target(2)), 1)
+    assert g.decision == Decision(0, Step.STEAL, (Target(0), Target(2)), 1)
     events = g.apply(Target(2))
     assert_events(events, [AbilityUsed(0, 1, "spy", 2), Stolen(0, 0, 0)])
     assert g.scores == [4, 4, 4]
@@ -219,7 +220,7 @@ def test_heir_gains_two_asks_nothing_and_is_blocked_by_a_face_up_heir() -> None:
         ],
     )
     # No decision for the Heir: the next card is asked at once.
-    assert g.decision == Decision(1, "reveal", KEEP_OR_REVEAL, 1)
+    assert g.decision == Decision(1, Step.REVEAL_OR_KEEP, KEEP_OR_REVEAL, 1)
     events = g.apply(REVEAL)
     assert_events(
         events,
@@ -244,7 +245,7 @@ def test_lord_gains_per_adjacent_own_slot_and_asks_nothing() -> None:
         [Revealed(4, 1, C("black lord"), 0), AbilityUsed(4, 1, "lord", None), Scored(4, 3, "lord")],
     )
     # The face-up Black Soldier acts next.
-    assert g.decision == Decision(4, "eliminate", (Target(1), Target(4)), 3)
+    assert g.decision == Decision(4, Step.ELIMINATE, (Target(1), Target(4)), 3)
 
 
 def test_lord_alone_gains_one() -> None:
@@ -275,7 +276,7 @@ def test_shapeshifter_copying_an_archer() -> None:
         events,
         [Revealed(0, 2, C("red shapeshifter"), 0), AbilityUsed(0, 2, "shapeshifter", 1)],
     )
-    assert g.decision == Decision(0, "eliminate", (Target(0), Target(3)), 2)
+    assert g.decision == Decision(0, Step.ELIMINATE, (Target(0), Target(3)), 2)
     events = g.apply(Target(0))
     assert_events(
         events[:3],
@@ -294,7 +295,7 @@ def test_shapeshifter_copying_an_archer_may_eliminate_itself() -> None:
         index=0,
     )
     g.apply(REVEAL)
-    assert g.decision == Decision(0, "eliminate", (Target(1), Target(3)), 1)
+    assert g.decision == Decision(0, Step.ELIMINATE, (Target(1), Target(3)), 1)
     events = g.apply(Target(1))
     assert_events(
         events,
@@ -306,7 +307,7 @@ def test_shapeshifter_copying_an_archer_may_eliminate_itself() -> None:
         ],
     )
     # The Heir under it is handled at once (ruling 6).
-    assert g.decision == Decision(0, "reveal", KEEP_OR_REVEAL, 0)
+    assert g.decision == Decision(0, Step.REVEAL_OR_KEEP, KEEP_OR_REVEAL, 0)
 
 
 def test_shapeshifter_copying_a_spy_prefers_an_opponent_of_its_own_owner() -> None:
@@ -346,7 +347,7 @@ def test_shapeshifter_with_two_face_up_characters_is_asked_which() -> None:
     g = position(["blue heir up", "red shapeshifter", "green soldier up"], step="reveal", index=1)
     events = g.apply(REVEAL)
     assert_events(events, [Revealed(0, 1, C("red shapeshifter"), 0)])
-    assert g.decision == Decision(0, "copy", (Target(0), Target(2)), 1)
+    assert g.decision == Decision(0, Step.COPY, (Target(0), Target(2)), 1)
     events = g.apply(Target(0))
     assert_events(
         events[:3],
@@ -370,7 +371,7 @@ def test_shapeshifter_without_a_face_up_character_beside_it_does_nothing() -> No
         ],
     )
     assert describe(g)[1] == "#1 red shapeshifter up"
-    assert g.decision == Decision(2, "reveal", KEEP_OR_REVEAL, 2)
+    assert g.decision == Decision(2, Step.REVEAL_OR_KEEP, KEEP_OR_REVEAL, 2)
 
 
 # ------------------------------------------------------------ assassination
@@ -384,7 +385,9 @@ def test_assassination_is_offered_every_top_card_and_is_discarded_after() -> Non
         index=2,
     )
     g.apply(REVEAL)
-    assert g.decision == Decision(4, "eliminate", (Target(1), Target(2), Target(3), Target(4)), 3)
+    assert g.decision == Decision(
+        4, Step.ELIMINATE, (Target(1), Target(2), Target(3), Target(4)), 3
+    )
     assert_illegal(g, Target(0), "card 0 is not a legal choice to eliminate for this assassination")
     events = g.apply(Target(1))
     assert_events(
@@ -427,9 +430,9 @@ def test_royal_decree_options_then_destination_then_discard() -> None:
         index=2,
     )
     g.apply(REVEAL)
-    assert g.decision == Decision(0, "move_card", (Target(0), Target(1), Target(4)), 2)
+    assert g.decision == Decision(0, Step.MOVE_CARD, (Target(0), Target(1), Target(4)), 2)
     g.apply(Target(0))
-    assert g.decision == Decision(0, "move_to", (MoveTo(1), MoveTo(2), MoveTo(3)), 2)
+    assert g.decision == Decision(0, Step.MOVE_TO, (MoveTo(1), MoveTo(2), MoveTo(3)), 2)
     events = g.apply(MoveTo(3))
     assert_events(
         events[:3],
@@ -445,7 +448,7 @@ def test_royal_decree_options_then_destination_then_discard() -> None:
         "#0 blue lord 1t",
     ]
     # The blue Soldier resolves next (it is after the Decree's old place).
-    assert g.decision == Decision(1, "reveal", KEEP_OR_REVEAL, 4)
+    assert g.decision == Decision(1, Step.REVEAL_OR_KEEP, KEEP_OR_REVEAL, 4)
 
 
 def test_royal_decree_with_a_single_possible_move_moves_at_once() -> None:
@@ -469,7 +472,7 @@ def test_royal_decree_with_one_card_to_move_asks_only_where() -> None:
     g = position([["blue spy", "blue lord 1t"], "red royal_decree"], step="reveal", index=1)
     events = g.apply(REVEAL)
     assert_events(events, [Revealed(0, 2, C("red royal_decree"), 0)])
-    assert g.decision == Decision(0, "move_to", (MoveTo(0), MoveTo(1), MoveTo(2)), 2)
+    assert g.decision == Decision(0, Step.MOVE_TO, (MoveTo(0), MoveTo(1), MoveTo(2)), 2)
     events = g.apply(MoveTo(2))
     assert_events(
         events[:4],
@@ -482,7 +485,7 @@ def test_royal_decree_with_one_card_to_move_asks_only_where() -> None:
     )
     # Moved behind the Decree: it resolves this round.
     assert describe(g) == ["#0 blue spy", "#1 blue lord 1t"]
-    assert g.decision == Decision(1, "reveal", KEEP_OR_REVEAL, 1)
+    assert g.decision == Decision(1, Step.REVEAL_OR_KEEP, KEEP_OR_REVEAL, 1)
 
 
 def test_royal_decree_with_no_other_top_card_does_nothing() -> None:
@@ -498,7 +501,7 @@ def test_royal_decree_with_no_other_top_card_does_nothing() -> None:
             Uncovered(0, False),
         ],
     )
-    assert g.decision == Decision(0, "reveal", KEEP_OR_REVEAL, 0)
+    assert g.decision == Decision(0, Step.REVEAL_OR_KEEP, KEEP_OR_REVEAL, 0)
 
 
 # ------------------------------------------------------------------- ambush
@@ -547,7 +550,7 @@ def test_ambush_eliminated_by_an_opponents_archer() -> None:
     )
     assert g.scores == [5, 2, 1]
     assert fronts(g) == [["red ambush"], ["blue archer"], []]
-    assert g.decision == Decision(2, "reveal", KEEP_OR_REVEAL, 2)
+    assert g.decision == Decision(2, Step.REVEAL_OR_KEEP, KEEP_OR_REVEAL, 2)
 
 
 # --------------------------------------------------------------- conspiracy
@@ -618,7 +621,7 @@ def test_illegal_answers_to_steal() -> None:
         index=1,
         ability="spy",
     )
-    assert g.decision == Decision(1, "steal", (Target(1), Target(3)), 2)
+    assert g.decision == Decision(1, Step.STEAL, (Target(1), Target(3)), 2)
     assert_illegal(g, Target(0), "card 0 is not a legal choice to steal for this spy")
     assert_illegal(g, Target(2), "card 2 is not a legal choice to steal")
     assert_illegal(g, KEEP, "choose a card to steal with a target")
@@ -632,7 +635,7 @@ def test_illegal_answers_to_copy() -> None:
         index=1,
         ability="shapeshifter",
     )
-    assert g.decision == Decision(0, "copy", (Target(0), Target(2)), 1)
+    assert g.decision == Decision(0, Step.COPY, (Target(0), Target(2)), 1)
     assert_illegal(g, Target(3), "card 3 is not a legal choice to copy for this shapeshifter")
     assert_illegal(g, Target(1), "card 1 is not a legal choice to copy")
     assert_illegal(g, MoveTo(1), "choose a card to copy with a target")
@@ -645,12 +648,12 @@ def test_illegal_answers_to_move_card_and_move_to() -> None:
         index=1,
         ability="royal_decree",
     )
-    assert g.decision == Decision(0, "move_card", (Target(1), Target(3)), 2)
+    assert g.decision == Decision(0, Step.MOVE_CARD, (Target(1), Target(3)), 2)
     assert_illegal(g, Target(2), "card 2 is not a legal choice to move for this royal_decree")
     assert_illegal(g, Target(0), "card 0 is not a legal choice to move")
     assert_illegal(g, MoveTo(0), "choose a card to move card with a target")
     g.apply(Target(3))
-    assert g.decision == Decision(0, "move_to", (MoveTo(0), MoveTo(1)), 2)
+    assert g.decision == Decision(0, Step.MOVE_TO, (MoveTo(0), MoveTo(1)), 2)
     assert_illegal(g, MoveTo(2), "the card cannot be moved to index 2")
     assert_illegal(g, MoveTo(-1), "the card cannot be moved to index -1")
     assert_illegal(g, MoveTo(9), "the card cannot be moved to index 9")
@@ -666,7 +669,7 @@ def test_characters_stay_face_up_in_the_queue(kind: str) -> None:
         g.apply(g.legal_actions()[0])
     assert f"#1 red {kind} up" in describe(g)
     assert fronts(g)[0] == []
-    assert g.decision == Decision(2, "reveal", KEEP_OR_REVEAL, 2)
+    assert g.decision == Decision(2, Step.REVEAL_OR_KEEP, KEEP_OR_REVEAL, 2)
 
 
 @pytest.mark.parametrize("kind", ["assassination", "royal_decree", "ambush", "conspiracy"])

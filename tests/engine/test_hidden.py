@@ -19,6 +19,7 @@ from oriflamme.engine import (
     Open,
     Place,
     Rules,
+    Step,
     Target,
     from_data,
     hidden_deal,
@@ -50,7 +51,7 @@ def test_a_hidden_deal_places_card_backs() -> None:
     assert [len(h) for h in g.hands] == [7, 7, 7]
     g.apply(ChooseDirection(LEFT_TO_RIGHT))
     # Seven backs of one family are one choice.
-    assert g.decision == Decision(0, "place", (Place(C("red ?"), FIRST),), None)
+    assert g.decision == Decision(0, Step.PLACE, (Place(C("red ?"), FIRST),), None)
     assert_illegal(g, Place(C("red lord"), FIRST), "red lord is not in seat 0's hand")
     events = g.apply(Place(C("red ?"), FIRST))
     assert_events(events, [Placed(0, 0, C("red ?"), FIRST, 0)])
@@ -65,25 +66,25 @@ def test_a_hidden_deal_places_card_backs() -> None:
 def test_keeping_an_unknown_card_asks_for_no_opening() -> None:
     g = position(["#4 red ?", "#5 blue ?"], step="reveal", index=0)
     assert_events(g.apply(KEEP), [Kept(0, 4, 1)])
-    assert g.decision == Decision(1, "reveal", (KEEP, REVEAL), 5)
+    assert g.decision == Decision(1, Step.REVEAL_OR_KEEP, (KEEP, REVEAL), 5)
     assert describe(g) == ["#4 red ? 1t", "#5 blue ?"]
 
 
 def test_reveal_waits_for_the_owner_to_open_the_card() -> None:
     g = position(["#4 red ? 2t", "#5 blue ?", "#6 green ?"], step="reveal", index=1)
     assert g.apply(REVEAL) == []
-    assert g.decision == Decision(1, "open", opens("blue"), 5)
+    assert g.decision == Decision(1, Step.OPEN, opens("blue"), 5)
     # Nothing happened yet: the card is still face down.
     assert describe(g)[1] == "#5 blue ?"
     assert_illegal(g, Open(C("blue spy")), "not your turn: seat 1 must decide", seat=0)
     events = g.apply(Open(C("blue spy")), seat=1)
     assert_events(events, [Revealed(1, 5, C("blue spy"), 0)])
     # Two adjacent opponents: the Spy's choice follows.
-    assert g.decision == Decision(1, "steal", (Target(4), Target(6)), 5)
+    assert g.decision == Decision(1, Step.STEAL, (Target(4), Target(6)), 5)
     events = g.apply(Target(4))
     assert_events(events, [AbilityUsed(1, 5, "spy", 4), Stolen(1, 0, 1)])
     assert describe(g) == ["#4 red ? 2t", "#5 blue spy up", "#6 green ?"]
-    assert g.decision == Decision(2, "reveal", (KEEP, REVEAL), 6)
+    assert g.decision == Decision(2, Step.REVEAL_OR_KEEP, (KEEP, REVEAL), 6)
 
 
 def test_an_opened_conspiracy_pays_twice_its_tokens() -> None:
@@ -112,20 +113,20 @@ def test_an_eliminated_unknown_card_is_opened_by_its_owner() -> None:
     events = g.apply(Target(3))
     assert_events(events, [AbilityUsed(1, 4, "soldier", 3)])
     # The victim's owner must say what it was.
-    assert g.decision == Decision(0, "open", opens("red"), 3)
+    assert g.decision == Decision(0, Step.OPEN, opens("red"), 3)
     events = g.apply(Open(C("red heir")), seat=0)
     assert_events(events, [Eliminated(3, C("red heir"), 0, 4, 1, 2), Scored(1, 1, "eliminate")])
     assert fronts(g) == [["red heir"], [], []]
     assert g.scores == [1, 2, 1]
-    assert g.decision == Decision(2, "reveal", (KEEP, REVEAL), 7)
+    assert g.decision == Decision(2, Step.REVEAL_OR_KEEP, (KEEP, REVEAL), 7)
 
 
 def test_an_ambush_opened_on_elimination_pays_four() -> None:
     g = position(["#3 red ? 2t", "#4 blue soldier", "#7 green ?"], step="reveal", index=1)
     g.apply(REVEAL)
-    assert g.decision == Decision(1, "eliminate", (Target(3), Target(7)), 4)
+    assert g.decision == Decision(1, Step.ELIMINATE, (Target(3), Target(7)), 4)
     assert_events(g.apply(Target(3)), [AbilityUsed(1, 4, "soldier", 3)])
-    assert g.decision == Decision(0, "open", opens("red"), 3)
+    assert g.decision == Decision(0, Step.OPEN, opens("red"), 3)
     events = g.apply(Open(C("red ambush")))
     assert_events(
         events,
@@ -139,7 +140,7 @@ def test_an_ambush_opened_on_elimination_pays_four() -> None:
     assert g.scores == [5, 2, 1]
     assert fronts(g) == [["red ambush"], ["blue soldier"], []]
     assert describe(g) == ["#7 green ?"]
-    assert g.decision == Decision(2, "reveal", (KEEP, REVEAL), 7)
+    assert g.decision == Decision(2, Step.REVEAL_OR_KEEP, (KEEP, REVEAL), 7)
 
 
 def test_own_ambush_opened_on_elimination_revised_edition() -> None:
@@ -168,7 +169,7 @@ def test_openings_that_cannot_be_true_are_refused() -> None:
     g.apply(REVEAL)
     # Known elsewhere: in the queue, in front, set aside, in hand.
     assert g.decision == Decision(
-        0, "open", opens("red", "soldier", "spy", "ambush", "conspiracy"), 5
+        0, Step.OPEN, opens("red", "soldier", "spy", "ambush", "conspiracy"), 5
     )
     assert_illegal(g, Open(C("red soldier")), "red soldier is accounted for elsewhere")
     assert_illegal(g, Open(C("red ambush")), "red ambush is accounted for elsewhere")
@@ -199,9 +200,9 @@ def test_a_seats_view_plays_on_with_the_other_identities_unknown() -> None:
     g = from_data(view(full, 0))
     assert describe(g) == ["#0 red lord 1t", "#1 blue ?", "#2 green heir up"]
     g.apply(REVEAL)  # Red knows its own Lord: no opening needed
-    assert g.decision == Decision(1, "reveal", (KEEP, REVEAL), 1)
+    assert g.decision == Decision(1, Step.REVEAL_OR_KEEP, (KEEP, REVEAL), 1)
     g.apply(REVEAL)
-    assert g.decision == Decision(1, "open", opens("blue"), 1)
+    assert g.decision == Decision(1, Step.OPEN, opens("blue"), 1)
 
 
 def test_an_opening_is_asked_even_with_a_single_possible_identity() -> None:
@@ -215,7 +216,7 @@ def test_an_opening_is_asked_even_with_a_single_possible_identity() -> None:
         hands=[["red ambush", "red royal_decree"], ["blue spy"], ["green spy"]],
     )
     assert g.apply(REVEAL) == []
-    assert g.decision == Decision(0, "open", (Open(C("red conspiracy")),), 6)
+    assert g.decision == Decision(0, Step.OPEN, (Open(C("red conspiracy")),), 6)
     events = g.apply(Open(C("red conspiracy")))
     assert events[:2] == [
         Revealed(0, 6, C("red conspiracy"), 1),
@@ -237,7 +238,7 @@ def test_an_opened_ambush_revealed_by_its_owner_pays_one() -> None:
         ],
     )
     assert g.scores == [1, 1, 2]
-    assert g.decision == Decision(1, "reveal", (KEEP, REVEAL), 5)
+    assert g.decision == Decision(1, Step.REVEAL_OR_KEEP, (KEEP, REVEAL), 5)
 
 
 def test_an_opening_that_is_not_a_card_is_refused() -> None:

@@ -6,6 +6,8 @@ the rest of the game by themselves.
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from oriflamme.engine import (
@@ -112,10 +114,8 @@ def test_the_top_of_a_stack_moved_leaves_its_stack_and_may_go_beside_it() -> Non
 # ------------------------------------------------------------- empty hands
 
 
-def empty_handed(step: str, round: int, **kw: object) -> dict[str, object]:
-    data = to_data(
-        position(["red lord up", "blue heir"], step=step, index=1, round=round, **kw)  # type: ignore[arg-type]
-    )
+def empty_handed(step: str, round: int) -> dict[str, Any]:
+    data = to_data(position(["red lord up", "blue heir"], step=step, index=1, round=round))
     data["hands"] = [[], [], []]
     return data
 

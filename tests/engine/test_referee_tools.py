@@ -39,7 +39,7 @@ def test_a_skipped_placement_keeps_the_card_and_moves_on() -> None:
     decision = game.decision
     assert decision is not None and (decision.seat, decision.kind) == (1, "place")
     # The next seat places the first card of the queue (in the middle).
-    assert {a.at for a in decision.options} == {FIRST}  # type: ignore[union-attr]
+    assert {a.at for a in decision.options} == {FIRST}
 
 
 def test_skipping_is_refused_outside_a_placement_and_changes_nothing() -> None:

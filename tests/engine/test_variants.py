@@ -7,6 +7,8 @@ edition's own-card Ambush (ruling 15), 3, 4 and 5 players, the tie-break
 
 from __future__ import annotations
 
+from typing import TypedDict
+
 import pytest
 
 from oriflamme.engine import (
@@ -22,6 +24,7 @@ from oriflamme.engine import (
     Place,
     RandomPlayer,
     Rules,
+    Step,
     Target,
     layout_deal,
     new_game,
@@ -41,7 +44,13 @@ from oriflamme.engine.events import (
 )
 from tests.engine.builders import C, assert_events, assert_illegal, describe, fronts, hand, position
 
-TWO = {"players": 2, "variant": "two-player"}
+
+class TwoPlayer(TypedDict):
+    players: int
+    variant: str
+
+
+TWO: TwoPlayer = {"players": 2, "variant": "two-player"}
 
 
 def play_out(g: Game, seed: int) -> list[Event]:
@@ -85,18 +94,18 @@ def test_two_player_round_one_places_four_cards_alternating() -> None:
     g.apply(ChooseDirection(LEFT_TO_RIGHT))
     assert g.placement_order() == [1, 0, 1, 0]
     # The first card goes in the middle.
-    assert {a.at for a in g.legal_actions()} == {FIRST}  # type: ignore[union-attr]
+    assert {a.at for a in g.legal_actions()} == {FIRST}
     g.apply(Place(C("green heir"), FIRST))
     g.apply(Place(C("red heir"), LAST))
     assert g.decision is not None and g.decision.seat == 1
     # No stacking in round 1, not even on your own card.
-    assert {a.at for a in g.legal_actions()} == {FIRST, LAST}  # type: ignore[union-attr]
+    assert {a.at for a in g.legal_actions()} == {FIRST, LAST}
     assert_illegal(g, Place(C("green lord"), 0), "no stacking in round 1")
     g.apply(Place(C("green lord"), FIRST))
     events = g.apply(Place(C("blue lord"), FIRST))
     assert events[0] == Placed(0, 3, C("blue lord"), FIRST, 0)
     assert describe(g) == ["#3 blue lord", "#2 green lord", "#0 green heir", "#1 red heir"]
-    assert g.decision == Decision(0, "reveal", (KEEP, REVEAL), 3)
+    assert g.decision == Decision(0, Step.REVEAL_OR_KEEP, (KEEP, REVEAL), 3)
 
 
 def test_two_player_stacks_never_mix_families() -> None:
@@ -107,7 +116,7 @@ def test_two_player_stacks_never_mix_families() -> None:
     )
     assert g.decision == Decision(
         0,
-        "place",
+        Step.PLACE,
         (
             Place(C("red spy"), FIRST),
             Place(C("red spy"), LAST),
@@ -160,7 +169,7 @@ def test_two_player_spy_may_choose_your_other_family_for_nothing() -> None:
         ["green lord", "red spy", "blue heir"], step="reveal", index=1, scores=[2, 2], **TWO
     )
     g.apply(REVEAL)
-    assert g.decision == Decision(0, "steal", (Target(0), Target(2)), 1)
+    assert g.decision == Decision(0, Step.STEAL, (Target(0), Target(2)), 1)
     g.apply(Target(2))
     assert g.scores == [2, 2]
 
@@ -324,7 +333,7 @@ def test_five_players_round_one_builds_a_line_of_five() -> None:
     assert describe(g) == [
         "#4 green lord", "#2 red lord", "#0 yellow lord", "#1 black lord", "#3 blue lord"
     ]  # fmt: skip
-    assert g.decision == Decision(2, "reveal", (KEEP, REVEAL), 4)
+    assert g.decision == Decision(2, Step.REVEAL_OR_KEEP, (KEEP, REVEAL), 4)
 
 
 def test_four_players_tie_break_among_three() -> None:

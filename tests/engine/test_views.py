@@ -23,7 +23,7 @@ from oriflamme.engine import (
     to_data,
     view,
 )
-from oriflamme.engine.events import Drew, Eliminated, Placed, Revealed
+from oriflamme.engine.events import Drew, Eliminated, Event, Placed, Revealed
 
 
 def up(pid: int, owner: int, family: str, kind: str) -> dict[str, Any]:
@@ -216,7 +216,7 @@ def test_placed_and_drew_events_show_the_card_to_its_owner_only() -> None:
 
 
 def test_events_naming_public_cards_are_not_masked() -> None:
-    events = [
+    events: list[Event] = [
         Revealed(0, 3, card("red", "conspiracy"), 2),
         Eliminated(4, card("blue", "heir"), 1, 3, 0, 1),
         Placed(2, 8, BACKS[2], "last", 4),  # already a back (the engine did not know it)

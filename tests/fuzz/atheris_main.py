@@ -56,7 +56,7 @@ def server(data: bytes) -> None:
 
 
 def main() -> None:
-    import atheris  # type: ignore[import-not-found]
+    import atheris
 
     targets = {"decoder": decoder, "server": server}
     if len(sys.argv) < 2 or sys.argv[1] not in targets:

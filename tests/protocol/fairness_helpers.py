@@ -139,7 +139,7 @@ def tamper(data: bytes, change: Callable[[dict[str, Any]], object]) -> bytes:
     """The record with `change` applied to its plain map."""
     plain = record_to_data(decode_record(data))
     change(plain)
-    return msgpack.packb(plain, use_bin_type=True)  # type: ignore[no-any-return]
+    return msgpack.packb(plain, use_bin_type=True)
 
 
 def flip(b: bytes) -> bytes:
@@ -150,7 +150,7 @@ def flip(b: bytes) -> bytes:
 def all_openings(record: Record) -> list[tuple[int, Opening]]:
     """(seat, opening) for every opening in the record, mid-game and final."""
     out = [
-        (e.seat, Opening(e.pid, e.action.card, e.nonce))  # type: ignore[union-attr, arg-type]
+        (e.seat, Opening(e.pid, e.action.card, e.nonce))  # type: ignore[arg-type]
         for e in record.log
         if e.nonce is not None
     ]

@@ -128,7 +128,7 @@ def test_seed_commitment_binds_game_and_seat() -> None:
         (GAME, 0, 0, RED_SPY, bytes(31)),
     ],
 )
-def test_bad_card_commitment_inputs_raise(args: tuple) -> None:  # type: ignore[type-arg]
+def test_bad_card_commitment_inputs_raise(args: tuple) -> None:
     with pytest.raises(ValueError):
         card_commitment(*args)
     # ... and an opening built from them never matches.

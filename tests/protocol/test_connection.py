@@ -148,7 +148,7 @@ def test_no_common_version_is_fatal_and_lists_the_servers_versions() -> None:
     answer = error_message(error)
     client.receive_data(server.send(answer))
     got = client.next_message()
-    assert got == answer and got.versions == (1,)  # type: ignore[attr-defined]
+    assert got == answer and got.versions == (1,)
     assert client.state is ConnectionState.CLOSED and client.next_message() is CLOSED
 
 

@@ -102,7 +102,7 @@ def array_header(n: int) -> bytes:
 @st.composite
 def raw_maps(draw: st.DrawFn, values: st.SearchStrategy[bytes]) -> bytes:
     pairs = draw(st.lists(st.tuples(raw_keys, values), max_size=5))
-    if pairs and draw(st.booleans()):
+    if len(pairs) > 0 and draw(st.booleans()):
         key = draw(st.sampled_from(pairs))[0]
         pairs.insert(draw(st.integers(0, len(pairs))), (key, draw(values)))  # a key twice
     return map_of(pairs)

@@ -61,6 +61,7 @@ from tests.server.local_referee import (
     LocalSecrets,
     finish,
     new_local_table,
+    phase_of,
     play_local_game,
     run_local_game,
     start,
@@ -173,7 +174,7 @@ def test_format_verdict_names_every_seat() -> None:
 
 
 def plain_log(data: bytes) -> list[dict[str, Any]]:
-    return msgpack.unpackb(data, raw=False)["log"]  # type: ignore[no-any-return]
+    return msgpack.unpackb(data, raw=False)["log"]
 
 
 def test_an_altered_commitment_is_detected() -> None:
@@ -199,20 +200,21 @@ def test_every_commitment_and_opening_is_checked() -> None:
     for i, entry in enumerate(log):
         for name in ("commitment", "nonce"):
             if name in entry:
-                data = tamper(
-                    HONEST, lambda p, i=i, n=name: p["log"][i].__setitem__(n, flip(p["log"][i][n]))
-                )
+
+                def change(p: dict[str, Any], i: int = i, n: str = name) -> None:
+                    p["log"][i][n] = flip(p["log"][i][n])
+
+                data = tamper(HONEST, change)
                 reason = failed(verdict_of(data), entry["seat"])
                 assert reason == f"opening of card {entry['pid']} does not match its commitment"
     finals = msgpack.unpackb(HONEST, raw=False)["final_openings"]
     for seat, openings in enumerate(finals):
         for k, o in enumerate(openings):
-            data = tamper(
-                HONEST,
-                lambda p, s=seat, k=k: p["final_openings"][s][k].__setitem__(
-                    "nonce", flip(p["final_openings"][s][k]["nonce"])
-                ),
-            )
+
+            def change_final(p: dict[str, Any], s: int = seat, k: int = k) -> None:
+                p["final_openings"][s][k]["nonce"] = flip(p["final_openings"][s][k]["nonce"])
+
+            data = tamper(HONEST, change_final)
             assert (
                 failed(verdict_of(data), seat)
                 == f"opening of card {o['pid']} does not match its commitment"
@@ -302,7 +304,11 @@ def test_every_event_is_checked() -> None:
         name, new = next(
             (f, _bumped(v)) for f, v in event.items() if f != "type" and _bumped(v) is not None
         )
-        data = tamper(HONEST, lambda p, k=k, n=name, v=new: p["events"][k].__setitem__(n, v))
+
+        def change(p: dict[str, Any], k: int = k, n: str = name, v: object = new) -> None:
+            p["events"][k][n] = v
+
+        data = tamper(HONEST, change)
         verdict = verdict_of(data)
         assert any(p.startswith(f"event {k} differs") for p in verdict.problems), (k, event)
 
@@ -640,7 +646,7 @@ def test_a_seat_that_never_reveals_forfeits() -> None:
         referee.receive(s.seat, s.final_reveal(referee.hidden(s.seat)))
     assert referee.phase is Phase.REVEALING
     referee.forfeit(2, "did not send its final reveal in time")
-    assert referee.phase is Phase.DONE
+    assert phase_of(referee) is Phase.DONE
     record = referee.record()
     verdict = verify_record(record)
     assert [v.status for v in verdict.seats] == [OK, OK, FORFEITED]
@@ -693,7 +699,7 @@ def test_verify_seat_alone() -> None:
     seat = 1
     referee_view = [e for e in record.log if e.seat == seat and e.commitment is not None]
 
-    placed = [Committed(e.pid, seat, e.action.card.family, e.commitment) for e in referee_view]  # type: ignore[union-attr, arg-type]
+    placed = [Committed(e.pid, seat, e.action.card.family, e.commitment) for e in referee_view]  # type: ignore[arg-type]
     openings = [o for s, o in all_openings(record) if s == seat]
     args: dict[str, Any] = {
         "seed_commitment": record.seed_commitments[seat],
@@ -761,7 +767,7 @@ def test_a_forfeited_opening_is_settled_and_play_goes_on() -> None:
     record = _settled_game()
     entry = next(e for e in record.log if e.settled)
     assert entry.seat == 1 and entry.nonce is None
-    assert entry.action.card.kind is not None and entry.action.card.kind.label != "ambush"  # type: ignore[union-attr]
+    assert entry.action.card.kind is not None and entry.action.card.kind.label != "ambush"
     assert record.forfeits[0].seat == 1 and record.forfeits[0].opening is None
     verdict = verify_record(record)
     assert verdict.problems == ()
@@ -885,9 +891,11 @@ def test_a_recorded_verdict_must_be_the_verifiers_own() -> None:
         lie = SeatVerdict(seat, status, truth.reason if reason == same else reason)
         assert lie != truth
         plain_lie = {"seat": seat, "status": lie.status, "reason": lie.reason}
-        verdict = verdict_of(
-            tamper(base, lambda p, v=plain_lie, s=seat: p["verdicts"].__setitem__(s, v))
-        )
+
+        def lie_about(p: dict[str, Any], s: int = seat, v: object = plain_lie) -> None:
+            p["verdicts"][s] = v
+
+        verdict = verdict_of(tamper(base, lie_about))
         assert verdict.problems == (f"the record says {lie}, but the verifier finds {truth}",), (
             lie,
             verdict.problems,

@@ -118,13 +118,20 @@ class LocalSeat:
             assert decision.pid is not None
             o = secrets.opening(decision.pid)
             return m.RevealCard(turn=turn, card=o.card, nonce=o.nonce)
-        return m.decision_message(action, turn)  # type: ignore[arg-type]
+        return m.decision_message(action, turn)
 
     def final_reveal(self, pids: Sequence[int]) -> m.FinalReveal:
         """The answer to `final_reveal_request {pids}`."""
         return m.FinalReveal(
             seed=self.secrets.seed, openings=tuple(self.secrets.final_openings(pids))
         )
+
+
+def phase_of(referee: Referee) -> Phase:
+    """`referee.phase`, read afresh. After `assert referee.phase is X`, mypy
+    takes `referee.phase` for X until it is assigned, through the calls that
+    change it; asserting the next phase through this function keeps it honest."""
+    return referee.phase
 
 
 def start(referee: Referee, seats: Sequence[LocalSeat]) -> None:

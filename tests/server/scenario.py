@@ -16,7 +16,7 @@ import random
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from oriflamme.client.bots import Behaviour, Bot
+from oriflamme.client.bots import Behaviour, Bot, Seated
 from oriflamme.client.endpoint import ClientEndpoint
 from oriflamme.client.inprocess import Client, InProcess
 from oriflamme.protocol import messages as m
@@ -112,6 +112,13 @@ def last_room(client: Client) -> m.RoomState:
 
 def pushes(client: Client) -> list[m.Message]:
     return [x for x in client.received if x.ROLE == "push"]
+
+
+def seq_of(push: m.Message) -> int:
+    """The `seq` of a push (every push kind has one; `Message` itself has none)."""
+    seq = getattr(push, "seq", None)
+    assert isinstance(seq, int), push
+    return seq
 
 
 def types(messages: list[m.Message]) -> list[str]:
@@ -215,7 +222,7 @@ class Filtered(Behaviour):
         super().__init__(bot)
         self.drop = drop
 
-    def messages(self, client: Client) -> list[m.Message]:
+    def messages(self, client: Seated) -> list[m.Message]:
         return [x for x in super().messages(client) if not self.drop(x)]
 
 

@@ -192,15 +192,14 @@ def test_create_room_with_settings_out_of_bounds_is_invalid_field_and_creates_no
     gw = gateway()
     Peer(gw, "a")
     base = {"players": 3, "variant": "standard", "edition": "revised", "first_player": "host"}
-    for i, wrong in enumerate(
-        (
-            {"players": 2},  # the standard game seats 3-5
-            {"variant": "two-player"},  # which seats exactly 2
-            {"players": 6},
-            {"turn_timer": 5},
-            {"first_player": "oldest"},
-        )
-    ):
+    wrongs: list[dict[str, object]] = [
+        {"players": 2},  # the standard game seats 3-5
+        {"variant": "two-player"},  # which seats exactly 2
+        {"players": 6},
+        {"turn_timer": 5},
+        {"first_player": "oldest"},
+    ]
+    for i, wrong in enumerate(wrongs):
         request = {"type": "create_room", "settings": base | wrong, "id": 100 + i}
         gw.receive_data("a", encode_frame(request), 1.0)
         (error,) = frames(gw.data_to_send("a"))

@@ -6,8 +6,9 @@ a seat, its randomness, and what the record makes of all of it."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import msgpack
@@ -59,7 +60,13 @@ from oriflamme.server.core import (
 from oriflamme.server.core import entropy as entropy_module
 from oriflamme.server.core.referee import GAME_MESSAGES
 from tests.protocol.fairness_helpers import FixedSecrets, bot_for, fixed_table, flip, tamper
-from tests.server.local_referee import LocalSeat, new_local_table, run_local_game, start
+from tests.server.local_referee import (
+    LocalSeat,
+    new_local_table,
+    phase_of,
+    run_local_game,
+    start,
+)
 
 CONNECTION_AND_LOBBY = {
     "hello", "ping", "sync", "list_rooms", "create_room", "join_room", "spectate",
@@ -84,11 +91,11 @@ def fixed_seeded(players: int = 3, seed: int = 1, **kwargs: Any) -> tuple[Refere
     return referee, seats
 
 
-def drawn(seats: list[LocalSeat], ruling: Ruling) -> None:
+def drawn(seats: Sequence[LocalSeat], ruling: Ruling) -> None:
     """Tell the seats what they drew."""
     for event in ruling.events:
         if type(event).__name__ == "Drew":
-            seats[event.seat].secrets.draw(len(event.cards))  # type: ignore[union-attr]
+            seats[event.seat].secrets.draw(len(event.cards))
 
 
 def play_until(referee: Referee, seats: list[LocalSeat], stop: Callable[[Any], bool]) -> None:
@@ -99,12 +106,12 @@ def play_until(referee: Referee, seats: list[LocalSeat], stop: Callable[[Any], b
         drawn(seats, referee.receive(seat.seat, seat.answer(referee)))
 
 
-def final_reveals(referee: Referee, seats: list[LocalSeat]) -> Record:
+def final_reveals(referee: Referee, seats: Sequence[LocalSeat]) -> Record:
     """Every awaited seat sends its final reveal; the record."""
     assert referee.phase is Phase.REVEALING
     for seat in referee.awaited_reveals():
         referee.receive(seat, seats[seat].final_reveal(referee.hidden(seat)))
-    assert referee.phase is Phase.DONE
+    assert phase_of(referee) is Phase.DONE
     return referee.record()
 
 
@@ -115,7 +122,7 @@ def finish(referee: Referee, seats: list[LocalSeat]) -> Record:
 
 
 def round_of(referee: Referee) -> int:
-    return referee.view(None)["round"]  # type: ignore[no-any-return]
+    return referee.view(None)["round"]
 
 
 def hand_size(referee: Referee, seat: int) -> int:
@@ -197,7 +204,7 @@ def test_a_stale_turn_is_refused_and_changes_nothing(cls: type[m.Message]) -> No
     assert d is not None
     for turn in (referee.turn - 1, referee.turn + 1):
         message = dataclasses.replace(TURNED[cls], turn=turn)  # type: ignore[type-var]
-        refused(referee, "stale_turn", lambda message=message: referee.receive(d.seat, message))
+        refused(referee, "stale_turn", functools.partial(referee.receive, d.seat, message))
 
 
 def test_refusals_carry_catalog_codes_and_change_nothing() -> None:
@@ -257,7 +264,7 @@ def test_a_placement_logs_the_card_back_and_its_commitment() -> None:
     assert ruling.placements == (Committed(0, 0, 0, commitment, 0),)
     assert ruling.failure is None and ruling.forfeits == () and ruling.openings == ()
     assert referee.log[-1] == LogEntry(0, referee.log[-1].action, 0, commitment)
-    assert referee.log[-1].action.card == BACKS[0]  # type: ignore[union-attr]
+    assert referee.log[-1].action.card == BACKS[0]
     assert referee.placements == [Committed(0, 0, 0, commitment, 0)]
     assert referee.hidden(0) == [0] and referee.next_pid == 1 and referee.turn == 2
 
@@ -387,7 +394,7 @@ SKIP_DATA = encode_record(game_with_skips(3, SkipsSomePlacements))
 
 
 def plain_log(data: bytes) -> list[dict[str, Any]]:
-    return msgpack.unpackb(data, raw=False)["log"]  # type: ignore[no-any-return]
+    return msgpack.unpackb(data, raw=False)["log"]
 
 
 def skip_entry(seat: int) -> dict[str, Any]:
@@ -475,7 +482,7 @@ def test_a_seeding_time_out_cancels_the_game() -> None:
     assert referee.phase is Phase.SEEDING and referee.awaited_seeds() == [1, 2]
     ruling = referee.time_out()
     assert ruling == Ruling(cancelled=True)
-    assert referee.phase is Phase.CANCELLED and referee.phase == "cancelled"
+    assert phase_of(referee) is Phase.CANCELLED and phase_of(referee) == "cancelled"
     assert referee.server_seed is None  # never published: no game was played
     assert referee.decision is None and referee.awaited_seeds() == []
     assert referee.log == [] and referee.forfeits == []
@@ -494,7 +501,7 @@ def test_the_server_seed_waits_for_every_seed_commitment() -> None:
     refused(referee, "wrong_state", lambda: referee.receive(1, m.SeedCommit(commitment=bytes(32))))
     refused(referee, "wrong_state", lambda: referee.receive(0, m.KeepCard(turn=0)))
     referee.receive(2, m.SeedCommit(commitment=bytes(32)))
-    assert referee.phase is Phase.PLAYING and referee.server_seed is not None
+    assert phase_of(referee) is Phase.PLAYING and referee.server_seed is not None
     assert referee.server_seed_commitment == seed_commitment(
         referee.game_id, SERVER_SEAT, referee.server_seed
     )
@@ -512,7 +519,7 @@ def test_time_out_plays_the_safe_defaults() -> None:
     d = referee.decision
     assert d is not None
     ruling = referee.time_out(turn=referee.turn)
-    assert ruling.events[0] == Kept(d.seat, d.pid, ruling.events[0].tokens)  # type: ignore[arg-type, union-attr]
+    assert ruling.events[0] == Kept(d.seat, d.pid, ruling.events[0].tokens)  # type: ignore[arg-type]
     assert referee.log[-1] == LogEntry(d.seat, KEEP, by_server=True)
     assert referee.forfeits == [] and ruling.forfeits == ()
 
@@ -651,7 +658,7 @@ def test_a_forfeit_settles_the_seats_pending_decision(kind: str) -> None:
         assert entry == LogEntry.skip(seat) and ruling.events[0] == PlacementSkipped(seat)
     elif kind == "reveal":
         assert entry == LogEntry(seat, KEEP, by_server=True)
-        assert ruling.events[0] == Kept(seat, d.pid, ruling.events[0].tokens)  # type: ignore[arg-type, union-attr]
+        assert ruling.events[0] == Kept(seat, d.pid, ruling.events[0].tokens)  # type: ignore[arg-type]
     elif kind == "open":
         assert entry.settled and entry.pid == d.pid and ruling.settled == (d.pid,)
     else:
@@ -681,7 +688,7 @@ def open_then_own_decision() -> tuple[int, int]:
         for turn in opens:
             referee, seats = fixed_seeded(seed=seed, turn_timer=None)
             play_until(referee, seats, lambda d, r=referee, t=turn: r.turn == t)  # type: ignore[misc]
-            seat = referee.decision.seat  # type: ignore[union-attr]
+            seat = referee.decision.seat
             referee.time_out()  # settles the card
             if referee.decision is not None and referee.decision.seat == seat:
                 return seed, turn
@@ -747,7 +754,7 @@ def test_a_forfeit_in_the_revealing_phase_is_for_a_seat_still_awaited() -> None:
     referee.mark_seat(0, LEFT)
     assert referee.forfeit(0, "left the game") == Ruling()
     referee.forfeit(2, "did not send its final reveal in time")
-    assert referee.phase is Phase.DONE
+    assert phase_of(referee) is Phase.DONE
     record = referee.record()
     verdict = verify_record(record)
     assert verdict.problems == ()
@@ -797,7 +804,7 @@ def test_nothing_is_taken_after_a_seats_final_reveal_or_after_the_end() -> None:
     assert referee.phase is Phase.DONE
     record = referee.record()
     for seat in range(3):
-        refused(referee, "wrong_state", lambda seat=seat: referee.receive(seat, lie))
+        refused(referee, "wrong_state", functools.partial(referee.receive, seat, lie))
     refused(referee, "wrong_state", lambda: referee.receive(0, m.KeepCard(turn=referee.turn)))
     refused(referee, "wrong_state", referee.time_out)
     refused(referee, "wrong_state", lambda: referee.stand_in(0))
@@ -925,7 +932,7 @@ def test_a_failed_reveal_is_kept_by_the_server_and_play_goes_on(lie: str) -> Non
     assert ruling.failure == Forfeit(seat, reason, at, bad)
     assert ruling.forfeits == (ruling.failure,) and ruling.openings == ()
     # The server kept the card face down in the seat's place: one decision, settled.
-    assert ruling.events[0] == Kept(seat, d.pid, ruling.events[0].tokens)  # type: ignore[union-attr]
+    assert ruling.events[0] == Kept(seat, d.pid, ruling.events[0].tokens)
     assert tuple(referee.events[-len(ruling.events) :]) == ruling.events
     assert referee.phase is Phase.PLAYING and referee.turn == turn + 1
     assert referee.log[at:] == [LogEntry(seat, KEEP, by_server=True)]
@@ -946,22 +953,22 @@ def test_a_failed_opening_of_an_eliminated_card_is_settled_and_play_goes_on() ->
     referee, seats = eliminated_game(turn_timer=None)
     d = referee.decision
     assert d is not None and d.pid is not None
-    seat, turn, at = d.seat, referee.turn, len(referee.log)
+    seat, pid, turn, at = d.seat, d.pid, referee.turn, len(referee.log)
     settled = settled_card(d.options)
-    bad = bad_opening(seats[seat].secrets.opening(d.pid), "card")
+    bad = bad_opening(seats[seat].secrets.opening(pid), "card")
     reason = bad_reason(bad, "card", "")
     refused(
         referee,
         "wrong_state",
-        lambda: referee.receive(seat, m.OpenCard(pid=d.pid + 1, card=bad.card, nonce=bad.nonce)),
-    )  # type: ignore[operator]
+        lambda: referee.receive(seat, m.OpenCard(pid=pid + 1, card=bad.card, nonce=bad.nonce)),
+    )
     refused(
         referee,
         "wrong_state",
         lambda: referee.receive(
-            (seat + 1) % 3, m.OpenCard(pid=d.pid, card=bad.card, nonce=bad.nonce)
+            (seat + 1) % 3, m.OpenCard(pid=pid, card=bad.card, nonce=bad.nonce)
         ),
-    )  # type: ignore[arg-type]
+    )
     ruling = referee.receive(seat, m.OpenCard(pid=d.pid, card=bad.card, nonce=bad.nonce))
     assert ruling.failure == Forfeit(seat, reason, at, bad) and ruling.settled == (d.pid,)
     eliminated = [e for e in ruling.events if type(e) is Eliminated]
@@ -994,8 +1001,8 @@ class Forger(LocalSeat):
     def answer(self, referee: Referee) -> m.Message:
         message = super().answer(referee)
         if isinstance(message, m.RevealCard | m.OpenCard):
-            o = Opening(referee.decision.pid, message.card, message.nonce)  # type: ignore[union-attr, arg-type]
-            return dataclasses.replace(message, card=bad_opening(o, "card").card)  # type: ignore[type-var]
+            o = Opening(referee.decision.pid, message.card, message.nonce)  # type: ignore[arg-type]
+            return dataclasses.replace(message, card=bad_opening(o, "card").card)
         return message
 
 
@@ -1004,7 +1011,7 @@ def test_every_failed_opening_is_answered_by_the_server_and_never_stops_play() -
     failures = []
     while referee.phase is Phase.PLAYING:
         turn = referee.turn
-        seat = seats[referee.decision.seat]  # type: ignore[union-attr]
+        seat = seats[referee.decision.seat]
         ruling = referee.receive(seat.seat, seat.answer(referee))
         if ruling.failure is not None:
             failures.append(ruling.failure)
@@ -1034,7 +1041,7 @@ class ComesBack(LocalSeat):
 
     def settled(self) -> list[Card]:
         log = self.referee.log
-        return [e.action.card for e in log if e.settled and e.seat == self.seat]  # type: ignore[union-attr]
+        return [e.action.card for e in log if e.settled and e.seat == self.seat]
 
     def answers(self, decision: Any) -> bool:
         return decision.kind != "open" or bool(self.settled())
@@ -1074,7 +1081,7 @@ def test_a_settled_identity_that_clashes_with_a_later_opening_does_not_stop_play
     first, *clashes = record.forfeits
     assert first.seat == 1 and first.opening is None and first.reason.endswith("in time")
     assert clashes and all(f.seat == 1 and f.opening is not None for f in clashes)
-    settled = {e.action.card for e in record.log if e.settled}  # type: ignore[union-attr]
+    settled = {e.action.card for e in record.log if e.settled}
     for f in clashes:
         assert f.opening is not None and f.opening.card in settled
         assert f.reason == (
@@ -1422,8 +1429,9 @@ class Chaos:
                 and rng.random() < 0.3
             )
             if forged:
-                o = Opening(d.pid, message.card, message.nonce)  # type: ignore[arg-type, union-attr]
-                message = dataclasses.replace(message, card=bad_opening(o, "card").card)  # type: ignore[type-var]
+                assert isinstance(message, m.RevealCard | m.OpenCard)
+                o = Opening(d.pid, message.card, message.nonce)  # type: ignore[arg-type]
+                message = dataclasses.replace(message, card=bad_opening(o, "card").card)
             ruling = referee.receive(seat, message)
             if forged:
                 assert ruling.failure is not None and ruling.failure.opening is not None

@@ -42,6 +42,7 @@ from .scenario import (
     received,
     refused,
     resume,
+    seq_of,
     settings,
     table,
     types,
@@ -62,6 +63,7 @@ def fatal_error(client: Client) -> m.Error:
 
 
 def session(world: InProcess, client: Client) -> Any:
+    assert client.state.player is not None
     return world.gateway.lobby.sessions.by_player[client.state.player]
 
 
@@ -262,6 +264,7 @@ def test_the_snapshot_of_a_room_without_a_game_is_its_room_state() -> None:
     ok(world, ann, m.CreateRoom(settings=settings(3)))
     ok(world, bob, m.JoinRoom(room=1))
     old_seq = ann.endpoint.seq
+    assert old_seq is not None
 
     followed = snapshot_after_resume(world, ann)
 
@@ -479,6 +482,7 @@ def test_a_resume_with_seq_gets_exactly_the_pushes_missed() -> None:
     ok(world, ann, m.CreateRoom(settings=settings(3)))
     ok(world, bob, m.JoinRoom(room=1))
     last_seen = ann.endpoint.seq
+    assert last_seen is not None
     world.disconnect(ann)
     for text in ("one", "two", "three"):
         ok(world, bob, m.Chat(text=text))
@@ -491,7 +495,7 @@ def test_a_resume_with_seq_gets_exactly_the_pushes_missed() -> None:
 
     followed = again.received[1:]
     assert [m.to_data(x) for x in followed[:5]] == [m.to_data(x) for x in missed]
-    assert [x.seq for x in followed[:5]] == list(range(last_seen + 1, last_seen + 6))
+    assert [seq_of(x) for x in followed[:5]] == list(range(last_seen + 1, last_seen + 6))
     assert [x.text for x in followed[:5] if isinstance(x, m.ChatMessage)] == ["one", "two", "three"]
     assert types(followed) == ["room_state", *["chat_message"] * 3, "room_state", "room_state"]
     back = followed[5]
@@ -516,6 +520,7 @@ def test_a_resume_with_seq_gets_a_snapshot_once_the_history_lost_a_missed_push(
     ok(world, ann, m.CreateRoom(settings=settings(3)))
     ok(world, bob, m.JoinRoom(room=1))
     last_seen = ann.endpoint.seq
+    assert last_seen is not None
     world.disconnect(ann)
     for i in range(lines):
         ok(world, bob, m.Chat(text=f"line {i}"))
@@ -526,10 +531,10 @@ def test_a_resume_with_seq_gets_a_snapshot_once_the_history_lost_a_missed_push(
     followed = again.received[1:]
     if missed <= 4:  # all still kept: exactly those
         assert types(followed) == ["room_state", *["chat_message"] * lines, "room_state"]
-        assert [x.seq for x in followed] == list(range(last_seen + 1, last_seen + missed + 2))
+        assert [seq_of(x) for x in followed] == list(range(last_seen + 1, last_seen + missed + 2))
     else:  # one is lost: the snapshot, then Ann back
         assert types(followed) == ["room_state", "room_state"]
-        assert followed[0].seq == last_seen + missed + 1  # the missed numbers are skipped
+        assert seq_of(followed[0]) == last_seen + missed + 1  # the missed numbers are skipped
         assert not any(isinstance(x, m.ChatMessage) for x in followed)
 
 
@@ -538,7 +543,9 @@ def test_a_resume_with_a_seq_from_the_future_gets_a_snapshot() -> None:
     ann = player(world, "Ann")
     ok(world, ann, m.CreateRoom(settings=settings(3)))
     world.disconnect(ann)
-    again = resume(world, ann, seq=ann.endpoint.seq + 50)
+    last_seen = ann.endpoint.seq
+    assert last_seen is not None
+    again = resume(world, ann, seq=last_seen + 50)
     assert types(again.received) == ["welcome", "room_state", "room_state"]
 
 
@@ -578,7 +585,7 @@ def test_the_time_left_of_a_missed_push_counts_from_when_it_is_sent() -> None:
     again = resume(world, clients[1], seq=last_seen)
 
     resent = again.received[1 : 1 + len(missed)]
-    assert [x.seq for x in resent] == [x.seq for x in missed]
+    assert [seq_of(x) for x in resent] == [x.seq for x in missed]
     states = [x for x in resent if isinstance(x, m.GameState)]
     assert states and not any(s.snapshot for s in states)
     decision = states[-1].decision
@@ -601,12 +608,14 @@ def test_sync_answers_ok_then_the_snapshot() -> None:
     world.run(lambda: clients[2].answer(request) is not None)
 
     followed = after(clients[2], mark)
-    answered = followed.index(clients[2].answer(request))  # game pushes may come before
+    answer = clients[2].answer(request)
+    assert answer is not None
+    answered = followed.index(answer)  # game pushes may come before
     followed = followed[answered:]
     assert types(followed[:5]) == ["ok", "room_state", "game_started", "server_seed", "game_state"]
     state = followed[4]
     assert isinstance(state, m.GameState) and state.snapshot and state.view["viewer"] == 2
-    seqs = [x.seq for x in followed if x.ROLE == "push"]
+    seqs = [seq_of(x) for x in followed if x.ROLE == "push"]
     assert seqs == list(range(seqs[0], seqs[0] + len(seqs)))
     world.run(lambda: bool(world.records))
     assert verify_record(world.records[0].record).ok
@@ -809,12 +818,14 @@ def test_a_session_keeps_the_frames_it_pushed_and_gives_back_equal_messages() ->
 
 
 def test_a_push_that_cannot_be_encoded_is_a_fault_and_takes_no_seq() -> None:
+    from oriflamme.protocol.codec import DEFAULT_MAX_FRAME
     from oriflamme.protocol.errors import FRAME_TOO_LARGE, LocalProtocolError
+    from oriflamme.protocol.fanout import SharedEncoding
     from oriflamme.server.core.effects import Fault, Send
     from oriflamme.server.core.sessions import Session
 
-    class TooLarge:
-        def frame(self, message: m.Message) -> bytes:
+    class TooLarge(SharedEncoding):
+        def frame(self, message: m.Message, max_frame: int = DEFAULT_MAX_FRAME) -> bytes:
             raise LocalProtocolError(FRAME_TOO_LARGE, "a frame of 70000 bytes exceeds 65536")
 
     session = Session(7, "Ann", history=4)
@@ -824,4 +835,4 @@ def test_a_push_that_cannot_be_encoded_is_a_fault_and_takes_no_seq() -> None:
     assert isinstance(fault, Fault) and "exceeds 65536" in fault.what
     assert (session.last_seq, session.history) == (0, None)
     (sent,) = session.push(m.ChatMessage, **line)
-    assert isinstance(sent, Send) and sent.message.seq == 1
+    assert isinstance(sent, Send) and seq_of(sent.message) == 1

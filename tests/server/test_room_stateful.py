@@ -23,7 +23,7 @@ from hypothesis import HealthCheck, event, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
-from oriflamme.client.bots import Behaviour, Bot
+from oriflamme.client.bots import Behaviour, Bot, Seated
 from oriflamme.client.inprocess import Client, InProcess
 from oriflamme.engine import CARDS, FAMILY_NAMES
 from oriflamme.protocol import messages as m
@@ -82,7 +82,7 @@ class Manual(Behaviour):
         super().__init__(bot)
         self.auto = False
 
-    def messages(self, client: Client) -> list[m.Message]:
+    def messages(self, client: Seated) -> list[m.Message]:
         return super().messages(client) if self.auto else []
 
 

@@ -9,10 +9,12 @@ period before the stand-in plays a disconnected player's seat.
 from __future__ import annotations
 
 import random
+from functools import partial
+from typing import TypeVar
 
 import pytest
 
-from oriflamme.client.bots import Behaviour, Bot
+from oriflamme.client.bots import Behaviour, Bot, Seated
 from oriflamme.client.inprocess import Client, InProcess, Stalled
 from oriflamme.protocol import messages as m
 from oriflamme.protocol.record import BACK, HANDED_TO_BOT, LEFT, STAND_IN
@@ -27,7 +29,7 @@ CONFIG = ServerConfig(idle_timeout=86400, reply_timer=30, grace=60)
 class Silent(Behaviour):
     """Sends nothing at all by itself (not even its seed commitment)."""
 
-    def messages(self, client: Client) -> list[m.Message]:
+    def messages(self, client: Seated) -> list[m.Message]:
         return []
 
 
@@ -67,7 +69,10 @@ def table(
     return world, clients
 
 
-def pushes(client: Client, kind: type[m.Message]) -> list[m.Message]:
+M = TypeVar("M", bound=m.Message)
+
+
+def pushes(client: Client, kind: type[M]) -> list[M]:
     return [x for x in client.received if isinstance(x, kind)]
 
 
@@ -119,7 +124,7 @@ def test_a_missing_seed_commitment_cancels_the_game_and_the_room_waits_again() -
 def test_an_unopened_card_is_settled_after_the_reply_timer() -> None:
     for seed in range(20):
         world, clients = table({2: NeverOpens}, players=4, seed=seed)
-        world.run(lambda w=world: bool(w.records))
+        world.run(partial(finished, world))
         record = world.records[0].record
         settled = [e for e in record.log if e.settled]
         if not settled:
@@ -136,7 +141,7 @@ def test_an_unopened_card_is_settled_after_the_reply_timer() -> None:
 
 def test_a_final_reveal_that_never_comes_forfeits_after_the_reply_timer() -> None:
     class NoFinalReveal(Behaviour):
-        def messages(self, client: Client) -> list[m.Message]:
+        def messages(self, client: Seated) -> list[m.Message]:
             return [x for x in super().messages(client) if not isinstance(x, m.FinalReveal)]
 
     world, clients = table({1: NoFinalReveal})
@@ -165,9 +170,9 @@ def test_a_player_away_past_the_grace_period_is_stood_in_for_then_takes_the_seat
     world, clients = table(turn_timer=None)
     world.run(
         lambda: (
-            clients[0].state.game is not None
-            and clients[0].state.game.view() is not None
-            and clients[0].state.game.view()["round"] >= 2
+            (g := clients[0].state.game) is not None
+            and (view := g.view()) is not None
+            and view["round"] >= 2
         )
     )
     world.disconnect(clients[1])
@@ -188,6 +193,11 @@ def test_a_player_away_past_the_grace_period_is_stood_in_for_then_takes_the_seat
     assert [v.status for v in record.verdicts] == ["ok", "ok", "ok"]
 
 
+def finished(world: InProcess) -> bool:
+    """`world`'s game is over (its record is out)."""
+    return bool(world.records)
+
+
 def asked_to_open(client: Client) -> bool:
     game = client.state.game
     decision = None if game is None else game.decision
@@ -202,7 +212,7 @@ def test_an_opening_owed_by_a_seat_away_waits_for_the_end_of_its_grace() -> None
         for seed in range(40):
             world, clients = table({1: NeverOpens}, seed=seed)
             try:
-                world.run(lambda c=clients: asked_to_open(c[1]), max_seconds=1)
+                world.run(partial(asked_to_open, clients[1]), max_seconds=1)
             except Stalled:
                 continue
             world.disconnect(clients[1])
@@ -211,7 +221,7 @@ def test_an_opening_owed_by_a_seat_away_waits_for_the_end_of_its_grace() -> None
             if comes_back:
                 clients[1].behaviour = Behaviour(Bot("random"))
                 clients[1] = world.reconnect(clients[1])
-            world.run(lambda w=world: bool(w.records))
+            world.run(partial(finished, world))
             record = world.records[0].record
             if comes_back:
                 assert record.verdicts[1].status == "ok" and record.seat_changes == ()
@@ -288,6 +298,7 @@ def test_the_time_left_counts_down_in_a_snapshot() -> None:
     world.settle()
     snapshot = [s for s in pushes(clients[0], m.GameState) if s.snapshot][-1]
     assert snapshot.decision is not None and snapshot.decision.seat == 1
+    assert snapshot.decision.time_left is not None
     assert 39_000 <= snapshot.decision.time_left <= 40_000
 
 

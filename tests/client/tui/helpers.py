@@ -162,7 +162,7 @@ def keys_for(chooser: Chooser, action: Action) -> list[str]:
     position = {top["pid"]: i + 1 for i, top in enumerate(tops)}
     reversed_ = chooser.view.get("direction") == "right-to-left"
     if kind == "direction":
-        return ["l" if action.direction == "left-to-right" else "r"]  # type: ignore[union-attr]
+        return ["l" if action.direction == "left-to-right" else "r"]
     if kind == "reveal":
         return ["r" if type(action).__name__ == "Reveal" else "k"]
     if kind == "move_to":

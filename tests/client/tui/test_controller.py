@@ -164,7 +164,7 @@ def test_chat_lines_said_reach_the_log(table: Table) -> None:
     for key in "good luck":
         c.key(key)
     c.key(ENTER)
-    table.ask(m.Chat(text=table.sent[-1].text))  # type: ignore[union-attr]
+    table.ask(m.Chat(text=table.sent[-1].text))
     table.changed()
     assert c.log.lines[-1] == "» Ann: good luck"
     shown = screen_text(c.lines(100, 30))

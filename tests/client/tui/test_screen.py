@@ -12,6 +12,7 @@ monochrome and colour style sheets.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -188,10 +189,10 @@ def test_the_queue_shows_each_card_as_its_owner_may_see_it(players: int, seed: i
             top, cell = slot[-1], cells[i + 1]
             kind = top.kind.label if top.kind is not None else None
             if top.face_up:
-                assert cell["style"].split()[0] == "class:card.up"
+                assert cell["style"].split()[0] == "class:card.up" and kind is not None
                 assert cell["label"].startswith(short(kind))
             elif top.owner == 0:
-                assert cell["style"].split()[0] == "class:card.mine"
+                assert cell["style"].split()[0] == "class:card.mine" and kind is not None
                 assert cell["label"].startswith("(" + short(kind)[:6])
             else:  # another seat's face-down card: its back in its colour, never its name
                 family = FAMILY_NAMES[top.card.family]
@@ -435,7 +436,7 @@ def test_the_help_screen_shows_every_card_text_in_full_at_80x24() -> None:
     assert "l / r" in shown and shown.rstrip().endswith("×2 a stack")
 
 
-def end_scene(**extra: object) -> Scene:
+def end_scene(**extra: Any) -> Scene:
     g = next(g for g, _ in walk(3, 4) if g.over)
     end = EndSummary(
         scores=[5, 9, 7],

@@ -7,7 +7,7 @@ from oriflamme.client.tui.words import EventLog
 NAMES = ["You", "Bo", "Cy"]
 
 
-def log_of(events: list[dict]) -> list[str]:  # type: ignore[type-arg]
+def log_of(events: list[dict]) -> list[str]:
     log = EventLog(lambda seat: NAMES[seat])
     log.add(events)
     return log.lines
