@@ -5,23 +5,44 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: play test lint bench docs clean
+.PHONY: play test test-fast test-serial lint bench docs clean
 
+# setuptools warns at every editable install of a package laid out as this one
+# is (folders mapped onto a namespace), however it is done; it is a notice
+# about setuptools itself, and a newcomer's first screen should be the game.
 $(STAMP): pyproject.toml
+	@echo "Setting up $(VENV) (once: a minute or so)..."
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev]'
+	PYTHONWARNINGS=ignore $(BIN)/pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
 play: $(STAMP)
-	$(BIN)/oriflamme play
+	@$(BIN)/oriflamme play
+
+# pytest-xdist (in the test extras) spreads the tests over every core; where
+# it is missing they run one after another. worksteal: a worker with nothing
+# left takes tests queued for the other (a few tests take much longer than most).
+XDIST = $(shell $(BIN)/python -c 'import xdist' 2>/dev/null && echo '-n auto --dist worksteal')
+# What needs no socket, process or terminal (the markers are in pyproject.toml).
+FAST = -m 'not network and not process and not terminal'
 
 test: $(STAMP)
+	$(BIN)/python -m pytest $(XDIST)
+
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest $(XDIST) $(FAST)
+
+test-serial: $(STAMP)
 	$(BIN)/python -m pytest
 
 # mypy cannot see setuptools' editable-install import hook, so it type-checks
 # through a tree of symlinks that lays the folders out as the installed
-# namespace package (oriflamme/engine -> engine, ...).
+# namespace package (oriflamme/engine -> engine, ...). tests/ is a package
+# (tests.engine.builders, ...) and is checked with the others; bench/ is a
+# folder of scripts that import each other as top-level modules (`from
+# _load_client import ...`), so it is checked as files, in a second run: mypy
+# takes either packages or files in one run, not both.
 TYPECHECK := $(VENV)/typecheck
 
 lint: $(STAMP)
@@ -30,16 +51,18 @@ lint: $(STAMP)
 	mkdir -p $(TYPECHECK)/oriflamme
 	for pkg in engine protocol server client; do \
 		ln -sfn ../../../$$pkg $(TYPECHECK)/oriflamme/$$pkg; done
-	ln -sfn ../../tools $(TYPECHECK)/tools
+	for dir in tools tests bench; do ln -sfn ../../$$dir $(TYPECHECK)/$$dir; done
 	cd $(TYPECHECK) && ../bin/mypy --config-file ../../pyproject.toml \
-		-p oriflamme.engine -p oriflamme.protocol -p oriflamme.server -p oriflamme.client -p tools
+		-p oriflamme.engine -p oriflamme.protocol -p oriflamme.server -p oriflamme.client \
+		-p tools -p tests
+	cd $(TYPECHECK) && ../bin/mypy --config-file ../../pyproject.toml bench
 
 bench: $(STAMP)
 	$(BIN)/python bench/engine.py
 	$(BIN)/python bench/protocol.py
 	$(BIN)/python bench/core.py
 
-# Rewrite the generated parts of docs/ (PROTOCOL.md blocks, the JSON catalog,
+# Rewrite the generated parts of docs/ (PROTOCOL.md and COMMANDS.md blocks, the JSON catalog,
 # the test vectors, the sample records) from the code.
 docs: $(STAMP)
 	$(BIN)/python -m tools.docgen

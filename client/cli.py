@@ -9,6 +9,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
+import shutil
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -18,6 +20,26 @@ from oriflamme.client.failures import said
 
 if TYPE_CHECKING:
     from oriflamme.client.tls import Trust
+
+
+def invoked_as(argv0: str | None = None, path: str | None = None) -> tuple[str, ...]:
+    """The words that run this program from where the person is, for the
+    commands it tells them to type: `oriflamme` where that is on their PATH,
+    else the path they ran it by (`make play` runs `.venv/bin/oriflamme`, which
+    is not on the PATH), else the interpreter with `-m`.
+
+    >>> invoked_as(".venv/bin/oriflamme", path="")
+    ('.venv/bin/oriflamme',)
+    >>> invoked_as("oriflamme/client/cli.py", path="")[1:]
+    ('-m', 'oriflamme.client.cli')
+    """
+    argv0 = sys.argv[0] if argv0 is None else argv0
+    if Path(argv0).name != "oriflamme":  # `python -m oriflamme.client.cli`
+        return (sys.executable, "-m", "oriflamme.client.cli")
+    found = shutil.which("oriflamme", path=path)
+    if found is not None and os.path.exists(argv0) and os.path.samefile(found, argv0):
+        return ("oriflamme",)
+    return (argv0,)
 
 
 def _selfplay(args: argparse.Namespace) -> int:
@@ -428,6 +450,7 @@ def _play(args: argparse.Namespace) -> int:
         level=args.level,
         turn_timer=args.turn_timer,
         state_dir=state_dir,
+        program=invoked_as(),
     )
     controller = Screens(ClientState(), lambda command: None, lobby=False)
     try:
@@ -484,8 +507,9 @@ def _choose_server() -> tuple[str, int, bool, bool] | None:
     print("Looking for servers on the local network…")
     found = trio.run(find_servers)
     if not found:
+        join = shlex.join([*invoked_as(), "join"])
         print(
-            "No server answered on the local network. Give its address: oriflamme join HOST[:PORT]",
+            f"No server answered on the local network. Give its address: {join} HOST[:PORT]",
             file=sys.stderr,
         )
         return None

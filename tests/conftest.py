@@ -1,14 +1,31 @@
-"""What every test gets: the lobby's kept deadlines checked against a scan of
-every room, at every call, so that an input that changes a room's deadline
-without the lobby looking at that room again fails whichever test makes it."""
+"""What every test gets:
+
+- hypothesis without its clocks (no test may depend on the machine's speed);
+- the lobby's kept deadlines checked against a scan of every room, at every
+  call, so that an input that changes a room's deadline without the lobby
+  looking at that room again fails whichever test makes it;
+- no network socket and no process unless the test is marked for it (the
+  markers `make test-fast` leaves out)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import os
+import socket
+import subprocess
+from collections.abc import Callable, Iterator
+from typing import NoReturn
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from oriflamme.server.core.lobby import Lobby
+
+# Hypothesis times each example (200 ms by default) and the generation of its
+# data (HealthCheck.too_slow): on a loaded machine either would fail a test for
+# the machine's speed alone, which no test here may depend on. Neither is
+# checked, for every test (a test's own @settings start from this profile).
+settings.register_profile("any speed", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("any speed")
 
 _kept_deadline = Lobby.next_deadline
 
@@ -36,4 +53,37 @@ def _checked_deadline(lobby: Lobby) -> float | None:
 @pytest.fixture(autouse=True)
 def _deadlines_checked(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setattr(Lobby, "next_deadline", _checked_deadline)
+    yield
+
+
+# The markers `make test-fast` leaves out: a test that is not marked with one
+# of them may not open a network socket or start a process, so that the fast
+# loop stays fast and a test that needs the network says so.
+_SLOW_MARKERS = ("network", "process", "terminal")
+
+
+class UnmarkedTestTouchedTheSystem(AssertionError):
+    pass
+
+
+def _refuse(what: str) -> Callable[..., NoReturn]:
+    def refuse(*args: object, **kwargs: object) -> NoReturn:
+        raise UnmarkedTestTouchedTheSystem(
+            f"this test {what} but is not marked {' or '.join(_SLOW_MARKERS)}"
+            " (pytest.mark.network, ...): mark it, so that `make test-fast` leaves it out"
+        )
+
+    return refuse
+
+
+@pytest.fixture(autouse=True)
+def _fast_tests_stay_in_process(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[None]:
+    if not any(request.node.get_closest_marker(name) for name in _SLOW_MARKERS):
+        # Sockets as such stay allowed: trio wakes itself with a socket pair.
+        for method in ("bind", "connect", "connect_ex"):
+            monkeypatch.setattr(socket.socket, method, _refuse("opens a network socket"))
+        monkeypatch.setattr(subprocess.Popen, "_execute_child", _refuse("starts a process"))
+        monkeypatch.setattr(os, "fork", _refuse("forks a process"))
     yield

@@ -18,7 +18,14 @@ MODULES = sorted(
 )
 
 
-@pytest.mark.parametrize("name", MODULES)
+# The modules whose examples start a process (a snapshot forks a child).
+STARTING_PROCESSES = {"oriflamme.server.snapshots"}
+
+
+@pytest.mark.parametrize(
+    "name",
+    [pytest.param(n, marks=pytest.mark.process) if n in STARTING_PROCESSES else n for n in MODULES],
+)
 def test_docstring_examples(name: str) -> None:
     module = importlib.import_module(name)
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)

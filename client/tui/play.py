@@ -43,11 +43,14 @@ class PlayOptions:
     level: str = "normal"
     turn_timer: int | None = None
     state_dir: Path = field(default_factory=default_state_dir)
+    # How the person ran the program (`cli.invoked_as`): the command said
+    # when they quit must work from where they are.
+    program: tuple[str, ...] = ("oriflamme",)
 
     def again(self) -> str:
         """The command that brings this table back (said when the player
         quits mid-game): the state directory is where the table is kept."""
-        command = ["oriflamme", "play"]
+        command = [*self.program, "play"]
         if self.state_dir != default_state_dir():
             command += ["--state-dir", str(self.state_dir)]
         return shlex.join(command)

@@ -3,9 +3,11 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 from oriflamme.client.bots import Behaviour
+from oriflamme.client.cli import invoked_as
 from oriflamme.client.state import ClientState
 from oriflamme.client.tui.controller import Command, Request
 from oriflamme.client.tui.lobby import _HELP, LobbyController
@@ -29,6 +31,28 @@ def test_the_command_to_come_back_names_the_state_directory_given() -> None:
     assert PlayOptions().again() == "oriflamme play"
     options = PlayOptions(state_dir=Path("games/friday night"))
     assert options.again() == "oriflamme play --state-dir 'games/friday night'"
+
+
+def test_the_command_to_come_back_is_the_one_that_ran_the_program(tmp_path: Path) -> None:
+    """`make play` runs `.venv/bin/oriflamme`, which is not on the PATH: the
+    line said at the end names that path, and plain `oriflamme` only where the
+    PATH finds this same program."""
+    ours, other = tmp_path / "venv" / "bin", tmp_path / "elsewhere"
+    for folder in (ours, other):
+        folder.mkdir(parents=True)
+        (folder / "oriflamme").write_text("#!/bin/sh\n")
+        (folder / "oriflamme").chmod(0o755)
+    script = str(ours / "oriflamme")
+    assert invoked_as(script, path=str(ours)) == ("oriflamme",)
+    assert invoked_as(script, path=str(other)) == (script,)
+    assert invoked_as(".venv/bin/oriflamme", path="") == (".venv/bin/oriflamme",)
+    assert invoked_as("client/cli.py", path=str(ours)) == (
+        sys.executable,
+        "-m",
+        "oriflamme.client.cli",
+    )
+    options = PlayOptions(program=(".venv/bin/oriflamme",))
+    assert options.again() == ".venv/bin/oriflamme play"
 
 
 def lobby_in_a_room(
