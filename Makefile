@@ -1,24 +1,29 @@
-# `make play` and `make test` create .venv themselves; nothing else is needed
-# but a Python >= 3.11 with venv.
+# `make play` and `make test` create .venv themselves (`make setup` alone
+# does only that); nothing else is needed but a Python >= 3.11 with venv.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: play test test-fast test-serial lint bench docs clean
+.PHONY: setup play test test-fast test-serial lint bench docs clean
 
 # setuptools warns at every editable install of a package laid out as this one
 # is (folders mapped onto a namespace), however it is done; it is a notice
 # about setuptools itself, and a newcomer's first screen should be the game.
 $(STAMP): pyproject.toml
 	@echo "Setting up $(VENV) (once: a minute or so)..."
-	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip
-	PYTHONWARNINGS=ignore $(BIN)/pip install --quiet -e '.[dev]'
-	touch $(STAMP)
+	@$(PYTHON) -m venv $(VENV)
+	@$(BIN)/pip install --quiet --upgrade pip
+	@PYTHONWARNINGS=ignore $(BIN)/pip install --quiet -e '.[dev]'
+	@touch $(STAMP)
+	@echo "Ready: $(BIN)/oriflamme"
 
+setup: $(STAMP)
+
+# (ORIFLAMME_LAUNCHER: a player who quits mid-game is told `make play` brings
+# the table back, rather than the path of the program.)
 play: $(STAMP)
-	@$(BIN)/oriflamme play
+	@ORIFLAMME_LAUNCHER=make $(BIN)/oriflamme play
 
 # pytest-xdist (in the test extras) spreads the tests over every core; where
 # it is missing they run one after another. worksteal: a worker with nothing

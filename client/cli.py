@@ -450,7 +450,9 @@ def _play(args: argparse.Namespace) -> int:
         level=args.level,
         turn_timer=args.turn_timer,
         state_dir=state_dir,
-        program=invoked_as(),
+        # `make play` says so (it runs this with no options): the table
+        # comes back with what the person typed.
+        program=("make",) if os.environ.get("ORIFLAMME_LAUNCHER") == "make" else invoked_as(),
     )
     controller = Screens(ClientState(), lambda command: None, lobby=False)
     try:

@@ -2,9 +2,10 @@
 
 Written from docs/PROTOCOL.md alone, as a starting point for your own client.
 It needs Python 3.11+ and msgpack, nothing else (nothing of `oriflamme`): run
-it with a checkout's `.venv/bin/python`, which has msgpack, or install it for
-your Python first (`pip install msgpack`). Without it, it stops at once with
-`ModuleNotFoundError: No module named 'msgpack'`.
+it with a checkout's `.venv/bin/python`, which has msgpack, or install it in
+a virtual environment first (`python3 -m venv bot && bot/bin/pip install
+msgpack`, then `bot/bin/python examples/minimal_bot.py`). Without it, it
+stops at once with `ModuleNotFoundError: No module named 'msgpack'`.
 
     python examples/minimal_bot.py HOST:PORT --create 3 --bots 2
     python examples/minimal_bot.py HOST:PORT --room 4 --name Zoe

@@ -15,6 +15,7 @@ from oriflamme.protocol.codec import MAX_DEPTH, FrameDecoder
 from oriflamme.protocol.errors import CODES
 from tools.docgen import CATALOG, PROTOCOL_DOC, catalog
 from tools.docgen.examples import examples
+from tools.docgen.markers import BEGIN, END
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / PROTOCOL_DOC
@@ -52,8 +53,8 @@ def test_check_doc_notices_drift(doc: str) -> None:
     )
     assert stale != doc and any("out of date" in p for p in catalog.check_doc(stale))
     name = "message:keep"
-    start = doc.index(catalog.BEGIN.format(name))
-    end = doc.index(catalog.END, start) + len(catalog.END)
+    start = doc.index(BEGIN.format(name))
+    end = doc.index(END, start) + len(END)
     assert f"block {name!r} is missing" in catalog.check_doc(doc[:start] + doc[end:])
     updated, missing = catalog.update_doc(stale)
     assert updated == doc and missing == []

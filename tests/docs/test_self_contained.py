@@ -1,5 +1,6 @@
 """The repository stands on its own: nothing in it sends the reader to files
-outside it, and the documents it names exist.
+outside it (nor names a path of somebody's machine), and the files it names
+by their path in the repository exist.
 
 The rules as played are docs/RULES.md and the architecture docs/DESIGN.md,
 both in the repository. Notes kept beside a working copy (a sibling folder
@@ -36,6 +37,9 @@ OUTSIDE = re.compile(
             # The rulebook texts' file names (three digits, an underscore,
             # sixteen hex digits): cite a rulebook by its name and section.
             r"\b\d{3}_[0-9a-f]{16}\.txt\b",
+            # A path of somebody's machine (a home or work folder): name
+            # files by their path in the repository.
+            *(rf"(?<![\w.~-])/{folder}/" for folder in ("home", "Users", "root", "work")),
         ]
     )
 )
@@ -113,9 +117,12 @@ def test_no_file_points_outside_the_repository() -> None:
     )
 
 
-# A document named by its path from the root (`docs/SERVER.md`), or a
-# Markdown link to a .md file, relative to the file that holds it.
-NAMED_DOC = re.compile(r"(?<![\w./-])docs/[\w.-]+\.md\b")
+# A file named by its path from the root (`docs/SERVER.md`,
+# `client/tui/play.py`, `deploy/oriflamme.service`), or a Markdown link to a
+# .md file, relative to the file that holds it.
+TOP_FOLDERS = "docs|bench|deploy|examples|tools|tests|engine|protocol|server|client"
+FILE_KINDS = "md|py|json|toml|oriflamme|yml|yaml|service|txt"
+NAMED_DOC = re.compile(rf"(?<![\w./-])(?:{TOP_FOLDERS})/[\w./-]*\.(?:{FILE_KINDS})\b")
 MARKDOWN_LINK = re.compile(r"\]\(([^)\s#]+\.md)(?:#[^)]*)?\)")
 
 
@@ -139,9 +146,9 @@ def missing_documents(files: list[Path], root: Path = ROOT) -> list[str]:
     return missing
 
 
-def test_every_document_named_exists() -> None:
+def test_every_file_named_exists() -> None:
     missing = missing_documents(repository_files())
-    assert not missing, "documents named but missing:\n" + "\n".join(missing)
+    assert not missing, "files named but missing:\n" + "\n".join(missing)
 
 
 # A test named by its pytest id (`tests/engine/test_rulings.py::test_...`),
@@ -188,7 +195,8 @@ def test_the_checks_can_fail(tmp_path: Path) -> None:
     bad.write_text(
         fine + f"The rulings: ../{_SIBLING}/RULINGS.md.\n"
         f"Missing: {d}/GONE.md, and [that]({d}/ALSO_GONE.md).\n"
-        "A rulebook text: rules/003_" + "0123456789abcdef" + ".txt\n",
+        "A rulebook text: rules/003_" + "0123456789abcdef" + ".txt\n"
+        f"Where it was made: /{'home'}/ann/oriflamme/{d}/GOOD.md, and {d}/gone.py.\n",
         encoding="utf-8",
     )
     # Ignored, and so not looked at: what .gitignore names, and a virtual
@@ -204,23 +212,24 @@ def test_the_checks_can_fail(tmp_path: Path) -> None:
         f"{d}/GOOD.md",
         f"{d}/MORE.md",
     ]
-    assert [line.split(":")[1] for line in outside_references(files, tmp_path)] == ["2", "4"]
+    assert [line.split(":")[1] for line in outside_references(files, tmp_path)] == [
+        "2",
+        "4",
+        "5",
+    ]
     assert missing_documents(files, tmp_path) == [
         "NOTES.md:1: GOOD.md",
         f"NOTES.md:3: {d}/GONE.md",
         f"NOTES.md:3: {d}/ALSO_GONE.md",
+        f"NOTES.md:5: {d}/gone.py",
     ]
     bad.write_text(fine.replace("](GOOD.md)", f"]({d}/MORE.md)"), encoding="utf-8")
     assert outside_references(files, tmp_path) == []
     assert missing_documents(files, tmp_path) == []
 
-    (tmp_path / "tests").mkdir()
-    (tmp_path / "tests" / "test_a.py").write_text("def test_here() -> None:\n", encoding="utf-8")
-    t = "tests/test_a.py::test_"  # built, as above
-    bad.write_text(
-        f"Held by `{t}here`, `{t}gone` and `tests/test_b.py::test_here`.\n", encoding="utf-8"
-    )
-    assert missing_tests(files, tmp_path) == [
-        "NOTES.md:1: tests/test_a.py::test_gone",
-        "NOTES.md:1: tests/test_b.py::test_here",
-    ]
+    tests = "tests"  # the made-up tests' paths are built too
+    (tmp_path / tests).mkdir()
+    (tmp_path / tests / "test_a.py").write_text("def test_here() -> None:\n", encoding="utf-8")
+    a, b = f"{tests}/test_a.py::test_", f"{tests}/test_b.py::test_"
+    bad.write_text(f"Held by `{a}here`, `{a}gone` and `{b}here`.\n", encoding="utf-8")
+    assert missing_tests(files, tmp_path) == [f"NOTES.md:1: {a}gone", f"NOTES.md:1: {b}here"]

@@ -30,8 +30,6 @@ from oriflamme.protocol.schema import FieldSpec, StructSpec
 
 from . import worked_example
 from .examples import examples
-from .markers import BEGIN as BEGIN  # the markers, for the tests
-from .markers import END as END
 from .markers import check_blocks, update_blocks
 from .notation import hex_dump, notation
 
