@@ -9,7 +9,9 @@
 
 from __future__ import annotations
 
+import multiprocessing.process
 import os
+import pty
 import socket
 import subprocess
 from collections.abc import Callable, Iterator
@@ -76,6 +78,16 @@ def _refuse(what: str) -> Callable[..., NoReturn]:
     return refuse
 
 
+_PROCESS_STARTS: tuple[tuple[object, str, str], ...] = (
+    (os, "fork", "forks a process"),
+    (os, "forkpty", "forks a process"),
+    (pty, "fork", "forks a process"),
+    (os, "posix_spawn", "starts a process"),
+    (os, "posix_spawnp", "starts a process"),
+    (multiprocessing.process.BaseProcess, "start", "starts a process"),
+)
+
+
 @pytest.fixture(autouse=True)
 def _fast_tests_stay_in_process(
     request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
@@ -85,5 +97,9 @@ def _fast_tests_stay_in_process(
         for method in ("bind", "connect", "connect_ex"):
             monkeypatch.setattr(socket.socket, method, _refuse("opens a network socket"))
         monkeypatch.setattr(subprocess.Popen, "_execute_child", _refuse("starts a process"))
-        monkeypatch.setattr(os, "fork", _refuse("forks a process"))
+        # Every other way to a new process (each where this platform has it):
+        # multiprocessing's workers, whichever start method, included.
+        for owner, name, what in _PROCESS_STARTS:
+            if hasattr(owner, name):
+                monkeypatch.setattr(owner, name, _refuse(what))
     yield

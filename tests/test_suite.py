@@ -4,6 +4,7 @@ and the markers that keep `make test-fast` fast are held to."""
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import socket
 import subprocess
@@ -13,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import UnmarkedTestTouchedTheSystem
+from tests.deadlines import GAME_HANG
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -39,7 +41,7 @@ def collected_ids(hash_seed: str) -> list[str]:
         env={**os.environ, "PYTHONHASHSEED": hash_seed},
         capture_output=True,
         text=True,
-        timeout=600,  # only a hang: it takes seconds
+        timeout=GAME_HANG,  # (it takes seconds)
         check=False,
     )
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
@@ -62,6 +64,12 @@ def test_an_unmarked_test_may_not_open_a_network_socket_or_start_a_process() -> 
         s.bind(("127.0.0.1", 0))
     with pytest.raises(UnmarkedTestTouchedTheSystem, match="starts a process"):
         subprocess.run(["true"], check=False)
+    # Nor by the other ways to a process: os.posix_spawn, multiprocessing...
+    if hasattr(os, "posix_spawn"):
+        with pytest.raises(UnmarkedTestTouchedTheSystem, match="starts a process"):
+            os.posix_spawn("/bin/true", ["true"], os.environ)
+    with pytest.raises(UnmarkedTestTouchedTheSystem, match="starts a process"):
+        multiprocessing.get_context("spawn").Process(target=print).start()
 
 
 @pytest.mark.network

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from oriflamme.client.cli import main
 from oriflamme.protocol.codec import MAX_DEPTH
 from oriflamme.protocol.record import MAX_RECORD_SIZE
+from tests.deadlines import HANG
 from tests.protocol.wire_data import (
     map_of,
     nested_arrays,
@@ -23,9 +24,6 @@ from tests.protocol.wire_data import (
     replaced,
     spliced,
 )
-
-# Seconds for a command run as a process: a hang only, even on a loaded machine.
-HANG = 120
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:

@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from oriflamme.client.cli import build_parser
+from tests.deadlines import HANG
 
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
@@ -80,7 +81,6 @@ def test_the_compose_file_builds_that_dockerfile() -> None:
 
 
 SYSTEMD_ANALYZE = shutil.which("systemd-analyze")
-HANG = 120  # seconds for systemd-analyze: a hang only, even on a loaded machine
 
 
 @pytest.mark.process

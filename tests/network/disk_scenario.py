@@ -31,7 +31,8 @@ from oriflamme.client.commands import list_rooms
 from oriflamme.client.session import Session, tcp
 from oriflamme.protocol import messages as m
 from oriflamme.server.persistence import DATABASE_FILE
-from tests.network.server_process import HANG, ServerProcess
+from tests.deadlines import GAME_HANG, HANG
+from tests.network.server_process import ServerProcess
 from tests.network.test_server_restart import game_over, round_of
 
 PLAYERS = 3
@@ -140,7 +141,7 @@ def main() -> None:
 
     async def within_deadline() -> dict[str, Any]:
         # (a hang only: a scenario starts servers several times, waiting for each)
-        with trio.fail_after(4 * HANG):
+        with trio.fail_after(GAME_HANG):
             return await run(mount, log)
 
     print(json.dumps(trio.run(within_deadline)))

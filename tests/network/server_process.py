@@ -10,11 +10,9 @@ import sys
 import time
 from pathlib import Path
 
-COMMAND = [sys.executable, "-m", "oriflamme.client.cli"]
+from tests.deadlines import HANG
 
-# Seconds a server is given to start, or to stop: only a hang takes this
-# long, even on a machine so loaded that starting Python takes many seconds.
-HANG = 120.0
+COMMAND = [sys.executable, "-m", "oriflamme.client.cli"]
 
 
 class ServerProcess:

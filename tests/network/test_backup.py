@@ -18,6 +18,7 @@ from oriflamme.protocol import messages as m
 from oriflamme.server.app import ServeOptions, serve
 from oriflamme.server.backup import backup
 from oriflamme.server.store import StoreError
+from tests.deadlines import HANG
 
 pytestmark = pytest.mark.network
 
@@ -36,7 +37,7 @@ async def test_a_backup_taken_while_the_server_runs_starts_a_server_as_it_was(
     tmp_path: Path,
 ) -> None:
     data, copy = tmp_path / "data", tmp_path / "copy"
-    with trio.fail_after(120):  # (a hang only, even on a loaded machine)
+    with trio.fail_after(HANG):
         async with server(data) as port, open_session(tcp("127.0.0.1", port), "Ann") as ann:
             settings = m.RoomSettings.for_players(3)
             await ann.request(m.CreateRoom(settings=settings, name="before the backup"))

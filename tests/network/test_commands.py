@@ -15,13 +15,10 @@ import trio.testing
 
 from oriflamme.client.commands import FIRST_ATTEMPTS, run_bot
 from oriflamme.client.failures import said
-from tests.network.server_process import COMMAND, HANG, ServerProcess
+from tests.deadlines import GAME_HANG, HANG
+from tests.network.server_process import COMMAND, ServerProcess
 
 pytestmark = [pytest.mark.network, pytest.mark.process]
-
-# Seconds for processes that play whole games (bots started, games played
-# to the end): a hang only, on however loaded a machine.
-GAMES_HANG = 4 * HANG
 
 
 @pytest.fixture
@@ -82,7 +79,7 @@ def test_three_bot_processes_play_a_game_whose_record_verifies(
     ]
     try:
         for bot in bots:
-            out, err = bot.communicate(timeout=GAMES_HANG)
+            out, err = bot.communicate(timeout=GAME_HANG)
             assert bot.returncode == 0, err
             assert "2 game(s) played" in out
     finally:
@@ -139,7 +136,7 @@ def test_a_bot_process_killed_in_its_last_game_and_started_again_finishes_it(
         # The bot writes its seat's secrets when a game starts, before it
         # commits to them: from then on the game cannot go on without it.
         secrets = tmp_path / "bot0" / "games"
-        deadline = time.monotonic() + GAMES_HANG
+        deadline = time.monotonic() + GAME_HANG
         while not (secrets.is_dir() and len(list(secrets.glob("*.secrets"))) == games):
             assert time.monotonic() < deadline, "the last game never started"
             assert bots[0].poll() is None, bots[0].communicate()
@@ -148,12 +145,12 @@ def test_a_bot_process_killed_in_its_last_game_and_started_again_finishes_it(
         bots[0].communicate(timeout=HANG)
         again = bot_process(port, "bot0", tmp_path / "bot0", *many)
         bots.append(again)
-        out, err = again.communicate(timeout=GAMES_HANG)
+        out, err = again.communicate(timeout=GAME_HANG)
         assert again.returncode == 0, err
         # It plays what was left: the game it was in, and no more.
         assert "back in the game" in err and f"{games} game(s) played" in out
         for bot in bots[1:3]:
-            out, err = bot.communicate(timeout=GAMES_HANG)
+            out, err = bot.communicate(timeout=GAME_HANG)
             assert bot.returncode == 0, err
             assert f"{games} game(s) played" in out
     finally:

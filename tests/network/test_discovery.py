@@ -1,5 +1,6 @@
 """The LAN discovery beacon: the datagram, what a listener accepts from the
-network, and real round trips over UDP on 127.0.0.1 (each with a deadline)."""
+network (parsing only), and real round trips over UDP on 127.0.0.1 (each
+with a deadline; only these are marked `network`)."""
 
 from __future__ import annotations
 
@@ -22,8 +23,7 @@ from oriflamme.client import discovery as client_discovery
 from oriflamme.client.discovery import MAX_DATAGRAM, FoundServer, find_servers, parse_beacon
 from oriflamme.server import discovery as server_discovery
 from oriflamme.server.discovery import beacon_datagram, run_beacon
-
-pytestmark = pytest.mark.network
+from tests.deadlines import HANG
 
 HOST = "192.168.1.20"
 
@@ -180,6 +180,19 @@ def test_a_long_name_from_someone_else_is_cut_to_64_characters() -> None:
     assert found == FoundServer(HOST, 7531, "y" * 64)
 
 
+def test_a_beacon_says_whether_the_port_serves_tls() -> None:
+    plain = parse_beacon(beacon_datagram(7531, "plain"), "10.0.0.2")
+    secure = parse_beacon(beacon_datagram(7531, "secure", tls=True), "10.0.0.3")
+    assert plain == FoundServer("10.0.0.2", 7531, "plain", False)
+    assert secure == FoundServer("10.0.0.3", 7531, "secure", True)
+    # only true itself says TLS
+    odd = msgpack.packb(
+        {"type": "oriflamme_server", "version": 1, "port": 1, "name": "x", "tls": 1}
+    )
+    found = parse_beacon(odd, "10.0.0.4")
+    assert found is not None and found.tls is False
+
+
 @given(data=st.binary(max_size=2 * MAX_DATAGRAM))
 def test_arbitrary_bytes_never_raise(data: bytes) -> None:
     found = parse_beacon(data, HOST)
@@ -226,7 +239,6 @@ def test_arbitrary_maps_and_their_truncations_never_raise(fields: dict[str, Any]
 # for, never while a datagram is still on its way.
 
 WINDOW = 1e9  # a listener's window, in virtual seconds: ended by `listen_until`
-HANG = 60  # real seconds: only a hang waits this long for a datagram on loopback
 
 
 @pytest.fixture
@@ -270,6 +282,7 @@ def servers_heard(heard: list[FoundServer | None]) -> list[FoundServer]:
     return [server for server in heard if server is not None]
 
 
+@pytest.mark.network
 @pytest.mark.trio
 async def test_a_listener_finds_a_beacon_on_loopback(
     mock_clock: trio.testing.MockClock, heard: list[FoundServer | None]
@@ -294,6 +307,7 @@ async def test_a_listener_finds_a_beacon_on_loopback(
     assert found == [FoundServer("127.0.0.1", 7531, "Friday game night")]
 
 
+@pytest.mark.network
 @pytest.mark.trio
 async def test_several_servers_are_listed_once_each_in_order(
     mock_clock: trio.testing.MockClock, heard: list[FoundServer | None]
@@ -325,6 +339,7 @@ async def test_several_servers_are_listed_once_each_in_order(
     ]
 
 
+@pytest.mark.network
 @pytest.mark.trio
 async def test_junk_on_the_port_is_ignored(
     mock_clock: trio.testing.MockClock, heard: list[FoundServer | None]
@@ -347,6 +362,7 @@ async def test_junk_on_the_port_is_ignored(
     assert found == [FoundServer("127.0.0.1", 4242, "Friday")]
 
 
+@pytest.mark.network
 @pytest.mark.trio
 async def test_a_target_that_cannot_be_reached_is_logged_once_and_the_beacon_goes_on(
     caplog: pytest.LogCaptureFixture,
@@ -377,6 +393,7 @@ async def test_a_target_that_cannot_be_reached_is_logged_once_and_the_beacon_goe
     assert len(failures) == 1 and failures[0].levelno == logging.DEBUG
 
 
+@pytest.mark.network
 @pytest.mark.trio
 async def test_a_beacon_with_only_unreachable_targets_runs_until_cancelled(
     autojump_clock: trio.testing.MockClock,
@@ -386,6 +403,7 @@ async def test_a_beacon_with_only_unreachable_targets_runs_until_cancelled(
     assert scope.cancelled_caught  # ran until cancelled, did not return or raise
 
 
+@pytest.mark.network
 @pytest.mark.trio
 async def test_a_port_that_cannot_be_bound_gives_an_empty_list_at_once(
     autojump_clock: trio.testing.MockClock,
@@ -399,6 +417,7 @@ async def test_a_port_that_cannot_be_bound_gives_an_empty_list_at_once(
     assert found == []
 
 
+@pytest.mark.network
 @pytest.mark.trio
 @pytest.mark.skipif(not hasattr(socket, "SO_REUSEPORT"), reason="no SO_REUSEPORT")
 async def test_two_listeners_on_one_machine_can_look_at_once(
@@ -417,16 +436,3 @@ async def test_two_listeners_on_one_machine_can_look_at_once(
         nursery.start_soon(look)
     # (virtual time: a listener refused the port would have returned at once)
     assert took == [pytest.approx(0.3)] * 2  # neither was refused the port
-
-
-def test_a_beacon_says_whether_the_port_serves_tls() -> None:
-    plain = parse_beacon(beacon_datagram(7531, "plain"), "10.0.0.2")
-    secure = parse_beacon(beacon_datagram(7531, "secure", tls=True), "10.0.0.3")
-    assert plain == FoundServer("10.0.0.2", 7531, "plain", False)
-    assert secure == FoundServer("10.0.0.3", 7531, "secure", True)
-    # only true itself says TLS
-    odd = msgpack.packb(
-        {"type": "oriflamme_server", "version": 1, "port": 1, "name": "x", "tls": 1}
-    )
-    found = parse_beacon(odd, "10.0.0.4")
-    assert found is not None and found.tls is False

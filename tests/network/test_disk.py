@@ -16,11 +16,11 @@ from typing import Any
 
 import pytest
 
+from tests.deadlines import GAME_HANG, HANG
+
 pytestmark = [pytest.mark.network, pytest.mark.process]
 
 SIZE = "4m"  # the tmpfs: room for the server, a game, and little more
-# Seconds: past the scenario's own deadline (`disk_scenario.main`), a hang.
-HANG = 600
 
 
 def namespaces_work(tmp_path: Path) -> str | None:
@@ -61,7 +61,8 @@ def scenario(name: str, tmp_path: Path) -> dict[str, Any]:
         ],
         capture_output=True,
         text=True,
-        timeout=HANG,
+        # past the scenario's own deadline (`disk_scenario.main`): it says why first
+        timeout=GAME_HANG + HANG,
     )
     assert done.returncode == 0, done.stderr[-3000:]
     seen: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])

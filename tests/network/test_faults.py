@@ -20,8 +20,9 @@ from oriflamme.protocol.codec import encode_frame
 from oriflamme.protocol.verify import verify_record
 from oriflamme.server import net
 from oriflamme.server.core import FixedEntropy, ServerConfig
+from tests.deadlines import GAME_HANG, HANG
 
-from .test_misuse import HANG, HOST, running_server
+from .test_misuse import HOST, running_server
 
 pytestmark = pytest.mark.network
 
@@ -34,7 +35,7 @@ async def test_thousands_of_connects_and_disconnects_leave_the_memory_flat() -> 
     frame, some a hello and go): afterwards the server holds no connection,
     and its memory is what it was after the first few hundred (sessions of
     the hellos are kept for their time to live, a few hundred bytes each)."""
-    with trio.fail_after(3 * HANG):  # (thousands of connections, one after another)
+    with trio.fail_after(GAME_HANG):  # (thousands of connections, one after another)
         async with running_server() as (port, _, server):
 
             async def churn(n: int) -> None:
@@ -120,7 +121,7 @@ async def test_a_server_with_more_connections_than_its_inbox_holds_stops_at_once
     down nothing reads those notes, so they must not be waited on (with
     19,000 connections, more than the inbox holds, a stop hung for ever)."""
     monkeypatch.setattr(net, "INBOX", 8)
-    with trio.fail_after(2 * HANG):
+    with trio.fail_after(GAME_HANG):
         async with running_server() as (port, _, server):
             streams = []
             for _ in range(40):

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.network.server_process import COMMAND, HANG, ServerProcess
+from tests.deadlines import GAME_HANG, HANG
+from tests.network.server_process import COMMAND, ServerProcess
 
 pytestmark = [pytest.mark.network, pytest.mark.process]
 
@@ -37,7 +38,7 @@ def test_minimal_bot_plays_games_whose_records_verify(tmp_path: Path) -> None:
         for players, bots in [(3, 2), (2, 1)]:
             args = [f"127.0.0.1:{port}", "--create", str(players), "--bots", str(bots)]
             played = subprocess.run(
-                [sys.executable, str(BOT), *args], capture_output=True, text=True, timeout=3 * HANG
+                [sys.executable, str(BOT), *args], capture_output=True, text=True, timeout=GAME_HANG
             )
             assert played.returncode == 0, played.stdout + played.stderr
             record_id = re.search(r"^record: (\w+)$", played.stdout, re.M)

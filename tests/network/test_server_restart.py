@@ -37,7 +37,8 @@ from oriflamme.server.core.journal import JournaledLobby
 from oriflamme.server.net import NetServer
 from oriflamme.server.persistence import DATABASE_FILE, KEY_FILE
 from oriflamme.server.store import StoreError
-from tests.network.server_process import HANG, ServerProcess
+from tests.deadlines import GAME_HANG, HANG
+from tests.network.server_process import ServerProcess
 from tests.network.test_sessions import gated
 from tools.docgen.worked_example import fixed_secrets
 
@@ -169,7 +170,7 @@ async def test_a_server_killed_at_several_points_of_a_game_finishes_it_as_if_not
     calm = new_server(tmp_path, "calm")
     killed = new_server(tmp_path, "killed", snapshots)
     try:
-        with trio.fail_after(2 * HANG):
+        with trio.fail_after(GAME_HANG):  # (two games, servers started five times)
             calm_record, calm_players, _ = await play(calm, [])
             killed_record, killed_players, journals = await play(
                 killed,
@@ -211,7 +212,7 @@ async def test_a_server_killed_at_several_points_of_a_game_finishes_it_as_if_not
 async def test_server_bots_come_back_after_a_clean_stop_and_after_a_kill(tmp_path: Path) -> None:
     server = new_server(tmp_path, "bots")
     try:
-        with trio.fail_after(HANG):
+        with trio.fail_after(GAME_HANG):  # (a game, the server started three times)
             port = server.start()
             ann = Session(
                 tcp("127.0.0.1", port),

@@ -2,7 +2,9 @@
 periods, a client killed and started again, the stand-in, reconnection.
 
 The clients reach the server through in-memory streams (as the server's own
-bots do), so a minute of turn timer costs no real time.
+bots do), so a minute of turn timer costs no real time, and no test here
+opens a socket: none is marked `network`. Their deadlines are the clock's
+virtual seconds too: they bound the server's own timers, not the machine.
 """
 
 from __future__ import annotations
@@ -24,8 +26,6 @@ from oriflamme.protocol.record import BACK, STAND_IN
 from oriflamme.protocol.verify import verify_record
 from oriflamme.server.core import GameFinished, Gateway, Lobby, ServerConfig
 from oriflamme.server.net import NetServer
-
-pytestmark = pytest.mark.network
 
 CONFIG = ServerConfig(reply_timer=30, grace=60, idle_timeout=120)
 

@@ -33,6 +33,7 @@ from oriflamme.server.net import NetServer
 from oriflamme.server.persistence import restore
 from oriflamme.server.snapshots import SnapshotFailed, SnapshotJob, start_snapshot
 from oriflamme.server.store import SqliteStore, StoreError
+from tests.deadlines import GAME_HANG, HANG
 from tests.network.test_sessions import gated, memory_connector, player, seat_three
 
 pytestmark = [
@@ -41,18 +42,33 @@ pytestmark = [
     pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork here"),
 ]
 
-HANG = 120  # seconds: a deadline that catches a hang, never a slow machine
+HELD = 10 * HANG  # seconds a `Held` waits at most: past any test's end
 
 
-class Slow:
-    """Takes `seconds` to pickle (in whichever process pickles it)."""
+class Held:
+    """Pickled, says so and waits to be let go: the process that pickles it
+    (a snapshot's child, which by then has set its signals, its death with
+    the server and its priority) makes the file `pickling` in `where`, then
+    waits until the test makes `go` there (`HELD` seconds at most). It is
+    pickled as the string "let go" if it was, else "never let go"."""
 
-    def __init__(self, seconds: float) -> None:
-        self.seconds = seconds
+    def __init__(self, where: Path) -> None:
+        self.where = where
+
+    @property
+    def pickling(self) -> bool:
+        """Whether a process is pickling it (or has)."""
+        return (self.where / "pickling").exists()
+
+    def let_go(self) -> None:
+        (self.where / "go").touch()
 
     def __reduce__(self) -> tuple[object, ...]:
-        time.sleep(self.seconds)
-        return (Slow, (self.seconds,))
+        (self.where / "pickling").touch()
+        given_up = time.monotonic() + HELD
+        while not (let_go := (self.where / "go").exists()) and time.monotonic() < given_up:
+            time.sleep(0.01)
+        return (str, ("let go" if let_go else "never let go",))
 
 
 def alive(pid: int) -> bool:
@@ -75,20 +91,6 @@ def reaped(pid: int) -> bool:
     except ProcessLookupError:
         return True
     return False
-
-
-def pickling(pid: int) -> bool:
-    """Whether child `pid` is pickling: just before, it lowers its priority
-    (`snapshots.CHILD_NICENESS`), once it has set its signals and its death
-    with its parent. (True where that cannot be seen.)"""
-    own = os.getpriority(os.PRIO_PROCESS, 0)
-    lowered = min(19, own + snapshots.CHILD_NICENESS)
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            nice = int(f.read().rpartition(")")[2].split()[16])
-    except OSError:  # (gone; or no /proc here)
-        return True
-    return lowered == own or nice == lowered
 
 
 async def until(condition: Callable[[], bool]) -> None:
@@ -133,11 +135,13 @@ async def test_a_lobby_that_cannot_be_pickled_fails_the_snapshot_with_why() -> N
 
 
 @pytest.mark.trio
-async def test_cancelled_the_child_is_killed_and_reaped() -> None:
+async def test_cancelled_the_child_is_killed_and_reaped(tmp_path: Path) -> None:
     with trio.fail_after(HANG), tempfile.TemporaryFile() as file:
-        job = start_snapshot(Slow(60), file)
+        held = Held(tmp_path)  # (never let go: only the kill ends the child)
+        job = start_snapshot(held, file)
         pid = job.pid
         assert pid is not None
+        await until(lambda: held.pickling)
         with trio.move_on_after(0.3):
             await job.wait()
         assert job.pid is None
@@ -149,23 +153,29 @@ async def test_cancelled_the_child_is_killed_and_reaped() -> None:
 
 
 @pytest.mark.trio
-async def test_ctrl_c_and_sigterm_do_not_stop_the_child_the_server_decides() -> None:
+async def test_ctrl_c_and_sigterm_do_not_stop_the_child_the_server_decides(
+    tmp_path: Path,
+) -> None:
     with trio.fail_after(HANG), tempfile.TemporaryFile() as file:
-        job = start_snapshot([Slow(1.0), "rest"], file)
+        held = Held(tmp_path)
+        job = start_snapshot([held, "rest"], file)
         assert job.pid is not None
-        await until(partial(pickling, job.pid))
+        await until(lambda: held.pickling)  # (its signals set: it is pickling)
         os.kill(job.pid, signal.SIGINT)
         os.kill(job.pid, signal.SIGTERM)
+        held.let_go()
         saved = await job.wait()
-        value = unpickled(saved)
-        assert isinstance(value, list) and value[1] == "rest"
+        # Let go after both signals, and the rest pickled after that.
+        assert unpickled(saved) == ["let go", "rest"]
 
 
 @pytest.mark.trio
-async def test_a_connection_the_server_closes_closes_while_a_child_pickles() -> None:
+async def test_a_connection_the_server_closes_closes_while_a_child_pickles(
+    tmp_path: Path,
+) -> None:
     ours, theirs = socket.socketpair()
     with tempfile.TemporaryFile() as file, theirs:
-        job = start_snapshot(Slow(10 * HANG), file)
+        job = start_snapshot(Held(tmp_path), file)  # (never let go)
         try:
             ours.close()  # the child had it too: it closed its copy at once
             theirs.settimeout(HANG)
@@ -177,21 +187,23 @@ async def test_a_connection_the_server_closes_closes_while_a_child_pickles() -> 
 
 KILLED_MID_SNAPSHOT = """
 import os, signal, sys, tempfile, time
-from tests.network.test_snapshots import HANG, Slow, pickling
+from pathlib import Path
+from tests.network.test_snapshots import Held
 from oriflamme.server.snapshots import start_snapshot
-job = start_snapshot(Slow(10 * HANG), tempfile.TemporaryFile())
+held = Held(Path(sys.argv[1]))  # (never let go)
+job = start_snapshot(held, tempfile.TemporaryFile())
 print(job.pid, flush=True)
-while not pickling(job.pid):  # (then it has set itself to die with its parent)
+while not held.pickling:  # (then it has set itself to die with its parent)
     time.sleep(0.01)
 os.kill(os.getpid(), signal.SIGKILL)
 """
 
 
-def test_a_server_killed_while_a_child_pickles_leaves_no_child() -> None:
+def test_a_server_killed_while_a_child_pickles_leaves_no_child(tmp_path: Path) -> None:
     if not Path("/proc/self").exists():
         pytest.skip("the child's death with its parent is Linux's (prctl)")
     server = subprocess.run(
-        [sys.executable, "-c", KILLED_MID_SNAPSHOT],
+        [sys.executable, "-c", KILLED_MID_SNAPSHOT, str(tmp_path)],
         capture_output=True,
         text=True,
         timeout=HANG,
@@ -199,7 +211,7 @@ def test_a_server_killed_while_a_child_pickles_leaves_no_child() -> None:
     )
     assert server.returncode == -signal.SIGKILL, server.stderr
     child = int(server.stdout.split()[0])
-    # It dies with its parent (left alone, it would pickle for 10 * HANG seconds).
+    # It dies with its parent (left alone, it would wait `HELD` seconds to be let go).
     deadline = time.monotonic() + HANG
     try:
         while alive(child) and time.monotonic() < deadline:
@@ -211,9 +223,9 @@ def test_a_server_killed_while_a_child_pickles_leaves_no_child() -> None:
 
 
 @pytest.mark.trio
-async def test_a_child_killed_fails_the_snapshot() -> None:
+async def test_a_child_killed_fails_the_snapshot(tmp_path: Path) -> None:
     with trio.fail_after(HANG), tempfile.TemporaryFile() as file:
-        job = start_snapshot(Slow(60), file)
+        job = start_snapshot(Held(tmp_path), file)  # (never let go)
         assert job.pid is not None
         os.kill(job.pid, signal.SIGKILL)
         with pytest.raises(SnapshotFailed, match="killed by signal 9"):
@@ -251,7 +263,10 @@ def seen(lobby: Lobby) -> dict[int, object]:
     }
 
 
-CONFIG = ServerConfig(reply_timer=30, grace=60, idle_timeout=120)
+# Timers no test here reaches: the players may be held back while a child,
+# at a lower priority than whatever loads the machine, pickles a snapshot;
+# the server must not answer for a seat, nor drop a connection, meanwhile.
+CONFIG = ServerConfig(reply_timer=HANG, grace=2 * HANG, idle_timeout=int(2 * HANG))
 
 
 async def a_game_then_a_chat_line(
@@ -269,7 +284,7 @@ async def a_game_then_a_chat_line(
         Gateway(restored.lobby), store=restored.store, on_record=records.append, snapshot_every=7
     )
     try:
-        with trio.fail_after(HANG):
+        with trio.fail_after(GAME_HANG):  # (a game, children forked every few inputs)
             async with trio.open_nursery() as nursery:
                 await nursery.start(net.run)
                 connect = memory_connector(net, nursery)
@@ -370,9 +385,10 @@ async def test_a_snapshot_that_fails_is_skipped_and_a_start_replays_every_input(
         os.kill(job.pid, signal.SIGKILL)  # (the out-of-memory killer, say)
         return job
 
-    # Children slow enough that the kill always comes first (a small lobby
-    # is pickled and saved in less time than the parent takes to kill it).
-    slow_children(monkeypatch, 30)
+    # Children that would take `HELD` seconds: the kill always comes first (a
+    # small lobby is pickled and saved in less time than the parent takes to
+    # kill it).
+    slow_children(monkeypatch, HELD)
     monkeypatch.setattr(net_module, "start_snapshot", killed_at_once)
     live, journaled, records = await a_game_then_a_chat_line(tmp_path / "data")
     assert journaled > 7 * 3  # (snapshots were due several times)

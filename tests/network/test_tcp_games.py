@@ -25,12 +25,11 @@ from oriflamme.protocol.verify import verify_record
 from oriflamme.server.core import GameFinished, Gateway, Lobby, ServerConfig
 from oriflamme.server.net import NetServer
 from oriflamme.server.records import RecordWriter
+from tests.deadlines import GAME_HANG
 
 pytestmark = pytest.mark.network
 
 TABLES = [(2, "two-player"), (3, "standard"), (4, "standard"), (5, "standard")]
-# Seconds for a whole game: a hang only, even on a loaded machine.
-GAME_DEADLINE = 300
 
 
 @asynccontextmanager
@@ -77,7 +76,7 @@ def game_over(session: Session) -> bool:
 async def test_a_complete_game_between_sessions_every_seat_verified(
     players: int, variant: str, tmp_path: Path
 ) -> None:
-    with trio.fail_after(GAME_DEADLINE):
+    with trio.fail_after(GAME_HANG):
         async with running_server() as (port, records, _):
             rng = random.Random(players)
             sessions = [
@@ -124,7 +123,7 @@ async def test_a_complete_game_between_sessions_every_seat_verified(
 
 @pytest.mark.trio
 async def test_server_bots_play_over_in_memory_streams() -> None:
-    with trio.fail_after(GAME_DEADLINE):
+    with trio.fail_after(GAME_HANG):
         async with running_server() as (port, records, _):
             async with open_session(
                 tcp("127.0.0.1", port), "Ann", behaviour=Behaviour(Bot("random"))
@@ -152,7 +151,7 @@ async def test_server_bots_play_over_in_memory_streams() -> None:
 
 @pytest.mark.trio
 async def test_a_refused_request_raises_with_the_server_s_error() -> None:
-    with trio.fail_after(GAME_DEADLINE):
+    with trio.fail_after(GAME_HANG):
         async with (
             running_server() as (port, _, _),
             open_session(tcp("127.0.0.1", port), "Ann") as ann,
@@ -164,7 +163,7 @@ async def test_a_refused_request_raises_with_the_server_s_error() -> None:
 
 @pytest.mark.trio
 async def test_a_bad_frame_in_a_game_closes_that_connection_and_the_game_goes_on() -> None:
-    with trio.fail_after(GAME_DEADLINE):
+    with trio.fail_after(GAME_HANG):
         async with running_server() as (port, records, _):
             async with open_session(
                 tcp("127.0.0.1", port), "Ann", behaviour=Behaviour(Bot("random"))

@@ -25,16 +25,16 @@ from oriflamme.engine import Action, Game, new_game
 from oriflamme.protocol import messages as m
 from oriflamme.protocol.record import decode_record
 from oriflamme.protocol.verify import verify_record
+from tests.deadlines import GAME_HANG
 from tests.network.server_process import ServerProcess
 from tests.network.test_server_restart import game_over
 
 pytestmark = [pytest.mark.network, pytest.mark.process]
 
-# Seconds: a deadline that only a hang reaches, even on a loaded machine
-# (these tests start worker processes, which run at a lower priority than
-# whatever loads the machine, and servers). Nothing waits for it to pass:
-# each test waits for what it means (a mark, a count, a state).
-HANG = 300
+# These tests start worker processes (which run at a lower priority than
+# whatever loads the machine) and servers: every deadline here is
+# `GAME_HANG`, and nothing waits for it to pass (each test waits for what it
+# means: a mark, a count, a state).
 
 
 def a_decision(seed: int = 2) -> Game:
@@ -73,7 +73,7 @@ class _Stalling(Bot):
     def decide(self, position: Game | None, options: Sequence[Action], turn: int | None) -> Action:
         if os.getpid() != self.home:
             (self.marks / str(os.getpid())).touch()
-            given_up = time.monotonic() + HANG  # (past the test's own deadline)
+            given_up = time.monotonic() + GAME_HANG  # (past the test's own deadline)
             while not (self.release is not None and self.release.exists()):
                 if time.monotonic() > given_up:
                     break
@@ -106,7 +106,7 @@ async def test_inside_a_server_the_search_runs_in_another_process_and_answers_le
 ) -> None:
     game = a_decision()
     options = game.legal_actions()
-    with trio.fail_after(HANG):
+    with trio.fail_after(GAME_HANG):
         async with search_processes():
             seeded = await think(Bot("ismcts", seed="s", iterations=40), game, options, 7)
             again = await think(Bot("ismcts", seed="s", iterations=40), game, options, 7)
@@ -122,7 +122,7 @@ async def test_an_unseeded_bot_gets_its_randomness_back_moved_on() -> None:
     game = a_decision()
     bot = Bot("ismcts", rng=random.Random(5), iterations=20)
     before = bot.rng_state()
-    with trio.fail_after(HANG):
+    with trio.fail_after(GAME_HANG):
         async with search_processes():
             await think(bot, game, game.legal_actions(), 7)
     assert bot.rng_state() != before  # else every decision would draw the same numbers
@@ -134,7 +134,7 @@ async def test_a_killed_worker_costs_one_search_its_process_and_the_pool_is_rene
 ) -> None:
     game = a_decision()
     options = game.legal_actions()
-    with trio.fail_after(HANG):
+    with trio.fail_after(GAME_HANG):
         async with search_processes(workers=1):
             await think(Bot("ismcts", iterations=5), game, options, 1)  # the worker starts
             (first,) = worker_pids(caplog)
@@ -163,7 +163,7 @@ async def test_searches_broken_together_renew_the_pool_once(
     monkeypatch.setattr(thinking._Searchers, "_new_pool", staticmethod(counted))
     game = a_decision()
     options = game.legal_actions()
-    with trio.fail_after(HANG):
+    with trio.fail_after(GAME_HANG):
         async with search_processes(workers=2):
             searchers = thinking._searchers.get()
             broken = searchers.pool
@@ -198,7 +198,7 @@ async def test_a_cancelled_search_leaves_at_once_and_no_worker_outlives_the_pool
         await marked(marks, 1)
         scope.cancel()
 
-    with trio.fail_after(HANG):
+    with trio.fail_after(GAME_HANG):
         async with search_processes():
             await think(Bot("ismcts", iterations=5), game, options, 1)
             async with trio.open_nursery() as nursery:
@@ -259,7 +259,7 @@ async def test_a_server_bot_that_searches_plays_a_verified_game_from_worker_proc
     ann = Session(tcp("127.0.0.1", port), "Ann", behaviour=Behaviour(Bot("heuristic")))
     workers: set[int] = set()
     try:
-        with trio.fail_after(2 * HANG):  # (a whole game, its bot thinking 0.2 s a decision)
+        with trio.fail_after(GAME_HANG):  # (a whole game, its bot thinking 0.2 s a decision)
             async with trio.open_nursery() as nursery:
                 await nursery.start(ann.run)
                 await ann.request(m.CreateRoom(settings=m.RoomSettings.for_players(2)))
@@ -286,7 +286,7 @@ async def test_a_server_bot_that_searches_plays_a_verified_game_from_worker_proc
     # the search ran in processes of the server's own (its workers and
     # multiprocessing's resource tracker), and none of them outlives the server, however it stops
     assert len(workers) >= 2, server.log()
-    with trio.fail_after(HANG):
+    with trio.fail_after(GAME_HANG):
         while any(alive(worker) for worker in workers):
             await trio.sleep(0.1)
 
@@ -305,7 +305,7 @@ async def test_a_bot_that_cannot_be_sent_thinks_in_a_thread(
 ) -> None:
     game = a_decision()
     options = game.legal_actions()
-    with trio.fail_after(HANG):
+    with trio.fail_after(GAME_HANG):
         async with search_processes():
             action = await think(_Unpicklable(), game, options, 7)
     assert action == await think(Bot("ismcts", seed="u", iterations=20), game, options, 7)
@@ -345,7 +345,7 @@ async def test_a_bot_that_cannot_be_loaded_in_a_worker_thinks_in_a_thread_and_th
 ) -> None:
     game = a_decision()
     options = game.legal_actions()
-    with trio.fail_after(HANG):
+    with trio.fail_after(GAME_HANG):
         async with search_processes():
             for _ in range(3):
                 action = await think(_HereOnly(), game, options, 7)
@@ -365,7 +365,7 @@ async def test_a_failure_of_decide_in_a_worker_is_raised_not_tried_again(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     game = a_decision()
-    with trio.fail_after(HANG):
+    with trio.fail_after(GAME_HANG):
         async with search_processes():
             with pytest.raises(RuntimeError, match="a bug in decide"):
                 await think(_Failing(), game, game.legal_actions(), 7)
@@ -385,7 +385,7 @@ class _Counting(Bot):
         with self.lock:
             self.running[0] += 1
             self.running[1] = max(self.running[1], self.running[0])
-        self.go.wait(HANG)
+        self.go.wait(GAME_HANG)
         with self.lock:
             self.running[0] -= 1
         return position.legal_actions()[0]
@@ -404,7 +404,7 @@ async def test_a_search_cancelled_in_a_thread_keeps_its_place_until_it_ends() ->
         scope.cancel()
 
     try:
-        with trio.fail_after(HANG):
+        with trio.fail_after(GAME_HANG):
             async with trio.open_nursery() as nursery:
                 with trio.CancelScope() as abandoned:  # its thread goes on until `go`
                     nursery.start_soon(abandon_once_deciding, abandoned)

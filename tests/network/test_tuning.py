@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = [pytest.mark.network, pytest.mark.process]
+from tests.deadlines import HANG
 
-HANG = 120  # seconds for a process that imports the package: a hang only
+pytestmark = [pytest.mark.network, pytest.mark.process]
 
 # A snapshot-sized block is allocated and freed (with glibc's adapting
 # threshold, blocks up to its size now come from the heap); then 40 MiB in

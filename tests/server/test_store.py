@@ -15,6 +15,7 @@ from oriflamme.server.core import ServerConfig
 from oriflamme.server.core.journal import CLOSED, TICK, Entry
 from oriflamme.server.persistence import DATABASE_FILE, KEY_FILE, restore, with_limits
 from oriflamme.server.store import SCHEMA_VERSION, SqliteStore, StoreError
+from tests.deadlines import HANG
 
 
 def entries(n: int, start: int = 0) -> list[Entry]:
@@ -155,7 +156,7 @@ def test_serve_says_why_it_cannot_use_a_data_directory(tmp_path: Path) -> None:
         ],
         capture_output=True,
         text=True,
-        timeout=120,  # (a hang only, even on a loaded machine)
+        timeout=HANG,
     )
     assert done.returncode == 2
     assert "written by a newer version of the server (schema 99)" in done.stderr

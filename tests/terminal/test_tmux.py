@@ -18,12 +18,13 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
 from oriflamme.client.tui.screen import OFFER_ROWS
+from tests.deadlines import GAME_HANG, HANG
 
 TMUX = shutil.which("tmux")
 pytestmark = [
@@ -36,12 +37,11 @@ pytestmark = [
 ]
 
 KEYS = {"←": "Left", "→": "Right", "Enter": "Enter"}
-# Seconds, each only a hang reaches, even on a loaded machine: nothing waits
-# for them to pass (each wait ends once the screen shows what it waits for).
-GAME_DEADLINE = 600.0  # a whole game
-START = 120.0  # a program to start (Python, the package) and draw its screen
-STEP = 60.0  # a screen to answer a key, or the server's coming and going
-TMUX_HANG = 60.0  # one tmux command
+# Each wait ends once the screen shows what it waits for: a program started
+# and its screen drawn, a key answered, the server gone or back (`HANG`), a
+# whole game (`GAME_HANG`). After its program, a window stays (`sleep`) for
+# longer than any of them, so that its last screen can be read.
+KEPT = f"sleep {GAME_HANG:.0f}"
 # The status line when the connection is down: an answer now would be refused.
 DISCONNECTED = "Connection to the server lost"
 # The status line once the first digits of a choice are typed: the choice
@@ -52,8 +52,16 @@ TYPING = re.compile(r" (\d+)…?: (press Enter to choose|type the next digit)")
 class Terminal:
     """A tmux server of our own (its own socket), one window of 80x24."""
 
-    def __init__(self, socket: Path, command: str, width: int = 80, height: int = 24) -> None:
+    def __init__(
+        self,
+        socket: Path,
+        command: str,
+        width: int = 80,
+        height: int = 24,
+        state: Path | None = None,
+    ) -> None:
         self.base = [str(TMUX), "-S", str(socket)]
+        self.state = state  # the client's state directory, where the test chose it
         self.tmux("new-session", "-d", "-s", "game", "-x", str(width), "-y", str(height), command)
         self.last = ""  # the decision last answered (`decision_block`)
         self.status_sent = ""  # the status line then (`status_lines`)
@@ -62,7 +70,7 @@ class Terminal:
 
     def tmux(self, *args: str) -> str:
         done = subprocess.run(
-            [*self.base, *args], capture_output=True, text=True, timeout=TMUX_HANG, check=True
+            [*self.base, *args], capture_output=True, text=True, timeout=HANG, check=True
         )
         return done.stdout
 
@@ -72,7 +80,7 @@ class Terminal:
     def keys(self, *keys: str) -> None:
         self.tmux("send-keys", "-t", "game", *keys)
 
-    def wait_for(self, pattern: str, timeout: float) -> str:
+    def wait_for(self, pattern: str, timeout: float = HANG) -> str:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             screen = self.screen()
@@ -82,7 +90,7 @@ class Terminal:
         raise AssertionError(f"{pattern!r} never appeared; the screen:\n{self.screen()}")
 
     def close(self) -> None:
-        subprocess.run([*self.base, "kill-server"], capture_output=True, timeout=TMUX_HANG)
+        subprocess.run([*self.base, "kill-server"], capture_output=True, timeout=HANG)
 
 
 def decision_block(screen: str) -> str:
@@ -172,28 +180,27 @@ def check_verified(path: Path) -> None:
         [sys.executable, "-m", "oriflamme.client.cli", "verify", str(path)],
         capture_output=True,
         text=True,
-        timeout=START,
+        timeout=HANG,
     )
     assert verified.returncode == 0, verified.stdout + verified.stderr
 
 
 @pytest.fixture
-def terminal(tmp_path: Path):  # type: ignore[no-untyped-def]
+def terminal(tmp_path: Path) -> Iterator[Terminal]:
     state = tmp_path / "state"
     command = (
         f"{sys.executable} -m oriflamme.client.cli play --bots 2 --no-bell"
-        f" --state-dir {state}; echo EXITED $?; sleep 60"
+        f" --state-dir {state}; echo EXITED $?; {KEPT}"
     )
-    term = Terminal(tmp_path / "tmux.sock", command)
-    term.state = state  # type: ignore[attr-defined]
+    term = Terminal(tmp_path / "tmux.sock", command, state=state)
     yield term
     term.close()
 
 
 def test_a_complete_game_at_80x24(terminal: Terminal) -> None:
-    terminal.wait_for(r"Influence Queue", timeout=START)
-    answered = play_until_over([terminal], GAME_DEADLINE)
-    screen = terminal.wait_for(r"Record: .*oriflamme", timeout=STEP)
+    terminal.wait_for(r"Influence Queue")
+    answered = play_until_over([terminal], GAME_HANG)
+    screen = terminal.wait_for(r"Record: .*oriflamme")
     assert answered >= 6, screen  # at least our placements of a game
     assert "Traceback" not in screen
     lines = screen.splitlines()
@@ -204,11 +211,12 @@ def test_a_complete_game_at_80x24(terminal: Terminal) -> None:
     assert re.search(r"Verified( \(here too\))?: fair deal for all 3 seats", screen), screen
     record = re.search(r"Record: (\S+\.oriflamme)", screen)
     assert record is not None
-    path = terminal.state / "records" / record.group(1)  # type: ignore[attr-defined]
+    assert terminal.state is not None
+    path = terminal.state / "records" / record.group(1)
     assert "[a] play again" in screen
     check_verified(path)
     terminal.keys("q")
-    terminal.wait_for(r"EXITED 0", timeout=STEP)
+    terminal.wait_for(r"EXITED 0")
 
 
 def test_two_players_join_play_through_a_server_crash_and_replay(tmp_path: Path) -> None:
@@ -222,36 +230,36 @@ def test_two_players_join_play_through_a_server_crash_and_replay(tmp_path: Path)
             state = tmp_path / name
             command = (
                 f"{sys.executable} -m oriflamme.client.cli join 127.0.0.1:{port}"
-                f" --name {name} --no-bell --state-dir {state}; echo EXITED $?; sleep 60"
+                f" --name {name} --no-bell --state-dir {state}; echo EXITED $?; {KEPT}"
             )
             terminals.append(Terminal(tmp_path / f"{name}.sock", command))
         ann, bob = terminals
-        ann.wait_for(r"Rooms \(0\)", timeout=START)
+        ann.wait_for(r"Rooms \(0\)")
         ann.keys("n")
-        ann.wait_for(r"New room", timeout=STEP)
+        ann.wait_for(r"New room")
         ann.keys("Down", "Left")  # 3 players
-        ann.wait_for(r"players\s+3", timeout=STEP)
+        ann.wait_for(r"players\s+3")
         ann.keys("Enter")
-        ann.wait_for(r"\[b/e/h\] bot", timeout=STEP)
+        ann.wait_for(r"\[b/e/h\] bot")
         ann.keys("b")
-        ann.wait_for(r"Bot 1", timeout=STEP)
+        ann.wait_for(r"Bot 1")
         ann.keys("r")
-        bob.wait_for(r"Ann's room", timeout=START)
+        bob.wait_for(r"Ann's room")
         bob.keys("j")
-        bob.wait_for(r"Room \"Ann's room\"", timeout=STEP)
+        bob.wait_for(r"Room \"Ann's room\"")
         bob.keys("r")
-        ann.wait_for(r"3 Bob\s+ready", timeout=STEP)
+        ann.wait_for(r"3 Bob\s+ready")
         ann.keys("g")
-        ann.wait_for(r"Influence Queue", timeout=STEP)
+        ann.wait_for(r"Influence Queue")
 
         def crash() -> None:
             server.kill()
             for term in terminals:
-                term.wait_for(DISCONNECTED, timeout=STEP)
+                term.wait_for(DISCONNECTED)
             server.start()
 
-        play_until_over(terminals, GAME_DEADLINE, midway=crash)
-        screens = [t.wait_for(r"Record: \S+\.oriflamme", timeout=STEP) for t in terminals]
+        play_until_over(terminals, GAME_HANG, midway=crash)
+        screens = [t.wait_for(r"Record: \S+\.oriflamme") for t in terminals]
         for screen in screens:
             assert re.search(r"Verified( \(here too\))?: fair deal for all 3 seats", screen)
             assert "Traceback" not in screen
@@ -261,23 +269,23 @@ def test_two_players_join_play_through_a_server_crash_and_replay(tmp_path: Path)
         check_verified(path)
         for term in terminals:
             term.keys("q")
-            term.wait_for(r"EXITED 0", timeout=STEP)
+            term.wait_for(r"EXITED 0")
 
         replay = Terminal(
             tmp_path / "replay.sock",
-            f"{sys.executable} -m oriflamme.client.cli replay {path}; echo EXITED $?; sleep 60",
+            f"{sys.executable} -m oriflamme.client.cli replay {path}; echo EXITED $?; {KEPT}",
         )
         terminals.append(replay)
-        replay.wait_for(r"step 0 of \d+", timeout=START)
+        replay.wait_for(r"step 0 of \d+")
         replay.keys("Right", "Right", "Right")
-        replay.wait_for(r"step 3 of", timeout=STEP)
+        replay.wait_for(r"step 3 of")
         replay.keys("End")
-        screen = replay.wait_for(r"Verified: fair deal", timeout=STEP)
+        screen = replay.wait_for(r"Verified: fair deal")
         assert "(winner)" in screen
         replay.keys("Left")
-        replay.wait_for(r"step \d+ of", timeout=STEP)
+        replay.wait_for(r"step \d+ of")
         replay.keys("q")
-        replay.wait_for(r"EXITED 0", timeout=STEP)
+        replay.wait_for(r"EXITED 0")
     finally:
         for term in terminals:
             term.close()

@@ -28,13 +28,10 @@ from oriflamme.client.tui import app
 from oriflamme.client.tui.controller import Answer, Quit, Say
 from oriflamme.client.tui.screen import Line, render
 from oriflamme.engine import FIRST, LAST, Place
+from tests.deadlines import GAME_HANG, HANG
 
 from .helpers import NAMES, Table, press_an_offer, scene_of, walk
 
-# Seconds, each only a hang reaches, even on a loaded machine: every wait
-# ends once what it waits for has happened.
-DEADLINE = 120.0  # a whole test's event loop
-STEP = 60.0  # the application to start, take a key, or exit
 RIGHT, LEFT, ENTER, ESCAPE, BACKSPACE, CTRL_C = "\x1b[C", "\x1b[D", "\r", "\x1b", "\x7f", "\x03"
 
 
@@ -57,7 +54,7 @@ class Keys:
         pass
 
 
-async def until(condition: Callable[[], bool], what: str, timeout: float = STEP) -> None:
+async def until(condition: Callable[[], bool], what: str, timeout: float = HANG) -> None:
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
     while not condition():
@@ -89,10 +86,10 @@ def run_app(
                 future = application.future
                 if future is not None and not future.done():
                     application.exit(result=0)
-                result = await asyncio.wait_for(task, STEP)
+                result = await asyncio.wait_for(task, HANG)
             return result
 
-    return asyncio.run(asyncio.wait_for(main(), DEADLINE))
+    return asyncio.run(asyncio.wait_for(main(), GAME_HANG))  # (steps of HANG)
 
 
 # ---------------------------------------------------------------- keys
