@@ -5,6 +5,8 @@ the game; the final scores and the verification must be on the screen, and
 the record saved must pass `oriflamme verify`.
 
 * `oriflamme play --bots 2`: a whole game against bots;
+* `.venv/bin/oriflamme play` quit mid-game, from a shell: the command it says
+  brings the table back, typed as it is;
 * `oriflamme join`: two players in two terminals find each other's room on
   a server process, play, and the server is killed (SIGKILL) in the middle
   and started again: both screens say the connection is lost, come back by
@@ -76,6 +78,10 @@ class Terminal:
 
     def screen(self) -> str:
         return self.tmux("capture-pane", "-p", "-t", "game")
+
+    def joined(self) -> str:
+        """The window's text with the lines it wrapped joined again."""
+        return self.tmux("capture-pane", "-p", "-J", "-t", "game")
 
     def keys(self, *keys: str) -> None:
         self.tmux("send-keys", "-t", "game", *keys)
@@ -217,6 +223,43 @@ def test_a_complete_game_at_80x24(terminal: Terminal) -> None:
     check_verified(path)
     terminal.keys("q")
     terminal.wait_for(r"EXITED 0")
+
+
+def test_quitting_mid_game_says_a_command_that_brings_the_table_back(tmp_path: Path) -> None:
+    """Run as `make play` runs it (the environment's own program, by its path
+    from the checkout, not on the PATH), quit mid-game: the command said at
+    the end, typed as it is in the same shell, brings the same table back."""
+    script = Path(sys.executable).parent / "oriflamme"
+    checkout = script.parent.parent.parent  # (where `.venv` is)
+    program = str(script.relative_to(checkout))
+    state = tmp_path / "state"
+    # A shell that stays, so that the command said can be typed in it.
+    term = Terminal(tmp_path / "tmux.sock", f"sh -i; {KEPT}")
+    try:
+        term.keys(f"cd {checkout} && export PATH=/usr/bin:/bin", "Enter")
+        term.keys(f"{program} play --bots 2 --no-bell --state-dir {state}", "Enter")
+        first = term.wait_for(r"Influence Queue")
+        term.keys("q")
+        term.wait_for(r"Your seat is kept")
+        # (the line is longer than the terminal: read as printed, unwrapped)
+        said = re.search(r"run `([^`]+)` again to finish the game", term.joined())
+        assert said is not None, term.joined()
+        assert said.group(1) == f"{program} play --state-dir {state}"
+        term.keys(said.group(1), "Enter")
+        back = term.wait_for(r"Back in the game")
+        assert hand(back) == hand(first), (first, back)
+        term.keys("q")
+        term.wait_for(r"Your seat is kept")
+        assert "Traceback" not in term.joined()
+    finally:
+        term.close()
+
+
+def hand(screen: str) -> list[str]:
+    """The player's hand and the cards set aside, as the game screen shows them."""
+    lines = screen.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("─ Your hand"))
+    return lines[at : at + 2]
 
 
 def test_two_players_join_play_through_a_server_crash_and_replay(tmp_path: Path) -> None:
