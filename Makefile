@@ -29,8 +29,9 @@ play: $(STAMP)
 # it is missing they run one after another. worksteal: a worker with nothing
 # left takes tests queued for the other (a few tests take much longer than most).
 XDIST = $(shell $(BIN)/python -c 'import xdist' 2>/dev/null && echo '-n auto --dist worksteal')
-# What needs no socket, process or terminal (the markers are in pyproject.toml).
-FAST = -m 'not network and not process and not terminal'
+# What needs no socket, process or terminal, and is not one of the few slow
+# in-process tests (the markers are in pyproject.toml): under a minute.
+FAST = -m 'not network and not process and not terminal and not slow'
 
 test: $(STAMP)
 	$(BIN)/python -m pytest $(XDIST)

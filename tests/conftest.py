@@ -58,10 +58,11 @@ def _deadlines_checked(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     yield
 
 
-# The markers `make test-fast` leaves out: a test that is not marked with one
-# of them may not open a network socket or start a process, so that the fast
-# loop stays fast and a test that needs the network says so.
-_SLOW_MARKERS = ("network", "process", "terminal")
+# The markers of the tests that touch the system (`make test-fast` leaves them
+# out, with `slow`): a test marked with none of them may not open a network
+# socket or start a process, so that the fast loop stays fast and a test that
+# needs the network says so.
+_SYSTEM_MARKERS = ("network", "process", "terminal")
 
 
 class UnmarkedTestTouchedTheSystem(AssertionError):
@@ -71,7 +72,7 @@ class UnmarkedTestTouchedTheSystem(AssertionError):
 def _refuse(what: str) -> Callable[..., NoReturn]:
     def refuse(*args: object, **kwargs: object) -> NoReturn:
         raise UnmarkedTestTouchedTheSystem(
-            f"this test {what} but is not marked {' or '.join(_SLOW_MARKERS)}"
+            f"this test {what} but is not marked {' or '.join(_SYSTEM_MARKERS)}"
             " (pytest.mark.network, ...): mark it, so that `make test-fast` leaves it out"
         )
 
@@ -92,7 +93,7 @@ _PROCESS_STARTS: tuple[tuple[object, str, str], ...] = (
 def _fast_tests_stay_in_process(
     request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[None]:
-    if not any(request.node.get_closest_marker(name) for name in _SLOW_MARKERS):
+    if not any(request.node.get_closest_marker(name) for name in _SYSTEM_MARKERS):
         # Sockets as such stay allowed: trio wakes itself with a socket pair.
         for method in ("bind", "connect", "connect_ex"):
             monkeypatch.setattr(socket.socket, method, _refuse("opens a network socket"))

@@ -204,6 +204,7 @@ def test_determinizations_respect_what_the_seat_knows() -> None:
     assert card_to_data(mine.hands[1][0])[1] is None
 
 
+@pytest.mark.slow
 def test_the_bot_plays_a_whole_game_through_the_protocol() -> None:
     # Seat 0, a client, searches; seats 1 and 2 are server bots. (It raises
     # if the server refused anything.)

@@ -15,6 +15,7 @@ import json
 import random
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -220,6 +221,7 @@ def test_random_games_keep_every_card_once_and_end_after_round_6(data: st.DataOb
     play_checked(game, lambda g: draw_action(data, g), identities_known=True)
 
 
+@pytest.mark.slow
 @GAME_SETTINGS
 @given(st.data())
 def test_a_game_replays_from_its_initial_state_and_decision_log(data: st.DataObject) -> None:
@@ -307,6 +309,7 @@ def assert_events_hide(events: list[Event], game: Game, seat: int | None) -> Non
         assert event_from_data(plain(event_to_data(masked))) == masked
 
 
+@pytest.mark.slow
 @GAME_SETTINGS
 @given(st.data())
 def test_views_and_masked_events_hide_what_a_seat_may_not_know(data: st.DataObject) -> None:
@@ -345,6 +348,7 @@ def action_universe(game: Game) -> list[Action]:
     return actions
 
 
+@pytest.mark.slow
 @settings(GAME_SETTINGS, max_examples=25)
 @given(st.data())
 def test_actions_outside_the_legal_list_are_refused_and_change_nothing(
@@ -411,6 +415,7 @@ def test_a_view_loads_as_a_playable_position(data: st.DataObject) -> None:
     play_to_the_end(loaded, data.draw(st.integers(0, 2**32 - 1), label="player seed"))
 
 
+@pytest.mark.slow
 @GAME_SETTINGS
 @given(st.data())
 def test_a_game_without_identities_plays_to_the_end(data: st.DataObject) -> None:
@@ -423,6 +428,7 @@ def sorted_hands(position: dict[str, Any]) -> dict[str, Any]:
     return dict(position, hands=[sorted(h) for h in position["hands"]])
 
 
+@pytest.mark.slow
 @GAME_SETTINGS
 @given(st.data())
 def test_a_referee_without_identities_follows_the_full_game(data: st.DataObject) -> None:

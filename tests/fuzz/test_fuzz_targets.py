@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -57,6 +58,7 @@ def hostile_message(draw: st.DrawFn) -> Any:
     return draw(values)
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(
     messages=st.lists(hostile_message(), max_size=25),

@@ -19,6 +19,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, event, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
@@ -32,6 +33,9 @@ from oriflamme.protocol.verify import verify_record
 from oriflamme.server.core import FixedEntropy, ServerConfig
 from oriflamme.server.core.lobby import Lobby
 from tests.server.scenario import hidden_cards_shown
+
+# Many whole games: `make test-fast` leaves it out.
+pytestmark = pytest.mark.slow
 
 NAMES = ("host", "ana", "bo", "watcher", "stranger")
 CONFIG = ServerConfig(idle_timeout=86400, reply_timer=30, grace=60, session_ttl=300)

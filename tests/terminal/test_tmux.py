@@ -238,7 +238,7 @@ def test_quitting_mid_game_says_a_command_that_brings_the_table_back(tmp_path: P
     try:
         term.keys(f"cd {checkout} && export PATH=/usr/bin:/bin", "Enter")
         term.keys(f"{program} play --bots 2 --no-bell --state-dir {state}", "Enter")
-        first = term.wait_for(r"Influence Queue")
+        first = term.wait_for(DEALT)
         term.keys("q")
         term.wait_for(r"Your seat is kept")
         # (the line is longer than the terminal: read as printed, unwrapped)
@@ -246,13 +246,19 @@ def test_quitting_mid_game_says_a_command_that_brings_the_table_back(tmp_path: P
         assert said is not None, term.joined()
         assert said.group(1) == f"{program} play --state-dir {state}"
         term.keys(said.group(1), "Enter")
-        back = term.wait_for(r"Back in the game")
+        # The same deal: the same table. (The log says "Back in the game" only
+        # once a card is down: a quit before that looks like a new game.)
+        back = term.wait_for(DEALT)
         assert hand(back) == hand(first), (first, back)
         term.keys("q")
         term.wait_for(r"Your seat is kept")
         assert "Traceback" not in term.joined()
     finally:
         term.close()
+
+
+# The game screen once the player's cards are dealt: a card under "Your hand".
+DEALT = r"─ Your hand[^\n]*\n +[A-Z]"
 
 
 def hand(screen: str) -> list[str]:
