@@ -79,7 +79,10 @@ def _refuse(what: str) -> Callable[..., NoReturn]:
     return refuse
 
 
+# Every way to a new process (each where this platform has it): subprocess,
+# fork, spawn, and multiprocessing's workers, whichever their start method.
 _PROCESS_STARTS: tuple[tuple[object, str, str], ...] = (
+    (subprocess.Popen, "_execute_child", "starts a process"),
     (os, "fork", "forks a process"),
     (os, "forkpty", "forks a process"),
     (pty, "fork", "forks a process"),
@@ -97,9 +100,6 @@ def _fast_tests_stay_in_process(
         # Sockets as such stay allowed: trio wakes itself with a socket pair.
         for method in ("bind", "connect", "connect_ex"):
             monkeypatch.setattr(socket.socket, method, _refuse("opens a network socket"))
-        monkeypatch.setattr(subprocess.Popen, "_execute_child", _refuse("starts a process"))
-        # Every other way to a new process (each where this platform has it):
-        # multiprocessing's workers, whichever start method, included.
         for owner, name, what in _PROCESS_STARTS:
             if hasattr(owner, name):
                 monkeypatch.setattr(owner, name, _refuse(what))

@@ -60,7 +60,7 @@ from oriflamme.protocol.record import FAILED, OK, LogEntry, Record
 from oriflamme.protocol.verify import verify_record
 from oriflamme.server.core import FixedEntropy, GameFinished, Gateway, Lobby, ServerConfig
 from oriflamme.server.net import READ_PAUSE, NetServer, _Connection
-from tests.deadlines import HANG
+from tests.deadlines import HANG, until
 
 pytestmark = pytest.mark.network
 
@@ -92,13 +92,6 @@ async def running_server(
         await nursery.start(server.run, listeners)
         yield port, records, server
         nursery.cancel_scope.cancel()
-
-
-async def until(condition: Callable[[], bool]) -> None:
-    """Wait for `condition`, which the server's tasks make true (polled; the
-    test's deadline catches one that never comes)."""
-    while not condition():
-        await trio.sleep(0.01)
 
 
 def settings(players: int) -> m.RoomSettings:

@@ -37,7 +37,7 @@ from oriflamme.server.core.journal import JournaledLobby
 from oriflamme.server.net import NetServer
 from oriflamme.server.persistence import DATABASE_FILE, KEY_FILE
 from oriflamme.server.store import StoreError
-from tests.deadlines import GAME_HANG, HANG
+from tests.deadlines import GAME_HANG, HANG, until
 from tests.network.server_process import ServerProcess
 from tests.network.test_sessions import gated
 from tools.docgen.worked_example import fixed_secrets
@@ -83,8 +83,7 @@ def stored(data_dir: Path) -> tuple[bytes | None, list[int]]:
 
 async def a_snapshot_other_than(data_dir: Path, snapshot: bytes | None) -> None:
     """Wait until the store of `data_dir` holds another snapshot than `snapshot`."""
-    while stored(data_dir)[0] == snapshot:
-        await trio.sleep(0.05)
+    await until(lambda: stored(data_dir)[0] != snapshot)
 
 
 async def play(

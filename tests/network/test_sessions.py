@@ -26,6 +26,7 @@ from oriflamme.protocol.record import BACK, STAND_IN
 from oriflamme.protocol.verify import verify_record
 from oriflamme.server.core import GameFinished, Gateway, Lobby, ServerConfig
 from oriflamme.server.net import NetServer
+from tests.deadlines import until
 
 CONFIG = ServerConfig(reply_timer=30, grace=60, idle_timeout=120)
 
@@ -57,8 +58,7 @@ class Gated(trio.abc.Stream):
         self.hold = hold
 
     async def send_all(self, data: bytes | bytearray | memoryview) -> None:
-        while self.hold():  # (what the server does, or another process: polled)
-            await trio.sleep(0.01)
+        await until(lambda: not self.hold())  # (the server's doing, or another process's)
         await self.inner.send_all(data)
 
     async def wait_send_all_might_not_block(self) -> None:

@@ -33,7 +33,7 @@ from oriflamme.server.net import NetServer
 from oriflamme.server.persistence import restore
 from oriflamme.server.snapshots import SnapshotFailed, SnapshotJob, start_snapshot
 from oriflamme.server.store import SqliteStore, StoreError
-from tests.deadlines import GAME_HANG, HANG
+from tests.deadlines import GAME_HANG, HANG, until
 from tests.network.test_sessions import gated, memory_connector, player, seat_three
 
 pytestmark = [
@@ -91,13 +91,6 @@ def reaped(pid: int) -> bool:
     except ProcessLookupError:
         return True
     return False
-
-
-async def until(condition: Callable[[], bool]) -> None:
-    """Wait for `condition`, another process's doing (polled)."""
-    with trio.fail_after(HANG):
-        while not condition():
-            await trio.sleep(0.01)
 
 
 def unpickled(file: object) -> object:

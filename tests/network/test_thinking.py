@@ -10,7 +10,7 @@ import random
 import signal
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -25,7 +25,7 @@ from oriflamme.engine import Action, Game, new_game
 from oriflamme.protocol import messages as m
 from oriflamme.protocol.record import decode_record
 from oriflamme.protocol.verify import verify_record
-from tests.deadlines import GAME_HANG
+from tests.deadlines import GAME_HANG, until
 from tests.network.server_process import ServerProcess
 from tests.network.test_server_restart import game_over
 
@@ -49,12 +49,6 @@ def a_decision(seed: int = 2) -> Game:
 def bots_log(caplog: pytest.LogCaptureFixture) -> None:
     """The bots' debug lines, which say in which process each decided."""
     caplog.set_level(logging.DEBUG, logger="oriflamme.bots")
-
-
-async def until(condition: Callable[[], bool]) -> None:
-    """Wait for `condition` (the test's deadline catches a hang)."""
-    while not condition():
-        await trio.sleep(0.01)
 
 
 class _Stalling(Bot):

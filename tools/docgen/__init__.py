@@ -79,9 +79,9 @@ def check(root: Path = Path(".")) -> list[str]:
     return problems
 
 
-def write(root: Path = Path(".")) -> list[str]:
+def write(root: Path = Path(".")) -> list[tuple[Path, str]]:
     """Write every generated file and block; the blocks the documents lack,
-    as `DOC: NAME`."""
+    each as its document and its name."""
     from .markers import update_blocks
 
     missing = []
@@ -91,7 +91,7 @@ def write(root: Path = Path(".")) -> list[str]:
         updated, lacking = update_blocks(text, make_blocks())
         if updated != text:
             target.write_text(updated, encoding="utf-8")
-        missing += [f"{doc}: {name}" for name in lacking]
+        missing += [(doc, name) for name in lacking]
     for path, make in generated_files().items():
         target = root / path
         target.parent.mkdir(parents=True, exist_ok=True)

@@ -22,8 +22,7 @@ def main() -> int:
             print("run: python -m tools.docgen", file=sys.stderr)
         return 1 if problems else 0
     missing = write()
-    for where in missing:
-        doc, name = where.split(": ", 1)
+    for doc, name in missing:
         print(f"{doc} has no block {name!r}: add its markers where it belongs", file=sys.stderr)
     if missing:
         return 1

@@ -142,7 +142,7 @@ def command_block(prog: str, parser: argparse.ArgumentParser) -> str:
         if not actions:
             continue
         title = group.title or ""
-        if title in ("positional arguments",):
+        if title == "positional arguments":
             title = "arguments"
         elif title in ("options", "optional arguments"):  # 3.10+ / before
             title = "options"
