@@ -294,7 +294,8 @@ async def _run_seat(
         stats.error(f"seat {raw.name} ended: {exc!r}")
 
 
-def _startable(host: RawSeat) -> bool:
+def startable(host: RawSeat) -> bool:
+    """Whether `host` may start its room's next game (every seat taken and ready)."""
     room = host.room
     return (
         room is not None
@@ -319,7 +320,7 @@ async def play_table(
             with trio.fail_after(game_timeout):
                 while host.games_started == started:
                     await host.wait_until(
-                        lambda s=started: host.games_started > s or _startable(host)  # type: ignore[misc]
+                        lambda s=started: host.games_started > s or startable(host)  # type: ignore[misc]
                     )
                     if host.games_started > started:
                         break

@@ -137,6 +137,8 @@ SERVER_LIMITS: tuple[tuple[str, type, str], ...] = (
     ("room_name_length", int, "characters in a room's name, 1-40 (40)"),
     ("max_rooms", int, "rooms open at once (2000)"),
     ("max_sessions", int, "player sessions kept at once (20000)"),
+    ("sessions_per_address", int, "player sessions kept at once from one address (100)"),
+    ("spectators_per_room", int, "spectators in one room at once, 0: none (100)"),
 )
 
 

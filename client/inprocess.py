@@ -279,7 +279,9 @@ class InProcess:
             elif isinstance(effect, FetchRecord):
                 kept = [f.record for f in self.records if f.record_id == effect.record_id]
                 data = encode_record(kept[0]) if kept else None
-                self.gateway.record_loaded(effect.conn, effect.request_id, effect.record_id, data)
+                self.gateway.record_loaded(
+                    effect.conn, effect.request_id, effect.record_id, data, self.now
+                )
             elif isinstance(effect, Fault):
                 self.faults.append(effect.what)
         return bool(effects)

@@ -114,7 +114,9 @@ _CATALOG = (
     ErrorCode(
         TIMEOUT,
         "A deadline of the connection passed: no `hello` soon enough after connecting,"
-        " or nothing received for longer than the idle timeout announced in `welcome`.",
+        " or nothing received for longer than the idle timeout announced in `welcome`;"
+        " or you left unread more than the server keeps for you (sent when the"
+        " connection can still take it). Resume with your token.",
         False,
         "remote",
     ),
@@ -230,9 +232,10 @@ _CATALOG = (
     ),
     ErrorCode(
         RATE_LIMITED,
-        "Too many requests in too short a time: past the server's message rate (the"
-        " error carries the request's id), past the answers you leave unread (no id), or"
-        " past the chat's pace. The request is ignored; slow down.",
+        "Too many requests in too short a time: past the answers you leave unread (no"
+        " id), or past the chat's pace; a server may also refuse requests past its"
+        " message rate (with the request's id: this one does not, it reads no more from"
+        " you until the rate allows). The request is ignored; slow down.",
         True,
         "remote",
     ),

@@ -36,9 +36,14 @@ storing later batches (the snapshot drops only the entries it covers).
 A client that does not read is never waited for: when more than
 `MAX_QUEUED` bytes (1 MiB) wait in its outbox, or its socket takes longer
 than `send_timeout` to take a write, its connection is closed (it can
-reconnect and resume). While more than `READ_PAUSE` bytes (64 KiB) wait for
-it, its own socket is not read: a client that sends requests without
-reading the answers is slowed down by TCP itself. The core task wakes up
+reconnect and resume), after a fatal `timeout` error if the socket still
+takes one. While more than `READ_PAUSE` bytes (64 KiB) wait for it, its own
+socket is not read: a client that sends requests without reading the
+answers is slowed down by TCP itself. Nor is it read while the core takes
+none of its messages (`Gateway.wants_data`: past its message rate, or while
+a record it asked for is read), and a record is read only once the bytes
+waiting for the client are under `READ_PAUSE`: a client asking for many
+large answers at once gets them at the pace it reads them. The core task wakes up
 for the core's next deadline (`Gateway.next_deadline`), with trio's clock as
 the core's time, so tests run it on `autojump_clock`.
 
@@ -68,6 +73,9 @@ from oriflamme.client.seat_secrets import SeatSecrets
 from oriflamme.client.secret_store import SecretStore
 from oriflamme.client.session import Backoff, Session
 from oriflamme.engine import Rules
+from oriflamme.protocol import messages as m
+from oriflamme.protocol.codec import encode_frame
+from oriflamme.protocol.errors import TIMEOUT, RemoteProtocolError
 from oriflamme.server.core import (
     Effect,
     ErrorSent,
@@ -110,7 +118,8 @@ class _Batch:
     """What one batch of inputs did, on its way to the committer."""
 
     entries: list[Entry]
-    outputs: list[tuple[Hashable, bytes, bool]]  # (connection, bytes, close after)
+    # (connection, bytes, close after, read it): see `Gateway.wants_data`
+    outputs: list[tuple[Hashable, bytes, bool, bool]]
     effects: list[Effect]
     snapshot: SnapshotJob | None = None  # the whole lobby, after these inputs
     done: list[trio.Event] = field(default_factory=list)  # set once it is all stored
@@ -127,7 +136,9 @@ class _Connection:
     outbox: deque[bytes | None] | None = None
     queued: int = 0  # bytes in the outbox, not yet taken by the socket
     writing: bool = False  # a writer task is emptying the outbox
-    drained: trio.Event | None = None  # the reader waits on it while too much is queued
+    drained: trio.Event | None = None  # set when it may be read again (see `_until_readable`)
+    held: bool = False  # the core takes none of its messages now: do not read it
+    dropping: bool = False  # it did not read: nothing more but the error and the close
     writing_since: float | None = None  # when the write under way began
     fd: int | None = None  # the TCP socket's, to write to straight away (else None)
     why: str | None = None  # why it ended, for the log (None: not known yet)
@@ -260,9 +271,8 @@ class NetServer:
             while True:
                 # A client that does not read its answers is not read either:
                 # TCP makes it wait, and it costs the server READ_PAUSE at most.
-                while connection.queued > READ_PAUSE:
-                    connection.drained = trio.Event()
-                    await connection.drained.wait()
+                # Nor is one whose messages the core does not take now.
+                await _until_readable(connection, held=True)
                 data = await stream.receive_some(READ_SIZE)
                 await self._inbox_send.send(("data", conn, bytes(data)))
                 if not data:
@@ -287,8 +297,7 @@ class NetServer:
                 connection.cancel.cancel()
                 return
             connection.queued -= sent
-            if connection.queued <= READ_PAUSE and connection.drained is not None:
-                connection.drained.set()
+            _wake(connection)
             if sent == len(data):
                 return
             data = data[sent:]
@@ -316,8 +325,7 @@ class NetServer:
                 await connection.stream.send_all(data)
                 connection.writing_since = None
                 connection.queued -= len(data)
-                if connection.queued <= READ_PAUSE and connection.drained is not None:
-                    connection.drained.set()
+                _wake(connection)
             else:
                 connection.writing = False
                 connection.outbox = None  # an idle connection holds no queue
@@ -382,7 +390,7 @@ class NetServer:
             gateway.receive_data(conn, data, now)
         elif kind == "record":
             assert isinstance(data, FetchedRecord)
-            gateway.record_loaded(conn, data.request_id, data.record_id, data.data)
+            gateway.record_loaded(conn, data.request_id, data.record_id, data.data, now)
         elif kind == "open":
             assert isinstance(data, Opened)
             gateway.open(conn, now, address=data.address, limited=data.limited)
@@ -408,7 +416,7 @@ class NetServer:
         journal = lobby if self.store is not None and isinstance(lobby, JournaledLobby) else None
         entries = journal.take() if journal is not None else []
         outputs = [
-            (conn, gateway.data_to_send(conn), gateway.must_close(conn))
+            (conn, gateway.data_to_send(conn), gateway.must_close(conn), gateway.wants_data(conn))
             for conn in gateway.take_dirty()
         ]
         batch = _Batch(entries, outputs, effects)
@@ -510,19 +518,35 @@ class NetServer:
             for event in done:
                 event.set()
 
-    def _flush(self, outputs: list[tuple[Hashable, bytes, bool]]) -> None:
-        for conn, data, must_close in outputs:
+    def _flush(self, outputs: list[tuple[Hashable, bytes, bool, bool]]) -> None:
+        for conn, data, must_close, wanted in outputs:
             connection = self._connections.get(conn)
             if connection is None:
                 continue
+            if connection.dropping:
+                continue
+            connection.held = not wanted
+            _wake(connection)
             if data:
                 if connection.queued + len(data) > MAX_QUEUED:
-                    _drop_unread(conn, connection, "it does not read what it is sent")
+                    self._give_up(conn, connection)
                     continue
                 connection.queued += len(data)
                 self._queue(connection, data)
             if must_close:
                 self._queue(connection, None)
+
+    def _give_up(self, conn: Hashable, connection: _Connection) -> None:
+        """Drop a client that lets more than `MAX_QUEUED` bytes wait: nothing
+        more is read from it or queued for it but a fatal `timeout`, after
+        the whole frames already queued, and the close (the watchdog ends it
+        if its socket takes none of it in `send_timeout`)."""
+        log.info("connection %s dropped: it does not read what it is sent", conn)
+        connection.why = "dropped: it did not read"
+        connection.dropping = connection.held = True
+        connection.queued += len(_UNREAD)
+        self._queue(connection, _UNREAD)
+        self._queue(connection, None)
 
     def _effects(self, effects: list[Effect]) -> None:
         for effect in effects:
@@ -563,6 +587,9 @@ class NetServer:
     async def _fetch(self, effect: FetchRecord) -> None:
         """Read a record off the core task, and give it to the core task."""
         data = None
+        connection = self._connections.get(effect.conn)
+        if connection is not None:  # read it once the client has read what waits for it
+            await _until_readable(connection, held=False)
         if self.load_record is not None:
             try:
                 data = await self.load_record(effect.record_id)
@@ -617,16 +644,13 @@ class NetServer:
         self, rules: Rules, game_id: bytes, seat: int, *, handed: HandedSeat | None
     ) -> SeatSecrets:
         """A bot's secrets for a seat: kept on disk (a bot started again after
-        a restart finds its own), or new, or a handed-over seat's."""
+        a restart finds its own), or a handed-over seat's for the game it was
+        handed in, or new (the room's next games: the bot stays seated)."""
         store = self.bot_secrets
         kept = None if store is None else store.load(game_id, seat)
         if kept is not None:
             return kept
-        secrets = (
-            SeatSecrets(rules, game_id, seat)
-            if handed is None
-            else _handed(rules, game_id, seat, handed=handed)
-        )
+        secrets = _handed(rules, game_id, seat, handed=handed)
         if store is not None:
             store.save(secrets)
         return secrets
@@ -649,16 +673,48 @@ class NetServer:
             self._nursery.cancel_scope.cancel()
 
 
+async def _until_readable(connection: _Connection, *, held: bool) -> None:
+    """Wait until fewer than `READ_PAUSE` bytes wait for `connection`'s
+    socket (and, with `held`, until the core takes its messages again)."""
+    while connection.queued > READ_PAUSE or (held and connection.held):
+        if connection.drained is None or connection.drained.is_set():
+            connection.drained = trio.Event()
+        await connection.drained.wait()
+
+
+def _wake(connection: _Connection) -> None:
+    """Wake whoever waits for `connection` to be readable, if it may be now."""
+    if connection.drained is not None and connection.queued <= READ_PAUSE:
+        connection.drained.set()
+
+
+# What a client that does not read is told before its connection is dropped
+# (its socket may not take it: then it is dropped without).
+_UNREAD = encode_frame(
+    m.to_data(
+        m.error_message(
+            RemoteProtocolError(
+                TIMEOUT, "you did not read what the server sent you: come back and resume"
+            )
+        )
+    )
+)
+
+
 def _drop_unread(conn: Hashable, connection: _Connection, seen: str) -> None:
     """End a connection whose client does not read what it is sent (`seen`:
-    how that showed, for the log)."""
+    how that showed, for the log), at once: its socket takes nothing."""
     log.info("connection %s dropped: %s", conn, seen)
     connection.why = "dropped: it did not read"
     connection.cancel.cancel()
 
 
-def _handed(rules: Rules, game_id: bytes, seat: int, *, handed: HandedSeat) -> SeatSecrets:
-    """The secrets of a seat handed over to a bot, rebuilt from what it handed."""
+def _handed(rules: Rules, game_id: bytes, seat: int, *, handed: HandedSeat | None) -> SeatSecrets:
+    """New secrets for `seat` of game `game_id`: those of the seat handed over
+    to a bot, rebuilt from what it handed, if it was handed in that game;
+    else secrets of the bot's own (what a player handed is of no other game)."""
+    if handed is None or handed.game != game_id:
+        return SeatSecrets(rules, game_id, seat)
     return SeatSecrets.resume(
         rules,
         game_id,

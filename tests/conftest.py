@@ -36,9 +36,9 @@ def scanned_deadline(lobby: Lobby) -> float | None:
     """`Lobby.next_deadline` as it was before it kept the rooms' deadlines:
     every room asked."""
     times = [t for r in lobby.rooms.values() if (t := r.next_deadline()) is not None]
-    ttl = lobby.config.session_ttl
+    config = lobby.config
     times += [
-        s.disconnected_at + ttl
+        s.disconnected_at + (config.session_ttl if s.joined else config.lobby_ttl)
         for s in lobby.sessions.away.values()
         if s.disconnected_at is not None and not lobby._held(s)
     ]

@@ -26,6 +26,8 @@ LIMITS = (
     "room_name_length",
     "max_rooms",
     "max_sessions",
+    "sessions_per_address",
+    "spectators_per_room",
 )
 
 # Their ranges. The upper bounds of frames and texts are the protocol's
@@ -45,6 +47,8 @@ RANGES: dict[str, tuple[float, float]] = {
     "room_name_length": (1, 40),
     "max_rooms": (1, 1e6),
     "max_sessions": (1, 1e6),
+    "sessions_per_address": (1, 1e6),
+    "spectators_per_room": (0, 1e6),
 }
 
 
@@ -58,9 +62,11 @@ class ServerConfig:
     client cannot hold a table. `grace` is how long a seated player may be
     disconnected before the stand-in plays the seat; `session_ttl` how long a
     disconnected session lasts when it is not seated in a game being played
-    (a seated player's session lasts until the game ends, at least).
-    `history` is how many pushes each session keeps for a client that
-    resumes with the `seq` it last saw.
+    (a seated player's session lasts until the game ends, at least);
+    `lobby_ttl` how long one lasts that never sat or watched in a room (it
+    has nothing to come back to). `history` is how many pushes each session
+    keeps for a client that resumes with the `seq` it last saw, and
+    `history_bytes` how many bytes of them.
     """
 
     server_name: str = "oriflamme/0.1"
@@ -68,9 +74,18 @@ class ServerConfig:
     reply_timer: float = 30.0
     grace: float = 60.0
     session_ttl: float = 600.0
+    lobby_ttl: float = 60.0
     history: int = 512
+    history_bytes: int = 256 * 1024
     max_rooms: int = 2000
+    # Sessions kept at once: in all, and opened from one address. Past
+    # either, the session away longest that no game holds (not seated in a
+    # game being played) is let go to make room; if there is none, `hello`
+    # is refused. A room's spectators: past it, the one away longest is let
+    # go; if all are connected, `spectate` is refused.
     max_sessions: int = 20000
+    sessions_per_address: int = 100
+    spectators_per_room: int = 100
     strategies: tuple[str, ...] = DEFAULT_STRATEGIES
     # Abuse limits (each refusal is a documented error): messages a
     # connection may send (a token bucket: `message_burst` at once, then
@@ -95,10 +110,10 @@ class ServerConfig:
     room_name_length: int = 40
 
     def __post_init__(self) -> None:
-        for name in ("reply_timer", "grace", "session_ttl"):
+        for name in ("reply_timer", "grace", "session_ttl", "lobby_ttl"):
             if not getattr(self, name) > 0:
                 raise ValueError(f"{name} must be positive")
-        if self.history < 1:
+        if self.history < 1 or self.history_bytes < 1:
             raise ValueError("history keeps at least one push")
         for name, (lo, hi) in RANGES.items():
             value = getattr(self, name)

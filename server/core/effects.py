@@ -9,7 +9,7 @@ secrets: a bot's session token is left out of its repr.
 from __future__ import annotations
 
 from collections.abc import Hashable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 from oriflamme.protocol import messages as m
 from oriflamme.protocol.commitments import Opening
@@ -38,12 +38,22 @@ class Close:
 class HandedSeat:
     """What a bot needs to play a seat handed over to it (`hand_over`): the
     seat's seed and the openings of every card it placed, the server seed,
-    and how many cards the seat has drawn (2-player variant)."""
+    and how many cards the seat has drawn (2-player variant), all of game
+    `game` (its id) and of no other: the bot stays in the seat for the
+    room's next games, and plays them with secrets of its own."""
 
     seed: bytes = field(repr=False)
     openings: tuple[Opening, ...] = field(repr=False)
     server_seed: bytes
     drawn: int
+    game: bytes  # (last: a seat handed before it was kept unpickles without it)
+
+    def __setstate__(self, state: list[object]) -> None:
+        """Unpickling (the fields' values, in order). One saved before `game`
+        was kept is of no game: no game's secrets are taken from it."""
+        values = [*state, b""][: len(fields(self))]
+        for f, value in zip(fields(self), values, strict=True):
+            object.__setattr__(self, f.name, value)
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,6 +10,7 @@ bytes and time:
     gateway.receive_data(conn, data, now)    bytes arrived (b"" at end of file)
     gateway.data_to_send(conn) -> bytes      what to write now
     gateway.must_close(conn) -> bool         close once those bytes are written
+    gateway.wants_data(conn) -> bool         read more from it now (else wait)
     gateway.closed(conn, now)                the connection is gone
     gateway.tick(now); gateway.next_deadline()
     gateway.take_effects()                   bots to start or stop, records to keep, faults to log
@@ -26,6 +27,15 @@ shell takes it (`data_to_send`). A client that sends no `hello` within
 ``timeout`` and closed; so is a client that does not read what it is sent
 (more than `max_outbox` bytes waiting): a slow client is dropped, never
 waited for, and may reconnect and resume.
+
+A connection is paced by not reading it, never by refusing what it sent:
+its messages are taken at the rate of its token bucket (`message_burst` at
+once, then `message_rate` a second), and one at a time while the record it
+asked for is being read (`get_record`: its answer may be large, and the
+next request waits for it to be written). Meanwhile its bytes stay where
+they are: the gateway holds what it was given, and the shell reads no more
+from the socket while `wants_data` is false, so TCP slows the client down
+and a flood costs the server no more than the rate it allows.
 
 If the core fails on an input (a bug), the request is answered
 ``internal`` and a `Fault` effect tells the shell to log it; the server
@@ -54,7 +64,7 @@ from oriflamme.protocol.errors import (
     RemoteProtocolError,
 )
 
-from .effects import Close, Effect, ErrorSent, Fault, Send
+from .effects import Close, Effect, ErrorSent, Fault, FetchRecord, Send
 from .lobby import Lobby
 
 
@@ -75,6 +85,8 @@ class _Link:
     limited: bool = True  # its messages are rate limited (not a server bot's)
     tokens: float = 0.0  # the token bucket of its messages
     refilled: float = 0.0  # when the bucket was last refilled
+    fetching: bool = False  # a record it asked for is being read: take nothing more
+    resume_at: float | None = None  # its bucket is empty until then: take nothing more
 
 
 class Gateway:
@@ -100,6 +112,7 @@ class Gateway:
         self._dirty: set[Hashable] = set()
         self._per_address: dict[str, int] = {}
         self._sweep_at = math.inf  # never later than the connections' earliest deadline
+        self._paused: set[Hashable] = set()  # links whose bucket is empty
 
     # ------------------------------------------------------------ the shell's calls
 
@@ -139,15 +152,32 @@ class Gateway:
         link = self._links.get(conn)
         if link is None or link.closing:
             return
+        link.connection.receive_data(data)
+        self._take(conn, link, now)
+
+    def _take(self, conn: Hashable, link: _Link, now: float) -> None:
+        """Handle the messages `conn` sent, while it may send them (see the
+        module docstring); the others wait in the connection's buffer."""
         connection = link.connection
-        connection.receive_data(data)
-        while not link.closing:
+        while not link.closing and not link.fetching and link.resume_at is None:
+            counted = link.limited and connection.buffered > 0
+            if counted and not self._take_token(link, now):
+                self._pause(conn, link, now)
+                break
             try:
                 message = connection.next_message()
             except RemoteProtocolError as error:
                 link.last_heard = now  # a whole frame, though a bad one
+                if error.id is not None and link.answered and error.id in link.answered:
+                    # (a second hello, say) Its id is one whose answer is on
+                    # its way: to the client that id is pending still, so the
+                    # refusal goes without it, as for any request reusing it.
+                    connection.dropped(error.id)
+                    error.id = None
                 self._refuse(conn, link, error)
                 continue
+            if (message is NEED_DATA or message is CLOSED) and counted:
+                link.tokens += 1  # no message: its token back
             if message is NEED_DATA:
                 break
             if message is CLOSED:
@@ -159,6 +189,19 @@ class Gateway:
             # bytes of a frame it never finishes (slowloris) is idle.
             link.last_heard = now
             self._carry_out(self._handle(conn, link, message, now))
+
+    def _pause(self, conn: Hashable, link: _Link, now: float) -> None:
+        """`conn`'s bucket is empty: take nothing from it until it has a token."""
+        wait = (1 - link.tokens) / self.lobby.config.message_rate
+        link.resume_at = max(now + wait, math.nextafter(now, math.inf))  # (always later)
+        self._paused.add(conn)
+        self._dirty.add(conn)  # (the shell stops reading it)
+
+    def wants_data(self, conn: Hashable) -> bool:
+        """Whether the shell should read more from `conn` now: not while it
+        may send nothing more (its bucket empty, a record of its on the way)."""
+        link = self._links.get(conn)
+        return link is not None and not (link.closing or link.fetching or link.resume_at)
 
     def data_to_send(self, conn: Hashable) -> bytes:
         """Everything waiting for `conn`; what is handed over counts as read."""
@@ -177,6 +220,7 @@ class Gateway:
 
     def closed(self, conn: Hashable, now: float) -> None:
         link = self._links.pop(conn, None)
+        self._paused.discard(conn)
         if link is not None and link.address is not None:
             left = self._per_address.get(link.address, 1) - 1
             if left > 0:
@@ -191,7 +235,13 @@ class Gateway:
             self._carry_out(effects)
 
     def tick(self, now: float) -> None:
-        """Time passed: connection deadlines, then the lobby's timers."""
+        """Time passed: connections paused and their deadlines, then the lobby's timers."""
+        for conn in [c for c in self._paused if self._links[c].resume_at <= now]:  # type: ignore[operator]
+            self._paused.discard(conn)
+            link = self._links[conn]
+            link.resume_at = None
+            self._dirty.add(conn)  # (the shell reads it again)
+            self._take(conn, link, now)
         if now >= self._sweep_at:
             self._sweep(now)
         try:
@@ -205,6 +255,7 @@ class Gateway:
         next deadline, maybe earlier (None: nothing waits)."""
         lobby = self.lobby.next_deadline()
         times = [t for t in (lobby, self._sweep_at) if t is not None and t != math.inf]
+        times += [self._links[c].resume_at for c in self._paused]  # type: ignore[misc]
         return min(times, default=None)
 
     # The connections' deadlines (a hello within the handshake timeout, then
@@ -220,18 +271,23 @@ class Gateway:
         for conn, link in list(self._links.items()):
             if link.closing:
                 continue
+            # The deadline compared is the one returned by `next_deadline`
+            # (not `now - last_heard >= timeout`, which float rounding can
+            # make disagree with it): a deadline returned is a deadline
+            # consumed, or a virtual clock would come back to it for ever.
             if not link.welcomed:
-                if now - link.opened >= self.handshake_timeout:
+                deadline = link.opened + self.handshake_timeout
+                if now >= deadline:
                     self._close(conn, link, TIMEOUT, "no hello came in time")
                     continue
-                earliest = min(earliest, link.opened + self.handshake_timeout)
             else:
-                if now - link.last_heard >= self.idle_timeout:
+                deadline = link.last_heard + self.idle_timeout
+                if now >= deadline:
                     self._close(
                         conn, link, TIMEOUT, f"nothing received for {self.idle_timeout:g} s"
                     )
                     continue
-                earliest = min(earliest, link.last_heard + self.idle_timeout)
+            earliest = min(earliest, deadline)
         self._sweep_at = earliest
 
     def shut_down(self) -> None:
@@ -243,13 +299,20 @@ class Gateway:
                 )
 
     def record_loaded(
-        self, conn: Hashable, request_id: int | None, record_id: str, data: bytes | None
+        self,
+        conn: Hashable,
+        request_id: int | None,
+        record_id: str,
+        data: bytes | None,
+        now: float,
     ) -> None:
         """The answer to a `FetchRecord`: the record's bytes, or None if there
-        is no such record."""
+        is no such record. The connection's next messages are taken."""
         link = self._links.get(conn)
         if link is None or link.closing:
             return
+        link.fetching = False
+        self._dirty.add(conn)  # (the shell reads it again)
         if data is None:
             error = RemoteProtocolError(
                 NO_SUCH_RECORD, f"no record {record_id} here", id=request_id
@@ -257,6 +320,7 @@ class Gateway:
             self._write(conn, link, m.error_message(error))
         else:
             self._write(conn, link, m.RecordData(record_id=record_id, data=data, id=request_id))
+        self._take(conn, link, now)
 
     def take_dirty(self) -> set[Hashable]:
         """The connections with bytes to send, or to close, since the last call:
@@ -274,15 +338,6 @@ class Gateway:
 
     def _handle(self, conn: Hashable, link: _Link, message: m.Message, now: float) -> list[Effect]:
         request_id = getattr(message, "id", None)
-        if link.limited and not self._take_token(link, now):
-            config = self.lobby.config
-            error = RemoteProtocolError(
-                RATE_LIMITED,
-                f"more than {config.message_rate:g} messages a second (bursts of"
-                f" {config.message_burst}): this {message.TYPE} was ignored",
-                id=request_id,
-            )
-            return [Send(conn, m.error_message(error))]
         if link.answered is not None and request_id in link.answered:
             # Its answer is not on its way yet: to the client, that id is pending.
             link.connection.dropped(request_id)
@@ -303,7 +358,7 @@ class Gateway:
             if isinstance(message, m.Hello):
                 link.welcomed = True
                 self._sweep_at = min(self._sweep_at, now + self.idle_timeout)
-                return self.lobby.hello(conn, message, now)
+                return self.lobby.hello(conn, message, now, address=link.address)
             return self.lobby.request(conn, message, now)
         except Exception:  # a bug of ours: answer, report, go on
             # Without a session (a failed hello) the connection cannot go on.
@@ -323,9 +378,11 @@ class Gateway:
             float(config.message_burst), link.tokens + (now - link.refilled) * config.message_rate
         )
         link.refilled = now
-        if link.tokens < 1:
+        if (
+            link.tokens < 1 - 1e-9
+        ):  # (a bucket refilled to its resume time is not short by a rounding)
             return False
-        link.tokens -= 1
+        link.tokens = max(0.0, link.tokens - 1)
         return True
 
     def _refuse(self, conn: Hashable, link: _Link, error: RemoteProtocolError) -> None:
@@ -346,6 +403,10 @@ class Gateway:
                     self._write(effect.conn, link, effect.error)
                     link.closing = True
             else:
+                if isinstance(effect, FetchRecord):
+                    link = self._links.get(effect.conn)
+                    if link is not None:
+                        link.fetching = True  # its next request waits for the record
                 self._effects.append(effect)
 
     def _write(
@@ -367,10 +428,10 @@ class Gateway:
                 if link.answered is None:
                     link.answered = set()
                 link.answered.add(request_id)
-        if len(link.outbox) > self.max_outbox:
+        if len(link.outbox) > self.max_outbox and not link.closing:
             # The client does not read: drop it (it can resume), never wait for it.
             link.outbox.clear()
-            link.closing = True
+            self._close(conn, link, TIMEOUT, f"more than {self.max_outbox} bytes left unread")
 
     def _close(self, conn: Hashable, link: _Link, code: str, why: str) -> None:
         self._write(conn, link, m.error_message(RemoteProtocolError(code, why)))

@@ -12,7 +12,8 @@ restart. The randomness is a `KeyedEntropy`, whose bytes come again from the
 same key.
 
 Nothing secret is noted: a note holds a client's message, a connection id
-and the time. A `hello` that resumes a session is noted without its token,
+and the time (and for a new session, the address it came from: the lobby
+counts sessions by address). A `hello` that resumes a session is noted without its token,
 as the player id it resumed and whether the token was that session's
 current one or the one before (`Lobby.resume`): enough to replay it, and
 the new tokens come again from the randomness.
@@ -113,10 +114,14 @@ class JournaledLobby(Lobby):
         notes, self._notes = self._notes, []
         return notes
 
-    def hello(self, conn: Hashable, hello: m.Hello, now: float) -> list[Effect]:
+    def hello(
+        self, conn: Hashable, hello: m.Hello, now: float, *, address: str | None = None
+    ) -> list[Effect]:
         if hello.token is None:
-            self._note(Entry(HELLO, str(conn), now, _pack(_hello_data(hello))))
-        return super().hello(conn, hello, now)  # a resume notes itself (`resume`)
+            note = {"hello": _hello_data(hello), "address": address}
+            self._note(Entry(HELLO, str(conn), now, _pack(note)))
+        # A resume notes itself (`resume`).
+        return super().hello(conn, hello, now, address=address)
 
     def resume(
         self, conn: Hashable, player: int, current_one: bool, hello: m.Hello, now: float
@@ -159,9 +164,16 @@ def replay(lobby: Lobby, entries: Iterable[Entry]) -> list[Effect]:
             effects += lobby.closed(conn, now)
         elif entry.kind == HELLO:
             assert entry.data is not None
-            hello = m.from_data(_unpack(entry.data), "client")
+            note = _unpack(entry.data)
+            address: str | None = None
+            if "hello" in note:  # (a note made before addresses were: the hello alone)
+                noted = note["address"]
+                assert noted is None or isinstance(noted, str)
+                address = noted
+                note = note["hello"]  # type: ignore[assignment]
+            hello = m.from_data(note, "client")
             assert isinstance(hello, m.Hello)
-            effects += lobby.hello(conn, hello, now)
+            effects += lobby.hello(conn, hello, now, address=address)
         elif entry.kind == RESUME:
             assert entry.data is not None
             note = _unpack(entry.data)

@@ -21,8 +21,13 @@ answer `Gateway.record_loaded` sends). Everything else comes from a member
 of a room and goes to the room.
 
 A session whose connection is gone keeps its place: seated in a game being
-played, until the game ends; otherwise for `session_ttl` seconds, after
-which it leaves its room and is forgotten.
+played, until the game ends; otherwise for `session_ttl` seconds (or
+`lobby_ttl`, if it never sat or watched in a room), after which it leaves
+its room and is forgotten. What one client can hold is bounded: sessions
+from one address (`sessions_per_address`) and in all (`max_sessions`),
+spectators in a room (`spectators_per_room`). Past a bound, the session
+away longest that no game holds is let go first (`_spare`): a player
+seated in a game always keeps their place.
 """
 
 from __future__ import annotations
@@ -31,7 +36,7 @@ import heapq
 import re
 import traceback
 from collections import deque
-from collections.abc import Hashable
+from collections.abc import Hashable, Iterable
 from dataclasses import replace
 from typing import Any
 
@@ -42,6 +47,7 @@ from oriflamme.protocol.errors import (
     NO_SUCH_RECORD,
     NO_SUCH_ROOM,
     RATE_LIMITED,
+    ROOM_FULL,
     SERVER_BUSY,
     SESSION_REPLACED,
     TOO_MANY_ROOMS,
@@ -89,14 +95,18 @@ class Lobby:
     def __init__(self, config: ServerConfig | None = None, entropy: Entropy | None = None) -> None:
         self.config = config if config is not None else ServerConfig()
         self._entropy = entropy if entropy is not None else SystemEntropy()
-        self.sessions = Sessions(self._entropy, history=self.config.history)
+        self.sessions = Sessions(
+            self._entropy, history=self.config.history, history_bytes=self.config.history_bytes
+        )
         self.rooms: dict[int, Room] = {}
         self._invites: dict[str, int] = {}
         self._next_room = 1
         self._conns: dict[Hashable, Session | None] = {}
-        # Finished games, newest last, and who played in them.
+        # Finished games, newest last, and who played in them: each summary
+        # is kept while a session that played it is (its `list_records`).
         self.finished: dict[str, m.RecordSummary] = {}
         self._played: dict[int, list[tuple[str, int]]] = {}  # player -> (record id, seat)
+        self._listed_by: dict[str, int] = {}  # record id -> how many `_played` name it
         self._deadlines_anew()
 
     # Deadlines are kept, not looked up at every input in every room and
@@ -126,6 +136,13 @@ class Lobby:
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         self._deadlines_anew()
+        if "_listed_by" not in state:  # saved before the index was bounded
+            self._played = {p: g for p, g in self._played.items() if p in self.sessions.by_player}
+            self._listed_by = {}
+            for games in self._played.values():
+                for record_id, _ in games:
+                    self._listed_by[record_id] = self._listed_by.get(record_id, 0) + 1
+            self.finished = {r: s for r, s in self.finished.items() if r in self._listed_by}
 
     def _touch(self, session: Session | None) -> None:
         """An input from `session` may have changed its room's deadline."""
@@ -134,12 +151,13 @@ class Lobby:
 
     # ------------------------------------------------------------ connections
 
-    def hello(self, conn: Hashable, hello: m.Hello, now: float) -> list[Effect]:
-        """The first message of connection `conn`: welcome, with a new session
-        or the one `hello.token` names (and what it missed); or a fatal error."""
+    def hello(
+        self, conn: Hashable, hello: m.Hello, now: float, *, address: str | None = None
+    ) -> list[Effect]:
+        """The first message of connection `conn`, from `address` (None: not
+        counted): welcome, with a new session or the one `hello.token` names
+        (and what it missed); or a fatal error."""
         if hello.token is None:
-            if len(self.sessions) >= self.config.max_sessions:
-                return [Close(conn, _error(SERVER_BUSY, "too many sessions; try later", hello))]
             if len(hello.name) > self.config.name_length:
                 too_long = (
                     f"hello.name: at most {self.config.name_length} characters on this server,"
@@ -147,8 +165,11 @@ class Lobby:
                 )
                 refusal = RemoteProtocolError(INVALID_FIELD, too_long, id=hello.id, fatal=True)
                 return [Close(conn, m.error_message(refusal))]
-            session, token = self.sessions.open(hello.name)
-            return self._attach(conn, session, token, hello, resumed=False, now=now)
+            effects, full = self._make_room(address, now)
+            if full is not None:
+                return [*effects, Close(conn, _error(SERVER_BUSY, full, hello))]
+            session, token = self.sessions.open(hello.name, address=address)
+            return effects + self._attach(conn, session, token, hello, resumed=False, now=now)
         found = self.sessions.find(hello.token)
         if found is None:
             return [
@@ -230,6 +251,42 @@ class Lobby:
             effects += room.connection_changed(session, now)
         return effects
 
+    def _make_room(self, address: str | None, now: float) -> tuple[list[Effect], str | None]:
+        """Room for one more session from `address`: the effects of the
+        sessions let go for it, and why there is none (None: there is)."""
+        effects: list[Effect] = []
+        config = self.config
+        if address is not None:
+            mine = self.sessions.from_address(address)
+            if len(mine) >= config.sessions_per_address:
+                spare = self._spare(sorted(mine.values(), key=_away_since))
+                if spare is None:
+                    return effects, (
+                        f"too many sessions from your address ({config.sessions_per_address}"
+                        " at most), all of them connected or in a game: close some, or try later"
+                    )
+                effects += self._let_go(spare, "to make room for its address", now)
+        if len(self.sessions) >= config.max_sessions:
+            spare = self._spare(self.sessions.away.values())
+            if spare is None:
+                return effects, "too many sessions; try later"
+            effects += self._let_go(spare, "to make room", now)
+        return effects, None
+
+    def _spare(self, sessions: Iterable[Session]) -> Session | None:
+        """The first of `sessions` that may be let go: away, no bot, and held
+        by no game (`away` is in the order they left: the first has been
+        away longest)."""
+        for session in sessions:
+            if session.conn is None and session.bot is None and not self._held(session):
+                return session
+        return None
+
+    def _let_go(self, session: Session, why: str, now: float) -> list[Effect]:
+        """Forget `session` before its time (a bound was reached)."""
+        line = LogLine(f"{session.logged_as}, away, let go {why}")
+        return [line, *self._expire(session, now)]
+
     def closed(self, conn: Hashable, now: float) -> list[Effect]:
         """Connection `conn` is gone (closed by either side, or dropped)."""
         session = self._conns.pop(conn, None)
@@ -279,6 +336,8 @@ class Lobby:
         self._touch(session)
         outcome = self._route(session, message, now)
         self._touch(session)
+        if session.room is not None:
+            session.joined = True
         answer: m.Message
         if outcome.error is None:
             answer = m.Ok(id=request_id)
@@ -302,7 +361,7 @@ class Lobby:
                 target = self._find_room(message.room, message.invite)
                 if isinstance(message, m.JoinRoom):
                     return Outcome(effects=target.seat(session, message.seat, now))
-                return Outcome(effects=target.watch(session, now))
+                return Outcome(effects=self._watch(session, target, now))
             except RemoteProtocolError as refusal:
                 return Outcome(refusal)
         if isinstance(message, m.Chat):
@@ -316,6 +375,19 @@ class Lobby:
         outcome = room.handle(session, message, now)
         self._forget_closed(room)
         return outcome
+
+    def _watch(self, session: Session, room: Room, now: float) -> list[Effect]:
+        """`session` spectates `room`, if the room has room for one more."""
+        effects: list[Effect] = []
+        most = self.config.spectators_per_room
+        if len(room.spectators) >= most:
+            spare = self._spare(room.spectators)
+            if spare is None:
+                raise RemoteProtocolError(
+                    ROOM_FULL, f"room {room.id} has all the spectators it takes ({most})"
+                )
+            effects += self._let_go(spare, f"to make room in room {room.id}", now)
+        return effects + room.watch(session, now)
 
     def _chat_refused(self, session: Session, text: str, now: float) -> RemoteProtocolError | None:
         """Each chat line reaches many: a player may say `chat_lines` lines
@@ -369,11 +441,30 @@ class Lobby:
                     valid=all(v.ok for v in record.verdicts),
                 )
                 for seat, player in enumerate(effect.players):
-                    if player is not None:
+                    if player is not None and player in self.sessions.by_player:
                         played = self._played.setdefault(player, [])
                         played.append((effect.record_id, seat))
+                        self._listed(effect.record_id, +1)
+                        for record_id, _ in played[:-RECORDS_LISTED]:
+                            self._listed(record_id, -1)
                         del played[:-RECORDS_LISTED]
+                self._listed(effect.record_id, 0)  # (kept only if someone can list it)
         return effects
+
+    def _listed(self, record_id: str, change: int) -> None:
+        """One more (or one fewer) player lists `record_id`: its summary goes
+        when no one does (player ids are never reused, so a session gone
+        never lists it again)."""
+        listed = self._listed_by.get(record_id, 0) + change
+        if listed > 0:
+            self._listed_by[record_id] = listed
+        else:
+            self._listed_by.pop(record_id, None)
+            self.finished.pop(record_id, None)
+
+    def _forget_played(self, player: int) -> None:
+        for record_id, _ in self._played.pop(player, ()):
+            self._listed(record_id, -1)
 
     def _records_of(self, session: Session) -> tuple[m.RecordSummary, ...]:
         return tuple(
@@ -452,6 +543,12 @@ class Lobby:
             self.rooms.pop(room.id, None)
             if room.invite is not None:
                 self._invites.pop(normalize_invite(room.invite), None)
+            # Its spectators away have nothing left to come back to (and
+            # keep no pushes that would tell them so): they are let go.
+            for session in room.left_away:
+                if self.sessions.by_player.get(session.player) is session:
+                    self._forget(session)
+            room.left_away = ()
 
     # ------------------------------------------------------------ time
 
@@ -470,7 +567,6 @@ class Lobby:
         sessions away that they held."""
         expiries = self._expiries()
         kept, heap = self._room_deadlines, self._deadline_heap
-        ttl = self.config.session_ttl
         for room_id in self._touched:
             room = self.rooms.get(room_id)
             due = None if room is None else room.next_deadline()
@@ -481,8 +577,9 @@ class Lobby:
                 heapq.heappush(heap, (due, room_id))
             for player in self._held_away.pop(room_id, ()):
                 session = self.sessions.away.get(player)
-                if session is not None and session.disconnected_at is not None:
-                    heapq.heappush(expiries, (session.disconnected_at + ttl, player))
+                expiry = None if session is None else self._expiry(session)
+                if expiry is not None:
+                    heapq.heappush(expiries, (expiry, player))
         self._touched.clear()
         while heap and kept.get(heap[0][1]) != heap[0][0]:
             heapq.heappop(heap)  # a deadline since moved, or gone
@@ -496,11 +593,8 @@ class Lobby:
         heap = self._expiry_heap
         away = self.sessions.away
         if heap is None or len(heap) > 2 * len(away) + 64:
-            ttl = self.config.session_ttl
             heap = [
-                (s.disconnected_at + ttl, s.player)
-                for s in away.values()
-                if s.disconnected_at is not None
+                (expiry, s.player) for s in away.values() if (expiry := self._expiry(s)) is not None
             ]
             heapq.heapify(heap)
             self._expiry_heap = heap
@@ -512,27 +606,30 @@ class Lobby:
         the heap (if there is one yet; an entry no longer true is dropped when
         it comes to the top)."""
         session = self.sessions.away.get(player)
-        if (
-            self._expiry_heap is not None
-            and session is not None
-            and session.disconnected_at is not None
-        ):
-            expiry = session.disconnected_at + self.config.session_ttl
+        expiry = None if session is None else self._expiry(session)
+        if self._expiry_heap is not None and expiry is not None:
             heapq.heappush(self._expiry_heap, (expiry, player))
+
+    def _expiry(self, session: Session) -> float | None:
+        """When `session`, away, expires (None: it is not away). One that
+        never sat or watched in a room has nothing to come back to: it
+        expires sooner."""
+        if session.disconnected_at is None:
+            return None
+        config = self.config
+        return session.disconnected_at + (
+            config.session_ttl if session.joined else config.lobby_ttl
+        )
 
     def _next_expiry(self) -> float | None:
         """When the first session away that is not held expires (its entry
         at the top of the heap)."""
         heap = self._expiries()
-        away, ttl = self.sessions.away, self.config.session_ttl
+        away = self.sessions.away
         while heap:
             due, player = heap[0]
             session = away.get(player)
-            if (
-                session is None
-                or session.disconnected_at is None
-                or session.disconnected_at + ttl != due
-            ):
+            if session is None or self._expiry(session) != due:
                 heapq.heappop(heap)  # back since, gone, or away again since
             elif self._held(session):
                 heapq.heappop(heap)
@@ -585,8 +682,19 @@ class Lobby:
             except Exception:  # a bug of ours in that room: the session expires all the same
                 effects.append(Fault(None, f"room {home.id}: {traceback.format_exc()}"))
             self._forget_closed(home)
-        self.sessions.close(session)
+        self._forget(session)
         return effects
+
+    def _forget(self, session: Session) -> None:
+        """`session` is gone for good, and what it could list with it."""
+        self.sessions.close(session)
+        self._forget_played(session.player)
+
+
+def _away_since(session: Session) -> float:
+    """Sorting sessions by how long they have been away (connected last)."""
+    at = session.disconnected_at
+    return at if at is not None else float("inf")
 
 
 def _began(session: Session, resumed: bool) -> str:

@@ -19,7 +19,9 @@ The game goes through these phases:
                `reveal` (an opening), `choose`, `move`, and `open` (an
                opening) when a face-down card is eliminated
     revealing  each seat sends `final_reveal` (its seed and the openings of
-               its hidden cards), or forfeits at the time-out
+               its hidden cards), or forfeits at the time-out; a seat whose
+               `hand_over` failed has sent its own already (with every seat
+               so, the game goes straight on to done)
     done       `record()` gives the game record; or `cancelled`
 
 The referee never learns a face-down card before its owner opens it: its
@@ -475,6 +477,9 @@ class Referee:
         self.events.extend(events)
         if self._game.over:
             self.phase = Phase.REVEALING
+            # A seat whose hand-over failed has given its final reveal
+            # already: with every seat so, nobody is left to reveal.
+            self._maybe_done()
 
     def _default(self, decision: Decision) -> None:
         """The server's safe answer to `decision` (not an opening), logged `by_server`."""
@@ -518,7 +523,8 @@ class Referee:
         self.settled.append(decision.pid)
 
     def _maybe_done(self) -> None:
-        if len(self._answered) == self.rules.players:
+        """The game is over once no seat is left to reveal (a game always ends)."""
+        if self.phase is Phase.REVEALING and len(self._answered) == self.rules.players:
             self.phase = Phase.DONE
 
     # ------------------------------------------------------------ seeds

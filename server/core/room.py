@@ -97,6 +97,16 @@ def _refuse(code: str, message: str) -> RemoteProtocolError:
 class Room:
     """One room; see the module docstring."""
 
+    # The player id of the session in each seat when the last game ended
+    # (None: nobody, or a seat taken again since): whose snapshot shows that
+    # game as theirs. (A class default: a room saved before it was kept
+    # shows its last game to spectators only.)
+    finished_by: tuple[int | None, ...] = ()
+    # The spectators away when the room closed: nothing is left for them to
+    # resume, and they keep no pushes that would tell them so; the lobby
+    # lets them go (a class default: set only while a room closes).
+    left_away: tuple[Session, ...] = ()
+
     def __init__(
         self,
         room_id: int,
@@ -179,6 +189,10 @@ class Room:
             index = free[0]
         self.seats[index] = Seat(session=session)
         session.room, session.seat = self.id, index
+        if index < len(self.finished_by):  # the last game, if any, was not theirs
+            self.finished_by = tuple(
+                None if i == index else p for i, p in enumerate(self.finished_by)
+            )
         if not self.host:
             self.host = session.player
         return [self.event(f"{session.logged_as} took seat {index}"), *self._room_state()]
@@ -238,6 +252,7 @@ class Room:
             return []
         self.state = CLOSED
         effects: list[Effect] = [self.event("closed: no player is left in it")]
+        self.left_away = tuple(s for s in self.spectators if not s.connected)
         for session in self.members():
             effects += session.push(m.RoomState, **self._room_fields(session))
             if session.bot is not None:
@@ -248,8 +263,11 @@ class Room:
         return effects
 
     def connection_changed(self, session: Session, now: float) -> list[Effect]:
-        """`session`'s connection came or went: the room shows it; a seated
-        player away during a game may be stood in for."""
+        """`session`'s connection came or went: the room shows it (a
+        seat's; a spectator's shows nowhere); a seated player away during a
+        game may be stood in for."""
+        if session.seat is None:
+            return []
         effects = self._room_state()
         if self.table is not None and session.seat is not None and self.state == PLAYING:
             update = self.table.connection(session.seat, session.connected, now)
@@ -265,9 +283,20 @@ class Room:
     def snapshot(self, session: Session, now: float) -> list[Effect]:
         """Everything `session` needs to pick up the room and its game."""
         effects = session.push(m.RoomState, **self._room_fields(session))
-        if self.table is not None:
+        if self.table is not None and self._shows_game(session):
             effects += self._deliver(self.table.snapshot(session.seat, now), only=session)
         return effects
+
+    def _shows_game(self, session: Session) -> bool:
+        """Whether `session`'s snapshot shows the room's game: while it is
+        played, to everyone in the room; once it ended, to spectators and to
+        whoever played it in the seat they still hold. Who took a seat after
+        it ended gets the room alone, as in a room waiting for players: the
+        game's `game_started`, with their seat, would not be theirs."""
+        seat = session.seat
+        if self.state == PLAYING or seat is None:
+            return True
+        return seat < len(self.finished_by) and self.finished_by[seat] == session.player
 
     # ------------------------------------------------------------ requests
 
@@ -519,6 +548,9 @@ class Room:
                 self._game_over(),
             ]
             self.state = FINISHED
+            self.finished_by = tuple(
+                None if seat.session is None else seat.session.player for seat in self.seats
+            )
             for index, seat in enumerate(self.seats):
                 if seat.ghost is not None:
                     self.seats[index] = Seat()
@@ -584,7 +616,16 @@ class Room:
         )
 
     def _room_state(self) -> list[Effect]:
+        """`room_state` to every member: each seat its own, the spectators
+        connected one they share (encoded once; away, they get none)."""
         effects: list[Effect] = []
-        for session in self.members():
-            effects += session.push(m.RoomState, **self._room_fields(session))
+        for seat in self.seats:
+            if seat.session is not None:
+                effects += seat.session.push(m.RoomState, **self._room_fields(seat.session))
+        watching = [s for s in self.spectators if s.connected]
+        if watching:
+            fields = self._room_fields(watching[0])
+            shared = SharedEncoding() if len(watching) > 1 else None
+            for session in watching:
+                effects += session.push(m.RoomState, shared, **fields)
         return effects

@@ -18,6 +18,16 @@ a bounded history (as the frame it was sent as), so a client that resumes
 with the `seq` it last saw gets exactly the pushes it missed, or a full
 snapshot if they are no longer all kept.
 
+What a session keeps is bounded by what it can still resume with: at most
+`history` pushes and `history_bytes` bytes of them (past that, a snapshot
+is smaller than what was missed), and nothing at all while it is away
+without a seat (a spectator, or in the lobby): its pushes are not even
+built, only counted, and it comes back to a snapshot. A seated player away
+keeps its pushes, so that it comes back to exactly what it missed.
+
+Sessions are counted by the address they were opened from, so that the
+lobby can bound what one address holds (`from_address`).
+
 >>> from oriflamme.server.core.entropy import FixedEntropy
 >>> sessions = Sessions(FixedEntropy("doc"), history=4)
 >>> ann, token = sessions.open("Ann")
@@ -47,6 +57,7 @@ from .effects import Effect, Fault, Send
 from .entropy import Entropy
 
 TOKEN_SIZE = 32
+HISTORY_BYTES = 256 * 1024  # the bytes of pushes a session keeps, at most
 
 
 def _digest(token: bytes) -> bytes:
@@ -69,15 +80,30 @@ class Session:
         "disconnected_at",
         "last_seq",
         "_history_size",
+        "_history_bytes",
+        "_kept_bytes",
         "history",
         "_digests",
         "chat_times",
+        "address",
+        "joined",
     )
 
-    def __init__(self, player: int, name: str, *, history: int, bot: str | None = None) -> None:
+    def __init__(
+        self,
+        player: int,
+        name: str,
+        *,
+        history: int,
+        history_bytes: int = HISTORY_BYTES,
+        bot: str | None = None,
+        address: str | None = None,
+    ) -> None:
         self.player = player
         self.name = name
         self.bot = bot
+        self.address = address  # where it was opened from (None: not counted)
+        self.joined = False  # it sat or watched in a room at least once
         self.conn: Hashable | None = None
         self.room: int | None = None
         self.seat: int | None = None
@@ -87,6 +113,8 @@ class Session:
         # costs some 700 bytes, and a server holds thousands of sessions
         # that never get either (idle connections).
         self._history_size = history
+        self._history_bytes = history_bytes
+        self._kept_bytes = 0  # the bytes of the frames in `history`
         self.history: deque[bytes] | None = None  # the frames of the last pushes
         self._digests: tuple[bytes, bytes | None] = (b"", None)
         self.chat_times: deque[float] | None = None
@@ -97,13 +125,18 @@ class Session:
         values = state[1] if isinstance(state, tuple) else state
         for name, value in values.items():
             setattr(self, name, value)
-        for name in ("history", "chat_times"):  # (older still: before they were lazy)
+        for name in ("history", "chat_times", "address"):  # (older: before they were lazy)
             if not hasattr(self, name):
                 setattr(self, name, None)
+        if not hasattr(self, "joined"):  # saved before it was kept: assume it did
+            self.joined = True
+        if not hasattr(self, "_history_bytes"):
+            self._history_bytes = HISTORY_BYTES
         history = self.history
         if history and not isinstance(history[0], bytes):  # saved when messages were kept
             frames = (encode_frame(m.to_data(push)) for push in history)
             self.history = deque(frames, maxlen=history.maxlen)
+        self._kept_bytes = sum(map(len, self.history or ()))
 
     def __repr__(self) -> str:
         where = "lobby" if self.room is None else f"room {self.room} seat {self.seat}"
@@ -131,7 +164,15 @@ class Session:
         objects), which Python's garbage collector would walk at every
         collection as long as it is kept (20 to 30 ms a collection, a few
         times a second, on a busy server); bytes it never walks. A resume
-        decodes the few it sends again."""
+        decodes the few it sends again.
+
+        A session away without a seat gets nothing built or kept: the push
+        is only counted, so that a resume finds it missing and sends a
+        snapshot instead."""
+        if self.conn is None and self.seat is None:
+            self.last_seq += 1
+            self.forget_pushes()
+            return []
         seq = self.last_seq + 1
         message = kind(seq=seq, **fields)  # type: ignore[call-arg]  # pushes have a seq
         try:
@@ -141,10 +182,26 @@ class Session:
         except LocalProtocolError as error:  # a bug of ours: not pushed, nor numbered
             return [Fault(self.conn, f"could not push {kind.TYPE} to {self.logged_as}: {error}")]
         self.last_seq = seq
-        if self.history is None:
-            self.history = deque(maxlen=self._history_size)
-        self.history.append(frame)
+        self._keep(frame)
         return [Send(self.conn, message, frame)] if self.conn is not None else []
+
+    def _keep(self, frame: bytes) -> None:
+        """Keep `frame`, dropping the oldest past `history` pushes or
+        `history_bytes` bytes (the newest is always kept)."""
+        history = self.history
+        if history is None:
+            history = self.history = deque(maxlen=self._history_size)
+        if len(history) == history.maxlen:
+            self._kept_bytes -= len(history[0])  # (append drops it)
+        history.append(frame)
+        self._kept_bytes += len(frame)
+        while self._kept_bytes > self._history_bytes and len(history) > 1:
+            self._kept_bytes -= len(history.popleft())
+
+    def forget_pushes(self) -> None:
+        """Let the kept pushes go: a resume gets a snapshot."""
+        self.history = None
+        self._kept_bytes = 0
 
     def kept(self) -> list[m.Message]:
         """The pushes kept, oldest first."""
@@ -169,20 +226,33 @@ def _pushed(frame: bytes) -> m.Message:
 class Sessions:
     """Every session, by player id and by token digest."""
 
-    def __init__(self, entropy: Entropy, *, history: int = 512) -> None:
+    def __init__(
+        self, entropy: Entropy, *, history: int = 512, history_bytes: int = HISTORY_BYTES
+    ) -> None:
         self._entropy = entropy
         self._history = history
+        self._history_bytes = history_bytes
         self._next_player = 1
         self.by_player: dict[int, Session] = {}
         self._by_digest: dict[bytes, Session] = {}
         # The disconnected ones, whose time may run out: what the lobby's
         # timers look at, rather than every session (most are connected).
+        # In the order they left (a dict keeps it): the first is away longest.
         self.away: dict[int, Session] = {}
+        # The sessions opened from each address, oldest first.
+        self._by_address: dict[str, dict[int, Session]] = {}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         if "away" not in state:  # a lobby saved before `away` was kept
             self.away = {p: s for p, s in self.by_player.items() if s.disconnected_at is not None}
+        if "_history_bytes" not in state:
+            self._history_bytes = HISTORY_BYTES
+        if "_by_address" not in state:
+            self._by_address = {}
+            for session in self.by_player.values():
+                if session.address is not None:
+                    self._by_address.setdefault(session.address, {})[session.player] = session
 
     def __len__(self) -> int:
         return len(self.by_player)
@@ -190,13 +260,29 @@ class Sessions:
     def __iter__(self) -> Any:
         return iter(list(self.by_player.values()))
 
-    def open(self, name: str, *, bot: str | None = None) -> tuple[Session, bytes]:
-        """A new session and its token."""
-        session = Session(self._next_player, name, history=self._history, bot=bot)
+    def open(
+        self, name: str, *, bot: str | None = None, address: str | None = None
+    ) -> tuple[Session, bytes]:
+        """A new session and its token; `address`: where it comes from (None:
+        not counted)."""
+        session = Session(
+            self._next_player,
+            name,
+            history=self._history,
+            history_bytes=self._history_bytes,
+            bot=bot,
+            address=address,
+        )
         self._next_player += 1
         self.by_player[session.player] = session
+        if address is not None:
+            self._by_address.setdefault(address, {})[session.player] = session
         token = self._new_token(session)
         return session, token
+
+    def from_address(self, address: str) -> dict[int, Session]:
+        """The sessions opened from `address`, oldest first (do not change it)."""
+        return self._by_address.get(address, {})
 
     def connected(self, session: Session, conn: Hashable) -> None:
         """`session` is on connection `conn`."""
@@ -205,10 +291,13 @@ class Sessions:
         self.away.pop(session.player, None)
 
     def disconnected(self, session: Session, now: float) -> None:
-        """`session` lost its connection at `now`."""
+        """`session` lost its connection at `now`. Without a seat, it keeps
+        no pushes (see `Session.push`)."""
         session.conn = None
         session.disconnected_at = now
         self.away[session.player] = session
+        if session.seat is None:
+            session.forget_pushes()
 
     def find(self, token: bytes) -> Session | None:
         return self._by_digest.get(_digest(token))
@@ -251,6 +340,12 @@ class Sessions:
         """Forget `session` and its tokens."""
         self.by_player.pop(session.player, None)
         self.away.pop(session.player, None)
+        if session.address is not None:
+            mine = self._by_address.get(session.address)
+            if mine is not None:
+                mine.pop(session.player, None)
+                if not mine:
+                    del self._by_address[session.address]
         for digest in session._digests:
             if digest is not None:
                 self._by_digest.pop(digest, None)

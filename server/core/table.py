@@ -287,6 +287,7 @@ class Table:
                 openings=(*self.referee.opened_by(seat), *message.openings),
                 server_seed=server_seed,
                 drawn=self.referee.drawn(seat),
+                game=self.referee.game_id,
             ),
         )
 

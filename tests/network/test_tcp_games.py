@@ -7,6 +7,7 @@ system (port 0).
 from __future__ import annotations
 
 import random
+import re
 import tempfile
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -17,7 +18,7 @@ import pytest
 import trio
 
 from oriflamme.client import cli
-from oriflamme.client.bots import Behaviour, Bot
+from oriflamme.client.bots import Behaviour, Bot, Seated
 from oriflamme.client.session import RequestRefused, Session, open_session, tcp
 from oriflamme.protocol import messages as m
 from oriflamme.protocol.record import encode_record
@@ -25,7 +26,7 @@ from oriflamme.protocol.verify import verify_record
 from oriflamme.server.core import GameFinished, Gateway, Lobby, ServerConfig
 from oriflamme.server.net import NetServer
 from oriflamme.server.records import RecordWriter
-from tests.deadlines import GAME_HANG
+from tests.deadlines import GAME_HANG, until
 
 pytestmark = pytest.mark.network
 
@@ -190,3 +191,89 @@ async def test_a_bad_frame_in_a_game_closes_that_connection_and_the_game_goes_on
                     await bo.wait_until(lambda: game_over(bo))
                     bo.close()
             assert verify_record(records[0].record).ok
+
+
+class HandsOver(Behaviour):
+    """Plays with its bot until round 2, then, at its own turn (every move it
+    made settled), hands its seat over to a server bot, and sends nothing more."""
+
+    def __init__(self, bot: Bot) -> None:
+        super().__init__(bot)
+        self.handed = False
+
+    def messages(self, client: Seated) -> list[m.Message]:
+        if self.handed:
+            return []
+        game = client.state.game
+        if (
+            game is not None
+            and game.state is not None
+            and int(game.state.view["round"]) >= 2
+            and game.my_turn
+            and game.secrets is not None
+            and game.secrets.placed_cards()  # (a card placed: the next game's card 0 too)
+        ):
+            self.handed = True
+            secrets = game.secrets
+            hidden = [pid for pid in secrets.placed_cards() if pid not in game.openings]
+            return [m.HandOver(seed=secrets.seed, openings=tuple(secrets.openings(hidden)))]
+        return super().messages(client)
+
+
+@pytest.mark.trio
+async def test_the_bot_a_seat_was_handed_to_plays_the_room_s_next_game_with_new_secrets(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The server bot that took a seat by `hand_over` stays in it: the room's
+    next game it plays with secrets of its own, and every seat verifies."""
+    with trio.fail_after(GAME_HANG):
+        async with running_server() as (port, records, _):
+            bo = Session(
+                tcp("127.0.0.1", port), "Bo", behaviour=HandsOver(Bot("random", seed="hands over"))
+            )
+            async with (
+                open_session(
+                    tcp("127.0.0.1", port), "Ann", behaviour=Behaviour(Bot("random", seed="host"))
+                ) as ann,
+                trio.open_nursery() as nursery,
+            ):
+                await nursery.start(bo.run)
+                await ann.request(m.CreateRoom(settings=settings(3, "standard")))
+                await bo.request(m.JoinRoom(room=ann.state.room.room))  # seat 1
+                await ann.request(m.AddBot(strategy="random"))
+                await bo.request(m.Ready(ready=True))
+                await ann.request(m.Ready(ready=True))
+                await ann.request(m.StartGame())
+                await ann.wait_until(lambda: game_over(ann))
+                first = ann.state.game.game_id
+                assert bo.state.room is None  # Bo handed the seat over
+                bo.close()
+                assert len(records) == 1 and records[0].record.seats[1].handed_to_bot
+                assert verify_record(records[0].record).ok
+                assert ann.state.room.seats[1].bot == "heuristic"  # the bot stays
+
+                def next_game_over() -> bool:
+                    return game_over(ann) and ann.state.game.game_id != first
+
+                def bot_died() -> list[str]:
+                    said = [r.getMessage() for r in caplog.records if r.name == "oriflamme.server"]
+                    return [x for x in said if re.match(r"bot \d+ stopped", x)]
+
+                await ann.request(m.Ready(ready=True))
+                await ann.request(m.StartGame())
+                # The next game ends, or is cancelled (a seat's seed never came),
+                # or stops for good: a bot died (its connection stays, and is waited for).
+                await until(
+                    lambda: (
+                        next_game_over() or ann.state.room.state == "waiting" or bool(bot_died())
+                    )
+                )
+                assert bot_died() == []
+                assert ann.state.room.state == "finished"
+                assert [v.status for v in ann.state.game.check_end()] == ["ok"] * 3
+                assert ann.state.problems == []
+            assert len(records) == 2
+            record = records[1].record
+            assert record.seats[1].bot and not record.seats[1].handed_to_bot
+            assert [v.status for v in record.verdicts] == ["ok"] * 3
+            assert verify_record(record).ok

@@ -436,7 +436,9 @@ def test_a_client_that_does_not_read_is_dropped_past_max_outbox_and_may_resume()
             break
     assert dropped_after is not None and dropped_after > 10
     assert not gw.must_close("talker")
-    assert gw.data_to_send("slow") == b""  # dropped: nothing more is written to it
+    # Dropped: what waited is let go, and only a fatal `timeout` goes after it.
+    error = error_of(gw.data_to_send("slow"))
+    assert (error["code"], error["fatal"]) == ("timeout", True) and "unread" in error["message"]
 
     gw.closed("slow", 1.0)
     away = [x for x in talker.read() if isinstance(x, m.RoomState)]
@@ -606,7 +608,8 @@ def test_a_bug_when_a_session_expires_is_reported_and_every_session_away_expires
 def test_a_bug_in_the_lobby_when_sessions_expire_leaves_them_to_the_next_tick(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    gw = Gateway(Lobby(ServerConfig(idle_timeout=3600, session_ttl=10), FixedEntropy("retry")))
+    config = ServerConfig(idle_timeout=3600, session_ttl=10, lobby_ttl=10)
+    gw = Gateway(Lobby(config, FixedEntropy("retry")))
     ann, bob = Peer(gw, "a", "Ann"), Peer(gw, "b", "Bob")
     gw.closed("a", 1.0)
     gw.closed("b", 1.0)
@@ -738,23 +741,33 @@ def limited_gateway(**limits: Any) -> Gateway:
     return Gateway(Lobby(ServerConfig(**limits), FixedEntropy("limits")))
 
 
-def test_messages_past_the_rate_are_refused_with_their_id_and_the_connection_stays() -> None:
+def test_messages_past_the_rate_wait_unread_and_are_answered_at_the_rate() -> None:
+    """A flood costs the server the rate it allows: past the bucket, the
+    messages stay unread (the shell stops reading the socket: TCP slows the
+    client) and are taken as tokens come back, none refused, in order."""
     gw = limited_gateway(message_rate=10.0, message_burst=20)
     ann = Peer(gw, "ann")  # the hello took one token
     pings = b"".join(encode_frame({"type": "ping", "id": 100 + i}) for i in range(30))
     assert ann.welcome is not None
     gw.receive_data("ann", pings, 0.0)
     answers = frames(gw.data_to_send("ann"))  # (raw frames: the peer did not send these)
-    pongs = [a["id"] for a in answers if a["type"] == "pong"]
-    refused = [a for a in answers if a["type"] == "error"]
-    assert pongs == list(range(100, 119))  # 20 tokens, one of them the hello's
-    assert [e["id"] for e in refused] == list(range(119, 130))
-    assert {(e["code"], e["fatal"]) for e in refused} == {("rate_limited", False)}
-    assert "10 messages a second" in refused[0]["message"]
-    assert not gw.must_close("ann")
-    # A second later, ten more tokens: the connection goes on.
-    gw.receive_data("ann", encode_frame({"type": "ping", "id": 500}), 1.0)
-    assert [a["type"] for a in frames(gw.data_to_send("ann"))] == ["pong"]
+    assert [a["id"] for a in answers] == list(range(100, 119))  # 20 tokens, one the hello's
+    assert {a["type"] for a in answers} == {"pong"}
+    assert not gw.wants_data("ann") and not gw.must_close("ann")
+    assert "ann" in gw.take_dirty()  # (the shell looks at it: stops reading it)
+    assert gw.next_deadline() == pytest.approx(0.1)  # a token in a tenth of a second
+
+    gw.tick(0.1)
+
+    assert [a["id"] for a in frames(gw.data_to_send("ann"))] == [119]
+    assert not gw.wants_data("ann")
+    for _ in range(10):  # one a tenth of a second, as the rate says
+        deadline = gw.next_deadline()
+        assert deadline is not None
+        gw.tick(deadline)
+    assert [a["id"] for a in frames(gw.data_to_send("ann"))] == list(range(120, 130))
+    assert gw.wants_data("ann")  # all taken: the shell reads it again
+    assert "ann" in gw.take_dirty()
 
 
 def test_a_server_bot_is_not_rate_limited() -> None:

@@ -155,3 +155,22 @@ def test_the_server_s_bots_are_started_again_after_a_crash() -> None:
     assert len(world.bots) == 2
     world.run(lambda: bool(world.records))
     assert verify_record(world.records[0].record).ok
+
+
+def test_a_replayed_journal_counts_sessions_by_the_address_they_came_from() -> None:
+    """A new session's address is noted (the lobby bounds the sessions of one
+    address), and a note made before addresses were is replayed as none."""
+    import msgpack
+
+    from oriflamme.server.core.journal import HELLO
+
+    live = JournaledLobby(KeyedEntropy(KEY), CONFIG)
+    hello = m.Hello(versions=(1,), client="test/1", name="Ann")
+    live.hello("c1", hello, 1.0, address="192.0.2.7")
+    live.hello("c2", hello, 2.0)
+    notes = live.take()
+    older = Entry(HELLO, "c3", 3.0, msgpack.packb(m.to_data(hello)))
+    rebuilt = Lobby(CONFIG, KeyedEntropy(KEY))
+    replay(rebuilt, [*notes, older])
+    assert list(rebuilt.sessions.from_address("192.0.2.7")) == [1]
+    assert [s.address for s in rebuilt.sessions] == ["192.0.2.7", None, None]

@@ -897,6 +897,30 @@ def test_the_evidence_of_a_false_hand_over_stays() -> None:
     assert referee.seeds[2] == false.seed and not referee.seats[2].handed_to_bot
 
 
+@pytest.mark.parametrize("when", ["at once", "mid-game"])
+def test_a_game_whose_every_hand_over_failed_still_ends(when: str) -> None:
+    """Every seat's hand-over failed (its secrets are its final reveal): the
+    stand-in plays the seats to the end, and with nobody left to reveal the
+    game is over, with the verdicts it has."""
+    referee, seats = seeded(3, seed=8, turn_timer=None)
+    if when == "mid-game":
+        play_until(referee, seats, lambda d: round_of(referee) >= 2)
+    reason = "its seed does not match its seed commitment"
+    for seat in range(3):
+        ruling = referee.receive(seat, m.HandOver(seed=new_seed(), openings=()))
+        assert ruling.failure is not None and ruling.failure.reason == reason
+        referee.mark_seat(seat, LEFT)  # the player leaves: the stand-in plays the seat
+    while phase_of(referee) is Phase.PLAYING:
+        d = referee.decision
+        assert d is not None
+        referee.stand_in(d.seat)
+    assert phase_of(referee) is Phase.DONE and referee.awaited_reveals() == []
+    record = referee.record()
+    assert record.verdicts == tuple(SeatVerdict(s, FAILED, reason) for s in range(3))
+    verdict = verify_record(decode_record(encode_record(record)))
+    assert verdict.problems == () and verdict.seats == record.verdicts
+
+
 # ---------------------------------------------------------------- failed openings: play goes on
 
 

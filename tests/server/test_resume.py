@@ -191,7 +191,7 @@ def test_a_disconnected_session_expires_after_the_session_ttl() -> None:
 
 
 def test_only_the_disconnected_sessions_are_watched_for_expiry_even_after_a_restore() -> None:
-    world = new_world("away", session_ttl=600)
+    world = new_world("away", session_ttl=600, lobby_ttl=600)
     ann, bob = player(world, "Ann"), player(world, "Bob")
     sessions = world.gateway.lobby.sessions
     assert sessions.away == {}  # connected sessions cost the timers nothing
@@ -473,6 +473,65 @@ def test_the_snapshot_of_a_game_over_ends_with_game_end() -> None:
     assert (again.game, again.scores, again.winners) == (end.game, end.scores, end.winners)
 
 
+def test_who_takes_a_seat_after_the_game_gets_the_room_without_that_game() -> None:
+    """A finished room shows its last game to the players who played it and to
+    spectators; who takes a seat after it ended (a player, by `sync` or a
+    resume; a bot, at its start) gets the room alone, as in a room waiting
+    for players: that game is not theirs."""
+    world = new_world("seated after the game", seed=5)
+    clients = table(world, 3, seed=5)
+    world.run(lambda: bool(world.records))
+    world.settle()
+    ok(world, clients[2], m.LeaveRoom())
+    ok(world, clients[1], m.LeaveRoom())
+    di = player(world, "Di")
+    ok(world, di, m.JoinRoom(room=1, seat=2))
+    ok(world, clients[0], m.AddBot(strategy="random", seat=1))  # the host
+    world.settle()
+    assert last_room(di).state == "finished" and last_room(di).seat == 2
+    (bot,) = world.bots.values()
+
+    mark_di = len(di.received)
+    ok(world, di, m.Sync())
+    synced = after(di, mark_di)
+    resumed = snapshot_after_resume(world, di)
+
+    assert types(synced) == ["ok", "room_state"]
+    assert types(resumed) == ["room_state", "room_state"]
+    assert isinstance(resumed[0], m.RoomState) and resumed[0].state == "finished"
+    assert received(bot, m.GameStarted) == [] and received(bot, m.GameEnd) == []
+    # Who played the game, and a spectator, still see it.
+    played = snapshot_after_resume(world, clients[0])
+    assert types(played) == [
+        "room_state",
+        "game_started",
+        "server_seed",
+        "game_state",
+        "game_end",
+        "room_state",
+    ]
+    assert isinstance(played[1], m.GameStarted) and played[1].seat == 0
+    watcher = player(world, "Wat")
+    ok(world, watcher, m.Spectate(room=1))
+    watched = snapshot_after_resume(world, watcher)
+    assert "game_end" in types(watched)
+    assert received(watcher, m.GameStarted)[-1].seat is None
+
+
+def test_who_played_the_game_and_takes_a_seat_again_gets_the_room_alone() -> None:
+    """A player who left the seat after the game and takes one again is seated
+    after the game ended too."""
+    world = new_world("seated again", seed=5)
+    clients = table(world, 3, seed=5)
+    world.run(lambda: bool(world.records))
+    world.settle()
+    ok(world, clients[2], m.LeaveRoom())
+    ok(world, clients[2], m.JoinRoom(room=1, seat=2))
+    mark = len(clients[2].received)
+    ok(world, clients[2], m.Sync())
+    assert types(after(clients[2], mark)) == ["ok", "room_state"]
+
+
 # ------------------------------------------------------------ resuming with seq
 
 
@@ -661,8 +720,8 @@ class Recorder:
             setattr(lobby, name, self._keep(getattr(lobby, name)))
 
     def _keep(self, method: Callable[..., list[Effect]]) -> Callable[..., list[Effect]]:
-        def kept(*args: Any) -> list[Effect]:
-            effects = method(*args)
+        def kept(*args: Any, **options: Any) -> list[Effect]:
+            effects = method(*args, **options)
             self.core_effects.extend(effects)
             return effects
 

@@ -283,6 +283,31 @@ def test_a_false_hand_over_fails_the_seat_and_the_stand_in_plays_it() -> None:
     assert verify_record(record).problems == ()
 
 
+def test_a_game_whose_every_hand_over_failed_ends_and_its_room_closes() -> None:
+    """Every player hands over secrets that fail: the stand-in plays every seat
+    to the end, and the game ends (nobody is left to reveal), with its record;
+    the room, with no player left in it, closes and no longer counts."""
+    world, clients = table()
+    watcher = world.connect("Wat")
+    watcher.send(m.Spectate(room=1))
+    world.run(lambda: len(pushes(clients[0], m.GameState)) > 12)
+    requests = [c.send(m.HandOver(seed=bytes(32), openings=())) for c in clients]
+    world.settle()
+    for client, request in zip(clients, requests, strict=True):
+        answer = client.answer(request)
+        assert isinstance(answer, m.Error) and answer.code == "bad_opening"
+    assert len(world.records) == 1
+    record = world.records[0].record
+    reason = "its seed does not match its seed commitment"
+    assert [(v.status, v.reason) for v in record.verdicts] == [("failed", reason)] * 3
+    assert [(c.seat, c.change) for c in record.seat_changes] == [(0, LEFT), (1, LEFT), (2, LEFT)]
+    assert verify_record(record).problems == ()
+    assert pushes(watcher, m.GameEnd)
+    states = [r.state for r in pushes(watcher, m.RoomState)]
+    assert states[-2:] == ["finished", "closed"]
+    assert world.gateway.lobby.rooms == {}  # no longer one of the server's max_rooms
+
+
 def test_the_time_left_counts_down_in_a_snapshot() -> None:
     world, clients = table({1: Undecided}, turn_timer=60)
     world.run(
