@@ -26,11 +26,13 @@ from __future__ import annotations
 import collections
 import contextlib
 import errno
+import functools
 import multiprocessing.connection
 import os
 import resource
 import selectors
 import socket
+import subprocess
 import time
 from typing import Any
 
@@ -55,6 +57,35 @@ def set_death_signal() -> None:
 
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG
+
+
+def one_address_limits(
+    serve: list[str], connections: int, env: dict[str, str] | None = None
+) -> list[str]:
+    """`oriflamme serve` options that let every table of a benchmark connect
+    from 127.0.0.1 at once: the limits of one address lifted, and the rate
+    of messages (bots answer at once). `serve`: the command that starts the
+    server (with `env`, another version's, which may not know the newer
+    limits: those it does not list in its `--help` are left out)."""
+    options = ["--connections-per-address", str(connections)]
+    options += ["--message-rate", "1000000", "--message-burst", "1000000"]
+    newer = [
+        ("--connection-rate", "1000000"),  # new connections a second from one address
+        ("--sessions-per-address", str(connections)),
+    ]
+    known = _serve_help(tuple(serve), tuple(sorted((env or {}).items())))
+    for flag, value in newer:
+        if flag in known:
+            options += [flag, value]
+    return options
+
+
+@functools.cache
+def _serve_help(serve: tuple[str, ...], env: tuple[tuple[str, str], ...]) -> str:
+    done = subprocess.run(
+        [*serve, "--help"], capture_output=True, text=True, env=dict(env) or None, timeout=60
+    )
+    return done.stdout
 
 
 def frame(message: dict[str, Any]) -> bytes:

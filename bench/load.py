@@ -79,6 +79,7 @@ if str(HERE) not in sys.path:
 
 from _load_client import (  # noqa: E402
     idle_driver,
+    one_address_limits,
     raise_fd_limit,
     rss_kb,
     set_death_signal,
@@ -213,12 +214,7 @@ def start_server(
         str(workdir / "data"),
         "--log-level",
         args.server_log_level,
-        "--connections-per-address",
-        "30000",
-        "--message-rate",
-        "1000000",
-        "--message-burst",
-        "1000000",
+        *one_address_limits(SERVER_COMMAND, 30000),
     ]
     if args.profile_server:
         boot = [sys.executable, "-c", bs.PROFILE_BOOT, str(workdir / "server.prof"), "cpu"]

@@ -95,6 +95,7 @@ from typing import Any
 import msgpack
 import raw_load  # noqa: E402  (bench/, this script's folder)
 import trio
+from _load_client import one_address_limits  # (bench/, this script's folder)
 
 from oriflamme.client.bots import Behaviour, Bot, Seated
 from oriflamme.client.inprocess import InProcess
@@ -915,10 +916,9 @@ def game_phase(
     workdir = Path(tempfile.mkdtemp(prefix=f"k{k}-", dir=args.tmp))
     options = ["--port", "0", "--data-dir", str(workdir / "data"), "--log-level", "info"]
     # Every table connects from 127.0.0.1: lift the limit of one address.
-    options += ["--connections-per-address", str(10 * k * args.players + 100)]
     # Bots answer at once: a seat of a lone table sends more than the 200
     # messages a second the server allows a connection by default.
-    options += ["--message-rate", "1000000", "--message-burst", "1000000"]
+    options += one_address_limits(SERVER_COMMAND, 10 * k * args.players + 100, env)
     profile_path = workdir / "server.prof"
     if args.profile_server:
         boot = [sys.executable, "-c", PROFILE_BOOT, str(profile_path), args.profile_clock]

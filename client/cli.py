@@ -127,6 +127,11 @@ SERVER_LIMITS: tuple[tuple[str, type, str], ...] = (
     ("message_rate", float, "messages a second one connection may send (200)"),
     ("message_burst", int, "messages one connection may send at once (400)"),
     ("connections_per_address", int, "connections open at once from one address (64)"),
+    (
+        "connection_rate",
+        float,
+        "new connections a second from one address, after --connections-per-address at once (10)",
+    ),
     ("max_frame", int, "bytes in one frame from a client, 4096-65536 (65536)"),
     ("max_depth", int, "arrays and maps nested in a client's frame, 4-12 (12)"),
     ("max_items", int, "elements in any array or map of a client's frame, 64-65536 (1024)"),

@@ -55,6 +55,7 @@ logged.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import logging
 import math
@@ -89,6 +90,7 @@ from oriflamme.server.core import (
     StartBot,
     StopBot,
 )
+from oriflamme.server.core.admission import REFUSAL, Admission
 from oriflamme.server.core.journal import Entry, JournaledLobby
 
 from .snapshots import SnapshotFailed, SnapshotJob, start_snapshot
@@ -187,6 +189,10 @@ class NetServer:
             INBOX
         )
         self._connections: dict[Hashable, _Connection] = {}
+        config = gateway.lobby.config
+        self.admission = Admission(
+            rate=config.connection_rate, burst=config.connections_per_address
+        )
         self._bots: dict[int, trio.CancelScope] = {}
         self._ids = itertools.count(1)
         self._nursery: trio.Nursery | None = None
@@ -224,6 +230,10 @@ class NetServer:
                 except OSError as exc:  # out of file descriptors, say: wait, do not spin
                     log.warning("accept failed: %s", exc)
                     await trio.sleep(0.1)
+                    continue
+                address = _peer_host(stream)
+                if address is not None and not self.admission.admit(address, trio.current_time()):
+                    _refuse_at_once(stream)
                     continue
                 assert self._nursery is not None
                 self._nursery.start_soon(self.serve_stream, stream)
@@ -345,6 +355,10 @@ class NetServer:
                 since = connection.writing_since
                 if since is not None and since < late:
                     _drop_unread(conn, connection, "it does not read")
+            for address, count in self.admission.take_refused().items():
+                log.info(
+                    "%d connections from %s refused: too many new ones a second", count, address
+                )
 
     # ------------------------------------------------------------ the core task
 
@@ -368,19 +382,32 @@ class NetServer:
                         await self._sent.wait()
             deadline = gateway.next_deadline()
             at = math.inf if deadline is None else deadline - self.time_offset
-            with trio.move_on_at(at) as timer:
-                item = await self._inbox.receive()
-            now = self.now()
-            if timer.cancelled_caught:
+            if at <= trio.current_time():
+                # Due already (a connection whose turn came again, say): the
+                # tick, and what waits in the inbox, so that inputs due at
+                # every turn cannot keep the others waiting.
+                await trio.lowlevel.checkpoint()
+                now = self.now()
                 gateway.tick(now)
+                self._apply_waiting(BATCH, now)
             else:
-                self._apply(item, now)
-                for _ in range(BATCH - 1):  # what else waits already: one batch for all
-                    try:
-                        self._apply(self._inbox.receive_nowait(), now)
-                    except trio.WouldBlock:
-                        break
+                with trio.move_on_at(at) as timer:
+                    item = await self._inbox.receive()
+                now = self.now()
+                if timer.cancelled_caught:
+                    gateway.tick(now)
+                else:
+                    self._apply(item, now)
+                    self._apply_waiting(BATCH - 1, now)  # one batch for all
             await self._hand_over(gateway.take_effects())
+
+    def _apply_waiting(self, most: int, now: float) -> None:
+        """Apply up to `most` inputs that wait in the inbox already."""
+        for _ in range(most):
+            try:
+                self._apply(self._inbox.receive_nowait(), now)
+            except trio.WouldBlock:
+                break
 
     def _apply(self, item: tuple[str, Hashable, object], now: float) -> None:
         gateway = self.gateway
@@ -733,6 +760,20 @@ class Opened:
 
     address: str | None
     limited: bool
+
+
+def _refuse_at_once(stream: trio.abc.Stream) -> None:
+    """Close a connection not admitted, with the fatal `server_busy` if its
+    socket takes it at once (not over TLS: no handshake was made), and
+    nothing more: no task, no log line."""
+    transport = getattr(stream, "transport_stream", stream)
+    sock = getattr(transport, "socket", None)
+    if sock is None:
+        return
+    if transport is stream and os.name == "posix":
+        with contextlib.suppress(OSError):
+            os.write(sock.fileno(), REFUSAL)
+    sock.close()
 
 
 def _peer_host(stream: trio.abc.Stream) -> str | None:

@@ -16,6 +16,7 @@ LIMITS = (
     "message_rate",
     "message_burst",
     "connections_per_address",
+    "connection_rate",
     "max_frame",
     "max_depth",
     "max_items",
@@ -37,6 +38,7 @@ RANGES: dict[str, tuple[float, float]] = {
     "message_rate": (0.01, 1e9),
     "message_burst": (1, 1e9),
     "connections_per_address": (1, 1e9),
+    "connection_rate": (0.01, 1e9),
     "max_frame": (4096, 65536),
     "max_depth": (4, 12),
     "max_items": (64, 65536),
@@ -89,11 +91,14 @@ class ServerConfig:
     strategies: tuple[str, ...] = DEFAULT_STRATEGIES
     # Abuse limits (each refusal is a documented error): messages a
     # connection may send (a token bucket: `message_burst` at once, then
-    # `message_rate` a second; the server's own bots are not limited), and
-    # connections open at once from one address.
+    # `message_rate` a second; the server's own bots are not limited),
+    # connections open at once from one address, and new connections from
+    # one address (`connections_per_address` at once, then `connection_rate`
+    # a second: `admission`).
     message_rate: float = 200.0
     message_burst: int = 400
     connections_per_address: int = 64
+    connection_rate: float = 10.0
     # What one frame from a client may hold (a client's frames are small:
     # the largest, a 5-player `final_reveal` or a chat line, is under 2 KiB
     # and nests 4 deep): bytes, nesting depth, elements in any array or map.

@@ -30,7 +30,9 @@ waited for, and may reconnect and resume.
 
 A connection is paced by not reading it, never by refusing what it sent:
 its messages are taken at the rate of its token bucket (`message_burst` at
-once, then `message_rate` a second), and one at a time while the record it
+once, then `message_rate` a second), `SLICE` in a row before the other
+connections' inputs come first (its next turn is a tick due at once: see
+`_take`), and one at a time while the record it
 asked for is being read (`get_record`: its answer may be large, and the
 next request waits for it to be written). Meanwhile its bytes stay where
 they are: the gateway holds what it was given, and the shell reads no more
@@ -87,6 +89,10 @@ class _Link:
     refilled: float = 0.0  # when the bucket was last refilled
     fetching: bool = False  # a record it asked for is being read: take nothing more
     resume_at: float | None = None  # its bucket is empty until then: take nothing more
+
+
+PACE = 0.1  # seconds: a connection past its message rate is taken again this often
+SLICE = 8  # messages of one connection taken in a row, before the others' turn
 
 
 class Gateway:
@@ -159,7 +165,14 @@ class Gateway:
         """Handle the messages `conn` sent, while it may send them (see the
         module docstring); the others wait in the connection's buffer."""
         connection = link.connection
+        taken = 0
         while not link.closing and not link.fetching and link.resume_at is None:
+            if taken == SLICE and connection.buffered:
+                # Its turn is over: the others' inputs come first (a tick at
+                # once takes it again), so that a burst cannot hold the core.
+                self._pause(conn, link, now, until=now)
+                break
+            taken += 1
             counted = link.limited and connection.buffered > 0
             if counted and not self._take_token(link, now):
                 self._pause(conn, link, now)
@@ -190,10 +203,17 @@ class Gateway:
             link.last_heard = now
             self._carry_out(self._handle(conn, link, message, now))
 
-    def _pause(self, conn: Hashable, link: _Link, now: float) -> None:
-        """`conn`'s bucket is empty: take nothing from it until it has a token."""
-        wait = (1 - link.tokens) / self.lobby.config.message_rate
-        link.resume_at = max(now + wait, math.nextafter(now, math.inf))  # (always later)
+    def _pause(self, conn: Hashable, link: _Link, now: float, until: float | None = None) -> None:
+        """Take nothing from `conn` until `until`, or, by default, until its
+        bucket has tokens again."""
+        if until is None:
+            config = self.lobby.config
+            # Taken again once it has a tenth of a second's worth of tokens
+            # (one at least): each wake-up of the core costs more than a message.
+            enough = min(float(config.message_burst), max(1.0, config.message_rate * PACE))
+            wait = (enough - link.tokens) / config.message_rate
+            until = max(now + wait, math.nextafter(now, math.inf))  # (always later)
+        link.resume_at = until
         self._paused.add(conn)
         self._dirty.add(conn)  # (the shell stops reading it)
 

@@ -200,3 +200,30 @@ def held_all(connections: list[_Connection]) -> Callable[[], bool]:
     """Whether the server reads none of `connections` any more (held back by
     the message rate, or dropped for not reading)."""
     return lambda: all(c.held or c.cancel.cancel_called for c in connections)
+
+
+@pytest.mark.trio
+async def test_connections_opened_faster_than_the_rate_are_refused_before_anything() -> None:
+    """Past `connections_per_address` new connections at once from one
+    address, and `connection_rate` a second after, a connection gets the
+    fatal `server_busy` and is closed at once: the server starts nothing
+    for it (no connection task, no session)."""
+    limited = ServerConfig(connections_per_address=3, connection_rate=0.01)
+    with trio.fail_after(HANG):
+        async with running_server(config=limited) as (port, _, server):
+            for i in range(3):
+                raw = await Raw.connect(port)
+                assert isinstance(await raw.hello(f"Quick {i}"), m.Welcome)
+                await raw.aclose()
+            await until(lambda: not server._connections)
+            refused = await Raw.connect(port)
+            answer = await refused.receive()
+            assert isinstance(answer, m.Error) and (answer.code, answer.fatal) == (
+                "server_busy",
+                True,
+            )
+            assert "too many new connections" in answer.message
+            assert await refused.receive() is None  # closed
+            assert not server._connections and len(server.gateway.lobby.sessions) == 3
+            assert server.admission.refused == {HOST: 1}
+            await refused.aclose()

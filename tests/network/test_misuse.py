@@ -1208,10 +1208,9 @@ FLOOD = 5000  # requests in one burst: 95 kB, far beyond 256 answers in one read
 @pytest.mark.trio
 async def test_a_burst_of_requests_is_taken_at_the_message_rate_and_the_game_goes_on() -> None:
     """A spectator sends 5000 pings at once, without reading: the server takes
-    them at its message rate (the rest wait unread, in the socket), answers
-    the first ones and refuses those past the answers left unread with
-    `rate_limited` (not fatal, without an id), one answer per request, and
-    keeps the connection. Meanwhile, while those answers wait unread, the
+    them at its message rate, a few at a time (the rest wait unread, in the
+    socket), answers every one, in order, none refused, and keeps the
+    connection. Meanwhile, while those answers wait unread, the
     players' round trips go on, and once Ann answers the game goes on to its
     end, every seat verified.
 
@@ -1248,12 +1247,8 @@ async def test_a_burst_of_requests_is_taken_at_the_message_rate_and_the_game_goe
                 assert message is not None, "the flooder was dropped"
                 if message.ROLE == "reply":
                     answers.append(message)
-            pongs = [a.id for a in answers if isinstance(a, m.Pong)]
-            limited = [a for a in answers if isinstance(a, m.Error)]
-            assert len(pongs) == len(set(pongs)) >= 256
-            assert set(pongs) <= set(range(1000, 1000 + FLOOD))
-            assert len(limited) == FLOOD - len(pongs) > 0
-            assert {(e.code, e.fatal, e.id) for e in limited} == {("rate_limited", False, None)}
+            assert all(isinstance(a, m.Pong) for a in answers)
+            assert [getattr(a, "id", None) for a in answers] == list(range(1000, 1000 + FLOOD))
             nursery.cancel_scope.cancel()
 
     all_verified(record, [ann, bo])
@@ -1313,18 +1308,18 @@ async def test_a_flood_never_read_gets_the_connection_dropped_and_it_may_resume(
 
 
 @pytest.mark.trio
-async def test_a_client_rate_limited_once_is_served_again_once_it_has_read_its_answers() -> None:
-    """`rate_limited` "stays open... the request is ignored; slow down": a
-    client that flooded, then read every answer and waited, is served again.
-    (The rate is raised so that the flood is taken in a few seconds.)"""
+async def test_a_client_that_flooded_is_served_again_once_it_has_read_its_answers() -> None:
+    """A client that flooded, then read every answer, is served at once: the
+    flood was taken at the message rate and answered, nothing refused, and
+    the connection stays. (The rate is raised so that the flood is taken in
+    a few seconds.)"""
     with trio.fail_after(HANG):
         async with running_server(config=ServerConfig(message_rate=2000)) as (port, _, _):
             raw = await Raw.connect(port)
             assert isinstance(await raw.hello("Flood"), m.Welcome)
             await raw.stream.send_all(pings(1000, FLOOD))
             answers = [await raw.receive() for _ in range(FLOOD)]
-            assert any(isinstance(a, m.Error) and a.code == "rate_limited" for a in answers)
-            await trio.sleep(0.5)  # slowed down: nothing waits, nothing unread
+            assert all(isinstance(a, m.Pong) for a in answers)
             request_id = await raw.send(m.Ping())
             answer = await raw.receive()
             assert answer == m.Pong(id=request_id), answer
@@ -1430,7 +1425,8 @@ async def test_connections_past_the_limit_of_one_address_are_refused_over_tcp() 
     """docs/SERVER.md, abuse limits: the fourth connection from 127.0.0.1
     (the limit set to 3 here) gets a fatal `server_busy` and is closed; the
     first three are served, and a slot freed is taken again."""
-    limited = ServerConfig(connections_per_address=3)
+    # (new connections a second lifted: they are `test_abuse`'s)
+    limited = ServerConfig(connections_per_address=3, connection_rate=1e6)
     with trio.fail_after(HANG):
         async with running_server(config=limited) as (port, _, server):
             streams = [await trio.open_tcp_stream(HOST, port) for _ in range(3)]

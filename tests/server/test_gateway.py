@@ -388,7 +388,8 @@ def test_the_257th_pending_request_is_rate_limited() -> None:
     gw = gateway()
     Peer(gw, "a")
     data = b"".join(encode_frame({"type": "ping", "id": i}) for i in range(1000, 1257))
-    gw.receive_data("a", data, 1.0)  # the client reads none of the answers
+    gw.receive_data("a", data, 1.0)  # the client reads none of the answers...
+    turns(gw, 1.0)  # ...and the shell takes none between its turns
     sent = frames(gw.data_to_send("a"))
     assert [f["type"] for f in sent[:256]] == ["pong"] * 256
     assert (sent[256]["type"], sent[256].get("code")) == ("error", "rate_limited")
@@ -737,6 +738,16 @@ def test_every_error_names_the_section_of_the_protocol_to_read() -> None:
 # ------------------------------------------------------------ abuse limits
 
 
+def turns(gw: Gateway, now: float) -> int:
+    """Tick while something is due at `now`: a connection whose burst was
+    taken `SLICE` messages at a time (the others' inputs between its turns)."""
+    count = 0
+    while (deadline := gw.next_deadline()) is not None and deadline <= now:
+        gw.tick(now)
+        count += 1
+    return count
+
+
 def limited_gateway(**limits: Any) -> Gateway:
     return Gateway(Lobby(ServerConfig(**limits), FixedEntropy("limits")))
 
@@ -750,6 +761,7 @@ def test_messages_past_the_rate_wait_unread_and_are_answered_at_the_rate() -> No
     pings = b"".join(encode_frame({"type": "ping", "id": 100 + i}) for i in range(30))
     assert ann.welcome is not None
     gw.receive_data("ann", pings, 0.0)
+    turns(gw, 0.0)
     answers = frames(gw.data_to_send("ann"))  # (raw frames: the peer did not send these)
     assert [a["id"] for a in answers] == list(range(100, 119))  # 20 tokens, one the hello's
     assert {a["type"] for a in answers} == {"pong"}
@@ -777,6 +789,7 @@ def test_a_server_bot_is_not_rate_limited() -> None:
     gw.receive_data(
         "bot", b"".join(encode_frame({"type": "ping", "id": 10 + i}) for i in range(50)), 0.0
     )
+    turns(gw, 0.0)
     replies = [f for f in frames(gw.data_to_send("bot")) if f["type"] in ("pong", "error")]
     assert [f["type"] for f in replies] == ["pong"] * 50
 

@@ -346,3 +346,56 @@ def test_requests_behind_a_get_record_wait_for_its_answer() -> None:
         assert answer is not None and (answer["type"], answer["id"]) == ("record", 10 + i)
     assert gw.wants_data("a") and not gw.must_close("a")
     assert gw.take_effects() == []
+
+
+# ------------------------------------------------------------ admission
+
+
+def test_new_connections_from_one_address_are_admitted_at_its_rate() -> None:
+    from oriflamme.server.core.admission import REFUSAL, Admission
+
+    gate = Admission(rate=2.0, burst=3)
+    assert [gate.admit("a", 0.0) for _ in range(4)] == [True, True, True, False]
+    assert gate.admit("b", 0.0)  # another address has its own bucket
+    assert not gate.admit("a", 0.4) and gate.admit("a", 0.5)  # one token in half a second
+    assert gate.take_refused() == {"a": 2} and gate.take_refused() == {}
+    decoder = FrameDecoder()
+    decoder.feed(REFUSAL)
+    refusal = decoder.next_frame()
+    assert refusal is not None and (refusal["code"], refusal["fatal"]) == ("server_busy", True)
+
+
+def test_the_addresses_admission_remembers_are_bounded() -> None:
+    from oriflamme.server.core import admission
+
+    gate = admission.Admission(rate=1.0, burst=2)
+    for i in range(3 * admission._KEPT):
+        assert gate.admit(f"10.{i >> 16}.{(i >> 8) & 255}.{i & 255}", float(i))
+    assert len(gate._buckets) <= admission._KEPT  # those full again were forgotten
+
+
+def test_a_burst_is_taken_a_slice_at_a_time_with_the_others_between() -> None:
+    """One connection's burst cannot hold the core: after `SLICE` messages
+    the others' inputs come first, and a tick at once takes the next slice."""
+    from oriflamme.server.core.gateway import SLICE
+
+    gw = gateway()
+    Raw(gw, "flood", None)
+    other = Raw(gw, "other", None)
+    pings = b"".join(encode_frame({"type": "ping", "id": 1000 + i}) for i in range(5 * SLICE))
+    gw.receive_data("flood", pings, 1.0)
+    decoder = FrameDecoder()
+    decoder.feed(gw.data_to_send("flood"))
+    assert [decoder.next_frame() for _ in range(SLICE)][-1] == {"type": "pong", "id": 999 + SLICE}
+    assert decoder.next_frame() is None and not gw.wants_data("flood")
+    assert gw.next_deadline() == 1.0  # its next turn: at once
+    assert isinstance(other.ask(m.Ping(), 1.0), m.Pong)  # served meanwhile
+    for turn in range(1, 5):
+        gw.tick(1.0)
+        decoder.feed(gw.data_to_send("flood"))
+        got = []
+        while (frame := decoder.next_frame()) is not None:
+            got.append(frame["id"])
+        assert got == list(range(1000 + turn * SLICE, 1000 + (turn + 1) * SLICE))
+    gw.tick(1.0)
+    assert gw.wants_data("flood")  # all taken: read again
