@@ -72,6 +72,8 @@ def one_address_limits(
     newer = [
         ("--connection-rate", "1000000"),  # new connections a second from one address
         ("--sessions-per-address", str(connections)),
+        ("--work-rate", "1000000"),  # rooms and games set going a second
+        ("--work-burst", "1000000000"),
     ]
     known = _serve_help(tuple(serve), tuple(sorted((env or {}).items())))
     for flag, value in newer:

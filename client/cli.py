@@ -132,6 +132,12 @@ SERVER_LIMITS: tuple[tuple[str, type, str], ...] = (
         float,
         "new connections a second from one address, after --connections-per-address at once (10)",
     ),
+    (
+        "work_rate",
+        float,
+        "rooms and games one address may set going a second, in costs (a game 50, a room 20; 20)",
+    ),
+    ("work_burst", int, "the same, at once (1000)"),
     ("max_frame", int, "bytes in one frame from a client, 4096-65536 (65536)"),
     ("max_depth", int, "arrays and maps nested in a client's frame, 4-12 (12)"),
     ("max_items", int, "elements in any array or map of a client's frame, 64-65536 (1024)"),

@@ -1,4 +1,4 @@
-"""Admission: how fast one address may open connections.
+"""Admission: how fast one address may open connections, and set work going.
 
 How this works
 --------------
@@ -16,6 +16,13 @@ line now and then).
 
 Addresses whose bucket is full again are forgotten (`_forget_full`), so the
 table holds only the addresses that opened connections lately.
+
+The same buckets (`Buckets`) bound the work one address sets going, over
+all its connections: rooms made and games started cost more than a message
+(`gateway.COSTS`), and an address past its budget is refused them for a
+while (`rate_limited`), so that many connections of one client cannot
+play games as fast as the server's processor goes, nor fill its disk with
+their records.
 
 >>> gate = Admission(rate=1.0, burst=2)
 >>> [gate.admit("192.0.2.1", 0.0) for _ in range(3)]
@@ -46,32 +53,31 @@ REFUSAL = encode_frame(
 _KEPT = 4096  # addresses in the table before the ones with a full bucket are forgotten
 
 
-class Admission:
-    """The token buckets of new connections, by address; see the module docstring."""
+class Buckets:
+    """Token buckets by address: `burst` tokens at most, `rate` more a second.
 
-    def __init__(self, *, rate: float, burst: int) -> None:
+    >>> budget = Buckets(rate=10.0, burst=50)
+    >>> budget.take("192.0.2.1", 0.0, 50), budget.take("192.0.2.1", 1.0, 20)
+    (0.0, 1.0)
+    """
+
+    def __init__(self, *, rate: float, burst: float) -> None:
         self.rate = rate
         self.burst = float(burst)
         self._buckets: dict[str, tuple[float, float]] = {}  # address -> (tokens, when)
-        self.refused: dict[str, int] = {}  # address -> refused since the shell last took them
 
-    def admit(self, address: str, now: float) -> bool:
-        """Whether a new connection from `address` may go on, at `now`."""
+    def take(self, address: str, now: float, cost: float = 1.0) -> float:
+        """Take `cost` tokens of `address`'s bucket at `now`: 0.0 if taken,
+        else how many seconds until there are enough (nothing is taken)."""
         tokens, then = self._buckets.get(address, (self.burst, now))
         tokens = min(self.burst, tokens + (now - then) * self.rate)
-        if tokens < 1:
+        if tokens < cost - 1e-9:
             self._buckets[address] = (tokens, now)
-            self.refused[address] = self.refused.get(address, 0) + 1
-            return False
+            return (cost - tokens) / self.rate
         if len(self._buckets) >= _KEPT and address not in self._buckets:
             self._forget_full(now)
-        self._buckets[address] = (tokens - 1, now)
-        return True
-
-    def take_refused(self) -> dict[str, int]:
-        """The connections refused by address since the last call (for the log)."""
-        refused, self.refused = self.refused, {}
-        return refused
+        self._buckets[address] = (max(0.0, tokens - cost), now)
+        return 0.0
 
     def _forget_full(self, now: float) -> None:
         """Forget the addresses whose bucket has filled up again (a new
@@ -82,3 +88,23 @@ class Admission:
             for address, (tokens, then) in self._buckets.items()
             if tokens + (now - then) * rate < burst
         }
+
+
+class Admission(Buckets):
+    """The token buckets of new connections, by address; see the module docstring."""
+
+    def __init__(self, *, rate: float, burst: int) -> None:
+        super().__init__(rate=rate, burst=burst)
+        self.refused: dict[str, int] = {}  # address -> refused since the shell last took them
+
+    def admit(self, address: str, now: float) -> bool:
+        """Whether a new connection from `address` may go on, at `now`."""
+        if self.take(address, now) == 0.0:
+            return True
+        self.refused[address] = self.refused.get(address, 0) + 1
+        return False
+
+    def take_refused(self) -> dict[str, int]:
+        """The connections refused by address since the last call (for the log)."""
+        refused, self.refused = self.refused, {}
+        return refused

@@ -17,6 +17,8 @@ LIMITS = (
     "message_burst",
     "connections_per_address",
     "connection_rate",
+    "work_rate",
+    "work_burst",
     "max_frame",
     "max_depth",
     "max_items",
@@ -39,6 +41,8 @@ RANGES: dict[str, tuple[float, float]] = {
     "message_burst": (1, 1e9),
     "connections_per_address": (1, 1e9),
     "connection_rate": (0.01, 1e9),
+    "work_rate": (0.01, 1e9),
+    "work_burst": (50, 1e9),
     "max_frame": (4096, 65536),
     "max_depth": (4, 12),
     "max_items": (64, 65536),
@@ -99,6 +103,11 @@ class ServerConfig:
     message_burst: int = 400
     connections_per_address: int = 64
     connection_rate: float = 10.0
+    # The work one address sets going, in message costs (gateway.COSTS: a
+    # game started is 50, a room made 20): `work_burst` at once, then
+    # `work_rate` a second, over all its connections.
+    work_rate: float = 20.0
+    work_burst: int = 1000
     # What one frame from a client may hold (a client's frames are small:
     # the largest, a 5-player `final_reveal` or a chat line, is under 2 KiB
     # and nests 4 deep): bytes, nesting depth, elements in any array or map.

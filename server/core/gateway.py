@@ -66,6 +66,7 @@ from oriflamme.protocol.errors import (
     RemoteProtocolError,
 )
 
+from .admission import Buckets
 from .effects import Close, Effect, ErrorSent, Fault, FetchRecord, Send
 from .lobby import Lobby
 
@@ -93,6 +94,12 @@ class _Link:
 
 PACE = 0.1  # seconds: a connection past its message rate is taken again this often
 SLICE = 8  # messages of one connection taken in a row, before the others' turn
+# What a message costs of its connection's bucket, where it sets going much
+# more than its answer: a room, a game (its deal, its record, its bots).
+# The others cost one. A host may still start a game every quarter second.
+# These also come out of their address's budget (`work_rate` a second,
+# `work_burst` at once): by default 20 games at once, then one every 2.5 s.
+COSTS: dict[type[m.Message], int] = {m.CreateRoom: 20, m.StartGame: 50, m.AddBot: 10}
 
 
 class Gateway:
@@ -119,6 +126,8 @@ class Gateway:
         self._per_address: dict[str, int] = {}
         self._sweep_at = math.inf  # never later than the connections' earliest deadline
         self._paused: set[Hashable] = set()  # links whose bucket is empty
+        # The rooms and games each address sets going (see `COSTS`).
+        self._work = Buckets(rate=config.work_rate, burst=config.work_burst)
 
     # ------------------------------------------------------------ the shell's calls
 
@@ -201,7 +210,27 @@ class Gateway:
             # Only whole frames count as heard: a client that trickles the
             # bytes of a frame it never finishes (slowloris) is idle.
             link.last_heard = now
+            cost = COSTS.get(type(message), 1) if counted else 1
+            if cost > 1:
+                # What it sets going costs more, of the connection's bucket
+                # (it may go below 0: a longer wait) and of its address's.
+                link.tokens -= cost - 1
+                wait = 0.0 if link.address is None else self._work.take(link.address, now, cost)
+                if wait:
+                    self._carry_out(self._too_much_work(conn, message, wait))
+                    continue
             self._carry_out(self._handle(conn, link, message, now))
+
+    def _too_much_work(self, conn: Hashable, message: m.Message, wait: float) -> list[Effect]:
+        """Refuse `message`: its address set going all the rooms and games it
+        may for a while."""
+        error = RemoteProtocolError(
+            RATE_LIMITED,
+            f"{message.TYPE}: your address made too many rooms and games lately;"
+            f" try again in {math.ceil(wait):d} s",
+            id=getattr(message, "id", None),
+        )
+        return [Send(conn, m.error_message(error))]
 
     def _pause(self, conn: Hashable, link: _Link, now: float, until: float | None = None) -> None:
         """Take nothing from `conn` until `until`, or, by default, until its

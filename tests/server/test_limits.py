@@ -399,3 +399,22 @@ def test_a_burst_is_taken_a_slice_at_a_time_with_the_others_between() -> None:
         assert got == list(range(1000 + turn * SLICE, 1000 + (turn + 1) * SLICE))
     gw.tick(1.0)
     assert gw.wants_data("flood")  # all taken: read again
+
+
+def test_rooms_and_games_one_address_sets_going_are_bounded_over_its_connections() -> None:
+    """Rooms made and games started cost more than a message, of the
+    connection's bucket and of its address's budget: many connections of one
+    address cannot set games going as fast as the processor goes."""
+    gw = gateway(work_burst=50, work_rate=1.0)
+    ann, bob = Raw(gw, "ann", "10.0.0.1"), Raw(gw, "bob", "10.0.0.1")
+    other = Raw(gw, "cid", "10.0.0.2")
+    assert isinstance(ann.ask(m.CreateRoom(settings=settings(3)), 1.0), m.Ok)  # 20
+    assert isinstance(ann.ask(m.LeaveRoom(), 1.0), m.Ok)
+    assert isinstance(bob.ask(m.CreateRoom(settings=settings(3)), 1.0), m.Ok)  # 40
+    refused = ann.ask(m.CreateRoom(settings=settings(3)), 1.0)  # 60: past the 50
+    assert isinstance(refused, m.Error) and (refused.code, refused.fatal) == ("rate_limited", False)
+    assert refused.id is not None and "too many rooms and games lately" in refused.message
+    assert "try again in 10 s" in refused.message  # 10 tokens short, 1 a second
+    assert isinstance(other.ask(m.CreateRoom(settings=settings(3)), 1.0), m.Ok)  # its own budget
+    assert sorted(gw.lobby.rooms) == [2, 3]  # (ann's first closed when she left)
+    assert isinstance(ann.ask(m.CreateRoom(settings=settings(3)), 11.0), m.Ok)
