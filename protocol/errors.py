@@ -191,7 +191,8 @@ _CATALOG = (
     ),
     ErrorCode(
         ROOM_FULL,
-        "The room has no free seat (or the seat asked for is taken).",
+        "The room has no free seat (or the seat asked for is taken); or, to `spectate`,"
+        " all the spectators it takes.",
         True,
         "remote",
     ),
@@ -233,7 +234,8 @@ _CATALOG = (
     ErrorCode(
         RATE_LIMITED,
         "Too many requests in too short a time: past the answers you leave unread (no"
-        " id), or past the chat's pace; a server may also refuse requests past its"
+        " id), past the chat's pace, or past the rooms and games your address may set"
+        " going (with the request's id); a server may also refuse requests past its"
         " message rate (with the request's id: this one does not, it reads no more from"
         " you until the rate allows). The request is ignored; slow down.",
         True,
