@@ -265,6 +265,9 @@ def _replay(
         where = f"log entry {i}"
         decision = game.decision
         queue_was_empty = not game.queue
+        # Where each card was when the step began: captions name places in the
+        # queue, as a player sees it, not card ids (which say nothing to them).
+        places = {c.pid: i + 1 for i, slot in enumerate(game.queue) for c in slot}
         blame = entry.seat if entry.seat in full else None
         try:
             events, card = _apply(game, entry, decision, full, known, where)
@@ -283,7 +286,7 @@ def _replay(
                 _position(game, known),
                 tuple(event_to_data(_shown_event(e, known)) for e in events),
                 entry.seat,
-                _describe(entry, decision, events, card, queue_was_empty),
+                _describe(entry, decision, events, card, queue_was_empty, places),
             )
         )
     if cursor != len(recorded):
@@ -388,7 +391,14 @@ def _describe(
     events: Sequence[Event],
     card: Card | None,
     queue_was_empty: bool,
+    places: dict[int, int],
 ) -> str:
+    def at(pid: int | None, *, article: str = "the") -> str:
+        """``the card at place 3`` (``its card``... where it is no longer in the queue)."""
+        if pid is None or pid not in places:
+            return f"{article} card"
+        return f"{article} card at place {places[pid]}"
+
     seat = entry.seat
     action = entry.action
     who = f"seat {seat}"
@@ -407,40 +417,40 @@ def _describe(
         elif action.at == "last":
             where = "last in the queue"
         else:
-            where = f"on its card {action.at}"
+            where = f"on its card at place {int(action.at) + 1}"  # (`at`: a slot)
         text = f"{who} placed {_name(card)} {where}"
     elif isinstance(action, Keep):
         kept = next((e for e in events if type(e) is Kept), None)
         detail = "" if kept is None else f" ({_tokens(kept.tokens)} on it)"
-        text = f"{who} kept card {pid} face down{detail}{by_server}"
+        text = f"{who} kept {at(pid)} face down{detail}{by_server}"
     elif isinstance(action, Reveal):
         shown = next((e for e in events if type(e) is Revealed), None)
         if shown is None:
-            text = f"{who} reveals card {pid}"
+            text = f"{who} reveals {at(pid)}"
         else:
-            text = f"{who} revealed card {shown.pid}: {_name(shown.card)}"
+            text = f"{who} revealed {at(shown.pid)}: {_name(shown.card)}"
     elif isinstance(action, Open):
         if entry.settled:
             text = (
-                f"the server settled {who}'s card {entry.pid} as {_name(action.card)}"
+                f"the server settled {who}'s eliminated card as {_name(action.card)}"
                 " (the seat had forfeited)"
             )
         else:
-            text = f"{who} opened card {entry.pid}: {_name(action.card)}"
+            text = f"{who} opened its eliminated card: {_name(action.card)}"
         if not events:  # this engine knew the card and did not wait for it
             text += " (shown already)"
     elif isinstance(action, Target):
         aim = "" if decision is None else _TARGET.get(Step(decision.kind), "")
-        text = f"{who} chose card {action.pid} {aim}".rstrip() + by_server
+        text = f"{who} chose {at(action.pid)} {aim}".rstrip() + by_server
     elif isinstance(action, MoveTo):
         moved = next((e for e in events if type(e) is Moved), None)
-        what = "the card" if moved is None else f"card {moved.pid}"
+        what = "the card" if moved is None else at(moved.pid)
         text = f"{who} moved {what} to place {action.index} of the queue{by_server}"
     else:  # pragma: no cover - every logged action is one of the above
         text = f"{who} played {type(action).__name__}{by_server}"
     for event in events:
         if type(event) is Eliminated:
-            text += f"; card {event.pid} ({_name(event.card)}) is eliminated"
+            text += f"; {at(event.pid)} ({_name(event.card)}) is eliminated"
         elif type(event) is RoundStarted:
             text += f"; round {event.round} starts"
         elif type(event) is GameEnded:

@@ -159,6 +159,7 @@ class GameController:
         if game.game_id != self._game:
             self._game = game.game_id
             self._seen_events = 0
+            self.status = ""  # about the game before ("ready for another game", say)
             self.log.cards.clear()  # pids start again at 0 in every game
             self.end = None
             self._announced = False

@@ -135,6 +135,11 @@ class LobbyController:
             self.status = "Room created: add bots or wait for players, then [r] ready"
         elif isinstance(request, m.JoinRoom | m.Spectate):
             self.status = ""
+        if isinstance(request, m.CreateRoom | m.JoinRoom | m.Spectate | m.LeaveRoom) and isinstance(
+            answer, m.Ok
+        ):
+            # The list changed with us (a room made, a seat taken): it shows so at once.
+            self.send(Request(m.ListRooms()))
 
     # ------------------------------------------------------------ keys
 

@@ -709,7 +709,10 @@ def _bottom(scene: Scene, width: int) -> list[Line]:
         thinker = who(names, scene.decision_seat, me)
         doing = WAITING.get(scene.decision_kind, "")
         lines.append(rule(width, "Waiting"))
-        waiting = f" Waiting for {thinker} {doing}…"
+        if scene.decision_seat == me:  # ours, but not offered: not connected, say
+            waiting = f" Your turn {doing}: waiting for the server…"
+        else:
+            waiting = f" Waiting for {thinker} {doing}…"
         if scene.seconds_left is not None:
             waiting += f"  ({clock(scene.seconds_left)} left)"
         lines.append(Row(width).add(waiting).line())
@@ -926,8 +929,8 @@ def _help(width: int, edition: str = "revised") -> list[Line]:
     for key, text in HELP_KEYS:
         lines.append(Row(width).add(f" {key:<8}", "class:key").add(text).line())
     for text in (
-        "Positions: the order of resolution; ▶ the card being resolved; Y is you.",
-        f"{BACK} face down; (Heir) your own, hidden; ◆ Influence (◆×5: five); ×2 a stack",
+        "Positions: resolution order; ▶ being resolved; Y you; ◆ Influence; ×2 a stack",
+        f"{BACK} face down; (Heir) face down, known: yours, or any once the game is over",
     ):
         lines.append(Row(width).add(" " + text).line())
     return lines

@@ -167,7 +167,8 @@ class EventLog:
             return f"{who(e['seat'])} placed nothing this round"
         if kind == "kept":
             name = card_name(self.cards.get(e["pid"], (None, None))[1])
-            what = f"{self._owner(e['seat'])} {name}" if name else "a card"
+            their = "your" if who(e["seat"]) == "You" else "their"  # (not "Bo kept Bo's")
+            what = f"{their} {name}" if name else "a card"
             return f"{who(e['seat'])} kept {what} face down ({e['tokens']} ◆ on it)"
         if kind == "revealed":
             self.learn(e["pid"], e["seat"], e["card"])
@@ -203,6 +204,10 @@ class EventLog:
             victim = who(e["victim"])
             victim = "you" if victim == "You" else victim
             thief = self.card(self.acting) if self.acting is not None else who(e["seat"])
+            if e["victim"] == e["seat"]:  # its own owner's cards alone were next to it
+                return f"{thief} had only {self._owner(e['seat'])} cards next to it: nothing stolen"
+            if not e["points"]:
+                return f"{thief} found nothing to steal: {victim} had no point"
             return f"{thief} stole {e['points']} from {victim}"
         if kind == "drew":
             return f"{who(e['seat'])} drew {len(e['cards'])} cards"

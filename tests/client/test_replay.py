@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -116,7 +117,7 @@ def test_an_opening_the_engine_did_not_need_is_a_step_that_changes_nothing() -> 
     for i in openings:
         assert steps[i].events == ()
         assert steps[i].position == steps[i - 1].position
-        assert "opened card" in steps[i].description
+        assert "opened its eliminated card" in steps[i].description
     reveals = [s for s in steps if s.description.split(" ")[2:3] == ["revealed"]]
     assert reveals and all(any(e["type"] == "revealed" for e in s.events) for s in reveals)
 
@@ -174,7 +175,7 @@ def test_a_settled_card_hides_its_seat_unless_it_was_the_real_one() -> None:
     steps = replay_steps(record)
     check_replay(record, steps)
     assert "seat 2's cards are backs until opened" in steps[0].description
-    assert "the server settled seat 2's card 15" in " ".join(s.description for s in steps)
+    assert "the server settled seat 2's eliminated card" in " ".join(s.description for s in steps)
 
 
 def test_a_false_seed_hides_its_seat() -> None:
@@ -194,3 +195,19 @@ def test_a_record_whose_log_does_not_replay_is_refused() -> None:
     wrong = dataclasses.replace(record, events=record.events[:3] + record.events[4:])
     with pytest.raises(ReplayError, match="verify"):
         replay_steps(wrong)
+
+
+def test_captions_name_places_in_the_queue_not_card_ids() -> None:
+    """Issue 25: a caption said "Bob revealed card 15"; a player knows where
+    a card is, not its id."""
+    steps = replay_steps(sample("honest-3-players"))
+    captions = [s.description for s in steps]
+    assert not [c for c in captions if re.search(r"\bcard \d", c)]
+    reveals = [c for c in captions if " revealed the card at place " in c]
+    assert reveals
+    for before, caption in zip(steps, captions[1:], strict=False):
+        found = re.search(r"revealed the card at place (\d+): (.+?)(;|$)", caption)
+        if found:  # that place held the card named when the step began
+            place, name = int(found[1]), found[2]
+            top = before.position["queue"][place - 1][-1]
+            assert name.endswith(str(top["card"][1]).replace("_", " ")), caption

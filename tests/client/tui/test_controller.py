@@ -543,3 +543,19 @@ def test_a_controller_without_a_game() -> None:
     assert c.status == "Nothing to choose now"
     shown = screen_text(c.lines(80, 24))
     assert "Waiting for the game to begin" in shown
+
+
+def test_ready_for_another_game_is_said_until_it_begins() -> None:
+    """Issue 25: "Ready for another game: waiting for the others…" stayed on
+    the status line after the game had started."""
+    t = Table(3, label="ready again")
+    t.seat_bots_and_start()
+    t.play_to_end(press_an_offer, seed=3)
+    t.controller.key("a")
+    assert t.controller.scene().status.startswith("Ready for another game")
+    first = t.game.game_id
+    t.me.send(m.Ready(ready=True))
+    t.me.send(m.StartGame())
+    t.world.run(lambda: t.game.game_id != first)  # (stopped at its first push)
+    t.changed()
+    assert t.controller.chooser is None and t.controller.scene().status == ""

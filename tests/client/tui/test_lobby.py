@@ -132,3 +132,17 @@ def test_room_chat_is_marked_once_you_have_left_the_room() -> None:
     assert "Cy: hello lobby" in panel  # said here: as it is
     assert "Bo: hi room" not in panel
     assert "Chat · the lobby" in screen_text(lobby.lines(80, 24))
+
+
+def test_the_room_list_is_asked_for_again_once_we_made_joined_or_left_a_room() -> None:
+    """Issue 25: a room just created showed "Rooms (0) No room yet" until
+    the next refresh."""
+    sent: list[Command] = []
+    lobby = LobbyController(ClientState(), sent.append, server="192.0.2.2:7601", name="Ann")
+    made = m.CreateRoom(settings=m.RoomSettings.for_players(3), name="friday")
+    lobby.answered(made, m.Ok(id=1))
+    assert sent == [Request(m.ListRooms())]
+    lobby.answered(m.LeaveRoom(), m.Ok(id=2))
+    assert sent[-1] == Request(m.ListRooms()) and len(sent) == 2
+    lobby.answered(made, m.Error(code="too_many_rooms", message="full", fatal=False, id=3))
+    assert len(sent) == 2  # refused: nothing changed

@@ -140,6 +140,23 @@ def test_the_decision_and_status_lines_stay_on_screen_at_80x24() -> None:
             assert lines[-1].startswith(" Card 9 is not yours")
 
 
+def test_our_own_decision_not_offered_is_not_waiting_for_you() -> None:
+    """Issue 25: disconnected on our own turn, the screen said "Waiting for
+    You to place a card…"."""
+    g, log = next(
+        (g, log)
+        for g, log in walk(3, 12)
+        if g.decision is not None and g.decision.seat == 0 and g.decision.kind == "place"
+    )
+    shown = screen_text(render(scene_of(g, log, chooser=None), 80, 24))
+    assert "Waiting for You" not in shown
+    assert "Your turn to place a card: waiting for the server…" in shown
+    theirs = next(
+        (g, log) for g, log in walk(3, 12) if g.decision is not None and g.decision.seat == 1
+    )
+    assert "Waiting for Bo " in screen_text(render(scene_of(*theirs), 80, 24))
+
+
 def test_every_offer_is_visible_at_80x24_in_real_games() -> None:
     for players, seed in TABLES:
         for g, log in walk(players, seed):
@@ -433,7 +450,9 @@ def test_the_help_screen_shows_every_card_text_in_full_at_80x24() -> None:
     # and every key, the direction's included, with nothing cut at the bottom
     for key, words in HELP_KEYS:
         assert f" {key:<8}{words}" in shown, key
-    assert "l / r" in shown and shown.rstrip().endswith("×2 a stack")
+    assert "l / r" in shown and "×2 a stack" in shown
+    # Issue 25: "(Heir)" was "your own, hidden", but the end shows everyone's so.
+    assert shown.rstrip().endswith("(Heir) face down, known: yours, or any once the game is over")
 
 
 def end_scene(**extra: Any) -> Scene:

@@ -96,3 +96,49 @@ def test_an_archer_that_shoots_itself_eliminated_itself() -> None:
         ]
     )
     assert lines[-2:] == ["Cy's Archer eliminated itself", "  Cy +1 (elimination)"]
+
+
+def spy_of(seat: int, card: list[str | None]) -> list[dict]:
+    """Seat `seat` places `card` (a Spy, seen or not) and its ability acts."""
+    return [
+        {"type": "placed", "seat": seat, "pid": 1, "card": card, "at": "first", "slot": 0},
+        {"type": "ability_used", "seat": seat, "pid": 1, "ability": "spy", "target": 0},
+    ]
+
+
+def test_a_spy_next_to_its_owner_s_cards_alone_steals_nothing_and_says_so() -> None:
+    """Issue 25: it said "Your Spy stole 0 from you"."""
+    mine = log_of(
+        [*spy_of(0, ["red", "spy"]), {"type": "stolen", "seat": 0, "victim": 0, "points": 0}]
+    )
+    assert mine[-1] == "Your Spy had only your cards next to it: nothing stolen"
+    bos = log_of(
+        [*spy_of(1, ["blue", "spy"]), {"type": "stolen", "seat": 1, "victim": 1, "points": 0}]
+    )
+    assert bos[-1] == "Bo's Spy had only Bo's cards next to it: nothing stolen"
+
+
+def test_a_spy_stealing_from_a_player_with_no_point_says_there_was_none() -> None:
+    lines = log_of(
+        [*spy_of(2, ["green", "spy"]), {"type": "stolen", "seat": 2, "victim": 0, "points": 0}]
+    )
+    assert lines[-1] == "Cy's Spy found nothing to steal: you had no point"
+
+
+def test_a_card_kept_face_down_is_theirs_not_named_twice() -> None:
+    """Issue 25: it said "Bot 2 kept Bot 2's Conspiracy face down"."""
+    placed = {"type": "placed", "seat": 1, "pid": 2, "at": "first", "slot": 0}
+    seen = log_of(
+        [
+            {**placed, "card": ["blue", "conspiracy"]},  # (a card a replay knows)
+            {"type": "kept", "seat": 1, "pid": 2, "tokens": 3},
+        ]
+    )
+    assert seen[-1] == "Bo kept their Conspiracy face down (3 ◆ on it)"
+    ours = log_of(
+        [
+            {**placed, "seat": 0, "card": ["red", "heir"]},
+            {"type": "kept", "seat": 0, "pid": 2, "tokens": 1},
+        ]
+    )
+    assert ours[-1] == "You kept your Heir face down (1 ◆ on it)"
