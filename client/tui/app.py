@@ -73,7 +73,9 @@ class Screen(Protocol):
 
     def key(self, key: str) -> None: ...
     def lines(self, width: int, height: int) -> list[Line]: ...
-    def tick(self, now: float) -> None: ...
+    def tick(self, now: float) -> bool:
+        """Time passed; True: ring the bell now (our time is nearly out)."""
+        ...
 
 
 COLOURS = {
@@ -202,12 +204,15 @@ def build_application(
     *,
     colour: bool = True,
     on_quit: Callable[[], None] | None = None,
+    bell: bool = True,
     **app_options: Any,
 ) -> Application[int]:
-    """The full-screen application drawing `controller`'s scene."""
+    """The full-screen application drawing `controller`'s scene (redrawn
+    twice a second: the clock; `bell`: ring when the controller says)."""
 
     def fragments() -> StyleAndTextTuples:
-        controller.tick(time.monotonic())
+        if controller.tick(time.monotonic()) and bell:
+            app.output.bell()
         size = app.output.get_size()
         out: StyleAndTextTuples = []
         for i, line in enumerate(controller.lines(size.columns, size.rows)):
@@ -294,6 +299,7 @@ async def _host(
         controller,
         colour=colour_wanted() if colour is None else colour,
         on_quit=lambda: controller.key("q"),
+        bell=bell,
         **app_options,
     )
     bridge.app = app

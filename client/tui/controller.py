@@ -22,7 +22,16 @@ from oriflamme.protocol import messages as m
 
 from ..state import ClientState, GameMirror
 from .choices import DOWN, END, ENTER, ESCAPE, HOME, PAGE_DOWN, PAGE_UP, UP, Chooser
-from .screen import EndSummary, Line, Scene, log_box, log_entry_lines, log_start, render
+from .screen import (
+    WARN_AT,
+    EndSummary,
+    Line,
+    Scene,
+    log_box,
+    log_entry_lines,
+    log_start,
+    render,
+)
 from .text import edited, safe
 from .words import EventLog
 
@@ -112,9 +121,11 @@ class GameController:
         self._last_chat: m.ChatMessage | None = None
         self._chooser_turn: int | None = None
         self._answered: int | None = None
+        self._offered: int | None = None  # the turn of the last decision offered to us
         self._deadline: tuple[int, float] | None = None  # (turn, time it runs out)
         self._now = 0.0
         self.turns_rung: set[int] = set()
+        self.turns_warned: set[int] = set()  # decisions of ours whose time nearly ran out
         self.again_for: bytes | None = None  # the game after which [a] was pressed
 
     # ------------------------------------------------------------ names
@@ -161,6 +172,7 @@ class GameController:
             self._seen_events = 0
             self.status = ""  # about the game before ("ready for another game", say)
             self.log.cards.clear()  # pids start again at 0 in every game
+            self._offered = None
             self.end = None
             self._announced = False
             self._answered = None
@@ -183,6 +195,19 @@ class GameController:
                 self.log.note(f"── A new game: {players} players")
         new = game.events[self._seen_events :]
         self._seen_events = len(game.events)
+        d = game.decision
+        if new and self._offered is not None and (d is None or d.turn != self._offered):
+            # A decision we were offered is settled: by us, or by the server
+            # (its timer, or its stand-in while we were away), said before how.
+            if self._offered != self._answered:
+                due = self._deadline
+                timed_out = due is not None and due[0] == self._offered and now >= due[1] - 1
+                self.log.note(
+                    "⏱ Time ran out: the server decided for you"
+                    if timed_out
+                    else "The server decided for you while you were away"
+                )
+            self._offered = None
         for i, event in enumerate(new):
             self.log.add([event])
             if event.get("type") == "round_ended" and view is not None and game.end is None:
@@ -215,6 +240,7 @@ class GameController:
                 str(d.kind), game.options(), view, seat=game.seat, who=self.who, pid=d.pid
             )
             self._chooser_turn = d.turn
+            self._offered = d.turn
             self.status = ""
             if d.turn not in self.turns_rung:
                 self.turns_rung.add(d.turn)
@@ -280,8 +306,26 @@ class GameController:
         keys = again + ("[l] lobby  [q] quit" if self.leave_key else "[q] quit")
         return EndSummary(scores=end.scores, winners=end.winners, verified=verified, keys=keys)
 
-    def tick(self, now: float) -> None:
+    def tick(self, now: float) -> bool:
+        """Time passed. True once per decision of ours when its time left
+        reaches `WARN_AT` seconds: the app rings the bell (the screen marks it)."""
         self._now = now
+        left = self.seconds_left()
+        d = self.state.game.decision if self.state.game is not None else None
+        if not (self.my_turn and d is not None and left is not None and left <= WARN_AT):
+            return False
+        if d.turn in self.turns_warned:
+            return False
+        self.turns_warned.add(d.turn)
+        return True
+
+    def seconds_left(self) -> int | None:
+        """The seconds left to the pending decision, where a timer runs."""
+        game = self.state.game
+        d = game.decision if game is not None else None
+        if self._deadline is None or d is None or self._deadline[0] != d.turn:
+            return None
+        return max(0, int(self._deadline[1] - self._now + 0.999))
 
     @property
     def my_turn(self) -> bool:
@@ -302,9 +346,7 @@ class GameController:
         game = self.state.game
         view = self.revealed_view()
         d = game.decision if game is not None else None
-        seconds = None
-        if self._deadline is not None and d is not None and self._deadline[0] == d.turn:
-            seconds = max(0, int(self._deadline[1] - self._now + 0.999))
+        seconds = self.seconds_left()
         end = self.end
         if end is not None:
             end = EndSummary(

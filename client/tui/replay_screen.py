@@ -66,8 +66,8 @@ class ReplayController:
 
         return re.sub(r"\bseat (\d)\b", name, safe(text, 300))
 
-    def tick(self, now: float) -> None:
-        pass
+    def tick(self, now: float) -> bool:
+        return False
 
     def lines(self, width: int, height: int) -> list[Line]:
         return render(self.scene(width), width, height)

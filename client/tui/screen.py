@@ -46,6 +46,8 @@ SHORT_NAMES = {
     "conspiracy": "Conspiracy",
 }
 BACK = "▒▒▒▒▒▒▒"
+WARN_AT = 10  # seconds left to a decision of ours: the bell rings, the clock stands out
+
 WAITING = {
     "direction": "to choose the direction",
     "place": "to place a card",
@@ -220,13 +222,19 @@ def _title(scene: Scene, width: int) -> Line:
     if view is not None:
         first = who(scene.names, view.get("first_player"), scene.seat)
         row.add(f" · round {view.get('round', 1)} of {ROUNDS} · first: {first}", "class:title")
-    right = ""
-    if scene.seconds_left is not None:
-        right += f"⏱ {clock(scene.seconds_left)}  "
-    right += scene.help_key
+    clock_text = "" if scene.seconds_left is None else f"⏱ {clock(scene.seconds_left)}  "
+    right = clock_text + scene.help_key
     row.to(width - len(right))
-    row.add(right, "class:title")
+    # Our own time nearly out: the clock stands out (the app rings once too).
+    row.add(clock_text, "class:banner" if hurried(scene) else "class:title")
+    row.add(scene.help_key, "class:title")
     return row.line(style="class:title")
+
+
+def hurried(scene: Scene) -> bool:
+    """Our own decision, with `WARN_AT` seconds left or fewer."""
+    left = scene.seconds_left
+    return scene.chooser is not None and left is not None and left <= WARN_AT
 
 
 def family_style(card: dict[str, Any]) -> str:
@@ -703,7 +711,10 @@ def _bottom(scene: Scene, width: int) -> list[Line]:
         lines += _end(scene, width)
     elif scene.chooser is not None:
         chooser = scene.chooser
-        lines.append(rule(width, chooser.heading, "class:rule.turn"))
+        heading = chooser.heading
+        if hurried(scene):
+            heading += f" · {scene.seconds_left} s left!"
+        lines.append(rule(width, heading, "class:banner" if hurried(scene) else "class:rule.turn"))
         lines += _offers(chooser, width)
     elif scene.decision_kind is not None:
         thinker = who(names, scene.decision_seat, me)

@@ -79,8 +79,8 @@ class Screens:
     def changed(self, now: float) -> bool:
         return self.game.changed(now)
 
-    def tick(self, now: float) -> None:
-        self.game.tick(now)
+    def tick(self, now: float) -> bool:
+        return self.game.tick(now)
 
     def key(self, key: str) -> None:
         self.current.key(key)

@@ -15,6 +15,7 @@ import io
 import random
 import re
 from collections.abc import Awaitable, Callable
+from functools import partial
 from typing import Any
 
 import pytest
@@ -50,8 +51,8 @@ class Keys:
         self.drawn += 1
         return render(self.scene, width, height)
 
-    def tick(self, now: float) -> None:
-        pass
+    def tick(self, now: float) -> bool:
+        return False
 
 
 async def until(condition: Callable[[], bool], what: str, timeout: float = HANG) -> None:
@@ -289,3 +290,40 @@ def test_monochrome_writes_no_colour_and_colour_does() -> None:
     assert sgr_codes(mono) & colours == set(), sgr_codes(mono)
     assert sgr_codes(mono) & {"1", "7"}  # bold and reverse stay
     assert sgr_codes(colour) & colours
+
+
+class Ringing(Keys):
+    """A screen whose time runs short at its third drawing."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ticks = 0
+
+    def tick(self, now: float) -> bool:
+        self.ticks += 1
+        return self.ticks == 3
+
+
+class Bells(DummyOutput):
+    def __init__(self) -> None:
+        super().__init__()
+        self.rung = 0
+
+    def bell(self) -> None:
+        self.rung += 1
+
+
+def test_the_bell_rings_when_the_screen_says_time_runs_short() -> None:
+    """Issue 25: the app asks the screen at every drawing (twice a second at
+    least); a screen that says its time runs short gets the bell, once."""
+    for bell, rings in ((True, 1), (False, 0)):
+        screen, output = Ringing(), Bells()
+        run_app(screen, partial(five_drawings, screen), output=output, bell=bell)
+        assert output.rung == rings
+
+
+async def five_drawings(screen: Ringing, pipe: PipeInput, application: Application[int]) -> None:
+    while screen.ticks < 5:
+        application.invalidate()
+        await until(lambda: screen.drawn >= screen.ticks, "a drawing")
+        await asyncio.sleep(0.01)

@@ -559,3 +559,56 @@ def test_ready_for_another_game_is_said_until_it_begins() -> None:
     t.world.run(lambda: t.game.game_id != first)  # (stopped at its first push)
     t.changed()
     assert t.controller.chooser is None and t.controller.scene().status == ""
+
+
+# ---------------------------------------------------------------- timers
+
+
+def timed_table(label: str) -> Table:
+    """A table whose turn timer is 30 s, at our first decision."""
+    t = Table(3, label=label)
+    settings = m.RoomSettings.for_players(3, turn_timer=30)
+    t.ask(m.CreateRoom(settings=settings, name="timed"))
+    for _ in range(2):
+        t.ask(m.AddBot(strategy="random"))
+    t.start()
+    t.until_ours()
+    return t
+
+
+def test_with_ten_seconds_left_the_bell_rings_once_and_the_screen_says_so() -> None:
+    """Issue 25: timers were silent."""
+    t = timed_table("hurry")
+    c = t.controller
+    left = c.seconds_left()
+    assert left is not None and 20 < left <= 30
+    start = t.world.now
+    assert c.tick(start + left - 11) is False  # not yet
+    shown = screen_text(c.lines(80, 24))
+    assert "s left!" not in shown and "⏱ 0:" in shown.splitlines()[0]
+    assert c.tick(start + left - 9.5) is True  # ten seconds left: ring
+    assert c.tick(start + left - 9.0) is False  # once
+    shown = screen_text(c.lines(80, 24))
+    assert "· 9 s left!" in shown and "⏱ 0:09" in shown
+    styles = {style for line in c.lines(80, 24) for style, text in line if "⏱" in text}
+    assert styles == {"class:banner"}
+
+
+def test_the_log_says_when_the_timer_decided_for_us() -> None:
+    """Issue 25: "You placed nothing this round", as if we had chosen it."""
+    t = timed_table("too slow")
+    turn = t.game.decision.turn
+    seen = len(t.controller.log.lines)
+    t.world.run(lambda: t.game.decision is None or t.game.decision.turn != turn)
+    t.changed()
+    lines = t.controller.log.lines[seen:]
+    assert lines[0] == "⏱ Time ran out: the server decided for you", lines
+    assert lines[1].startswith("You ")  # what it decided, in the usual words
+
+
+def test_a_decision_we_answered_is_not_said_to_be_the_server_s() -> None:
+    t = timed_table("in time")
+    seen = len(t.controller.log.lines)
+    t.deliver(answer_with_keys(t))
+    t.until_ours()
+    assert not [line for line in t.controller.log.lines[seen:] if "decided for you" in line]
