@@ -29,7 +29,7 @@ import logging
 import os
 import signal
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Protocol
 
 import trio
@@ -39,7 +39,7 @@ from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from prompt_toolkit.keys import Keys
 from prompt_toolkit.layout import Layout, Window
 from prompt_toolkit.layout.controls import FormattedTextControl
-from prompt_toolkit.output import ColorDepth
+from prompt_toolkit.output import ColorDepth, Output
 from prompt_toolkit.styles import Style
 
 from ..failures import said
@@ -182,9 +182,9 @@ class Bridge:
         if ours and self.bell:
             app.output.bell()
         if ours:
-            app.output.set_title("Oriflamme · your turn")
+            set_title(app.output, YOUR_TURN)
         elif not controller.my_turn:
-            app.output.set_title("Oriflamme")
+            set_title(app.output, TITLE)
         app.invalidate()
 
     def exit(self, code: int = 0) -> None:
@@ -267,6 +267,21 @@ def build_application(
     )
     app.ttimeoutlen = 0.05  # Esc alone answers at once, not after half a second
     return app
+
+
+TITLE = "Oriflamme"
+YOUR_TURN = "Your turn · Oriflamme"  # (what matters first: a tab shows the start)
+
+
+def set_title(output: Output, title: str, environ: Mapping[str, str] = os.environ) -> None:
+    """Say `title` in the terminal's title bar (OSC 2, which tmux takes as
+    the pane's title) and, under tmux, as its window's name too (the status
+    line shows that one), at once."""
+    output.set_title(title)
+    if environ.get("TMUX"):
+        clean = "".join(ch for ch in title if ch.isprintable())
+        output.write_raw(f"\x1bk{clean}\x1b\\")
+    output.flush()
 
 
 class ProgramFailed(Exception):

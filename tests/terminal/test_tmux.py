@@ -95,6 +95,18 @@ class Terminal:
             time.sleep(0.1)
         raise AssertionError(f"{pattern!r} never appeared; the screen:\n{self.screen()}")
 
+    def title(self) -> str:
+        """The pane's title, as the program set it (OSC 2)."""
+        return self.tmux("display-message", "-p", "-t", "game", "#{pane_title}").strip()
+
+    def wait_for_title(self, title: str, timeout: float = HANG) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.title() == title:
+                return
+            time.sleep(0.1)
+        raise AssertionError(f"the title never became {title!r}: it is {self.title()!r}")
+
     def close(self) -> None:
         subprocess.run([*self.base, "kill-server"], capture_output=True, timeout=HANG)
 
@@ -205,6 +217,8 @@ def terminal(tmp_path: Path) -> Iterator[Terminal]:
 
 def test_a_complete_game_at_80x24(terminal: Terminal) -> None:
     terminal.wait_for(r"Influence Queue")
+    terminal.wait_for(r"(?m)^─ Your (?!hand)")  # a decision of ours: the title says so
+    terminal.wait_for_title("Your turn · Oriflamme")
     answered = play_until_over([terminal], GAME_HANG)
     screen = terminal.wait_for(r"Record: .*oriflamme")
     assert answered >= 6, screen  # at least our placements of a game

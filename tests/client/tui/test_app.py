@@ -327,3 +327,32 @@ async def five_drawings(screen: Ringing, pipe: PipeInput, application: Applicati
         application.invalidate()
         await until(lambda: screen.drawn >= screen.ticks, "a drawing")
         await asyncio.sleep(0.01)
+
+
+class Written(DummyOutput):
+    """An output that keeps what it is asked to write."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.raw: list[str] = []
+        self.titles: list[str] = []
+        self.flushed = 0
+
+    def set_title(self, title: str) -> None:
+        self.titles.append(title)
+
+    def write_raw(self, data: str) -> None:
+        self.raw.append(data)
+
+    def flush(self) -> None:
+        self.flushed += 1
+
+
+def test_the_title_is_set_for_the_terminal_and_under_tmux_for_its_window_too() -> None:
+    """Issue 25: under tmux the title stayed "Oriflamme" on the player's turn."""
+    plain, under_tmux = Written(), Written()
+    app.set_title(plain, app.YOUR_TURN, environ={})
+    app.set_title(under_tmux, app.YOUR_TURN, environ={"TMUX": "/tmp/tmux-0/default,1,0"})
+    assert plain.titles == under_tmux.titles == ["Your turn · Oriflamme"]
+    assert plain.raw == [] and under_tmux.raw == ["\x1bkYour turn · Oriflamme\x1b\\"]
+    assert plain.flushed and under_tmux.flushed  # at once, not at the next drawing
