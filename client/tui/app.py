@@ -43,7 +43,20 @@ from prompt_toolkit.output import ColorDepth, Output
 from prompt_toolkit.styles import Style
 
 from ..failures import said
-from .choices import BACKSPACE, DOWN, END, ENTER, ESCAPE, HOME, LEFT, PAGE_DOWN, PAGE_UP, RIGHT, UP
+from .choices import (
+    BACKSPACE,
+    DOWN,
+    END,
+    ENTER,
+    ESCAPE,
+    HOME,
+    LEFT,
+    PAGE_DOWN,
+    PAGE_UP,
+    QUIT_NOW,
+    RIGHT,
+    UP,
+)
 from .controller import Command
 from .screen import Line
 from .screens import Screens
@@ -313,7 +326,7 @@ async def _host(
     app = build_application(
         controller,
         colour=colour_wanted() if colour is None else colour,
-        on_quit=lambda: controller.key("q"),
+        on_quit=lambda: controller.key(QUIT_NOW),
         bell=bell,
         **app_options,
     )

@@ -52,6 +52,7 @@ from .words import ABILITIES, a_card, card_name
 
 # The keys, by the names the terminal app gives them (one place for every screen).
 LEFT, RIGHT, ENTER, ESCAPE, BACKSPACE = "left", "right", "enter", "escape", "backspace"
+QUIT_NOW = "c-c"  # Ctrl-C: quit without asking (no character is this key)
 UP, DOWN, HOME, END, PAGE_UP, PAGE_DOWN = "up", "down", "home", "end", "pageup", "pagedown"
 KEY_SYMBOLS = {LEFT: "←", RIGHT: "→", ENTER: "Enter"}
 

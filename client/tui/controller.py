@@ -21,7 +21,7 @@ from oriflamme.engine import Action, card_to_data
 from oriflamme.protocol import messages as m
 
 from ..state import ClientState, GameMirror
-from .choices import DOWN, END, ENTER, ESCAPE, HOME, PAGE_DOWN, PAGE_UP, UP, Chooser
+from .choices import DOWN, END, ENTER, ESCAPE, HOME, PAGE_DOWN, PAGE_UP, QUIT_NOW, UP, Chooser
 from .screen import (
     WARN_AT,
     EndSummary,
@@ -36,6 +36,7 @@ from .text import edited, safe
 from .words import EventLog
 
 CHAT_LIMIT = 200
+QUIT_QUESTION = "Quit? Your seat is kept for you: [y] quit, any other key goes on"
 SCROLL_KEYS = (PAGE_UP, PAGE_DOWN, UP, DOWN, HOME, END)
 
 
@@ -122,6 +123,7 @@ class GameController:
         self._chooser_turn: int | None = None
         self._answered: int | None = None
         self._offered: int | None = None  # the turn of the last decision offered to us
+        self.quitting = False  # [q] was pressed mid-game: the next key says
         self._deadline: tuple[int, float] | None = None  # (turn, time it runs out)
         self._now = 0.0
         self.turns_rung: set[int] = set()
@@ -367,7 +369,9 @@ class GameController:
             decision_kind=str(d.kind) if d is not None else None,
             seconds_left=seconds,
             chooser=self.chooser,
-            status=self.chooser.status
+            status=QUIT_QUESTION  # (until answered, whatever else comes)
+            if self.quitting
+            else self.chooser.status
             if self.chooser is not None and self.chooser.status
             else self.status,
             banner=self.banner,
@@ -384,9 +388,17 @@ class GameController:
 
     def key(self, key: str) -> None:
         """One key press (a character, or ``left``, ``right``, ``enter``,
-        ``escape``, ``backspace``)."""
+        ``escape``, ``backspace``; `QUIT_NOW` for Ctrl-C)."""
         self.status = ""
         self._status_about = None
+        if key == QUIT_NOW or (self.quitting and key in ("y", "q")):
+            self.quitting = False
+            self.send(Quit())
+            return
+        if self.quitting:  # any other key: the game goes on
+            self.quitting = False
+            self.status = "Still in the game"
+            return
         if self.chooser is not None:
             self.chooser.status = ""
         if self.help or self.outs:
@@ -411,7 +423,11 @@ class GameController:
             self.chat_input = ""
             return
         if key == "q":
-            self.send(Quit())
+            if self._playing():
+                self.quitting = True
+                self.status = QUIT_QUESTION
+            else:
+                self.send(Quit())
             return
         if self.end is not None:
             game = self.state.game
@@ -492,6 +508,11 @@ class GameController:
                 "This is the start of the log" if back else "These are the newest lines of the log"
             )
         self.log_end = None if new >= total else new + self.log.dropped
+
+    def _playing(self) -> bool:
+        """Whether we hold a seat in a game not over (quitting it asks first)."""
+        game = self.state.game
+        return game is not None and game.seat is not None and game.end is None
 
     def refused(self, turn: int, message: str) -> None:
         """The server refused our answer to `turn`: offer the choice again."""

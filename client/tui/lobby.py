@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from oriflamme.protocol import messages as m
 
 from ..state import ClientState
-from .choices import DOWN, ENTER, ESCAPE, LEFT, RIGHT, UP
+from .choices import DOWN, ENTER, ESCAPE, LEFT, QUIT_NOW, RIGHT, UP
 from .controller import Command, Download, Quit, Request, plain
 from .screen import MIN_HEIGHT, MIN_WIDTH, Line, Row, pad, rule, too_small
 from .text import edited, fit, safe
@@ -145,6 +145,9 @@ class LobbyController:
 
     def key(self, key: str) -> None:
         self.status = ""
+        if key == QUIT_NOW:
+            self.send(Quit())
+            return
         if self.help:
             self.help = False
             return

@@ -16,7 +16,7 @@ from oriflamme.protocol.record import Record
 from oriflamme.protocol.verify import GameVerdict
 
 from ..replay import ReplayStep
-from .choices import END, HOME, LEFT, PAGE_DOWN, PAGE_UP, RIGHT
+from .choices import END, HOME, LEFT, PAGE_DOWN, PAGE_UP, QUIT_NOW, RIGHT
 from .screen import EndSummary, Line, Row, Scene, end_order, placings, render, rule, wrap
 from .text import cut, safe
 from .words import EventLog
@@ -52,7 +52,7 @@ class ReplayController:
             self.at = 0
         elif key == END:
             self.at = last
-        elif key == "q":
+        elif key in ("q", QUIT_NOW):
             self.on_quit()
         else:
             self.status = f"{key} does nothing here: the keys are ← → PgUp PgDn Home End q"

@@ -927,7 +927,7 @@ HELP_KEYS = [
     ("PgUp/Dn", "scroll the log back and forth (↑ ↓ a line, Home End its ends)"),
     ("o", "every player in full, with their cards out (eliminated, discarded)"),
     ("/", "chat: type a line, Enter sends it, Esc cancels"),
-    ("q", "quit (your seat is kept for you: come back with the same command)"),
+    ("q", "quit (asked first mid-game; your seat is kept: come back the same way)"),
 ]
 
 

@@ -253,8 +253,10 @@ def test_quitting_mid_game_says_a_command_that_brings_the_table_back(tmp_path: P
         term.keys(f"cd {checkout} && export PATH=/usr/bin:/bin", "Enter")
         term.keys(f"{program} play --bots 2 --no-bell --state-dir {state}", "Enter")
         first = term.wait_for(DEALT)
-        term.keys("q")
-        term.wait_for(r"Your seat is kept")
+        term.keys("q")  # mid-game: it asks first
+        term.wait_for(r"Quit\? Your seat is kept for you: \[y\] quit")
+        term.keys("y")
+        term.wait_for(r"Your seat is kept: run")
         # (the line is longer than the terminal: read as printed, unwrapped)
         said = re.search(r"run `([^`]+)` again to finish the game", term.joined())
         assert said is not None, term.joined()
@@ -264,8 +266,8 @@ def test_quitting_mid_game_says_a_command_that_brings_the_table_back(tmp_path: P
         # once a card is down: a quit before that looks like a new game.)
         back = term.wait_for(DEALT)
         assert hand(back) == hand(first), (first, back)
-        term.keys("q")
-        term.wait_for(r"Your seat is kept")
+        term.keys("q", "y")
+        term.wait_for(r"Your seat is kept: run")
         assert "Traceback" not in term.joined()
     finally:
         term.close()

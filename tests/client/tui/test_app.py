@@ -254,7 +254,9 @@ def test_chat_help_and_quit_in_the_app() -> None:
         await until(lambda: c.chat_input == "oops", "the text again")
         pipe.send_text(ESCAPE)
         await until(lambda: c.chat_input is None, "the chat line cancelled")
-        pipe.send_text("q")
+        pipe.send_text("q")  # mid-game: it asks first
+        await until(lambda: c.status.startswith("Quit?"), "the question")
+        pipe.send_text("y")
         await until(lambda: len(t.sent) == 2, "quit")
 
     run_app(c, steps)

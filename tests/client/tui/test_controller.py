@@ -17,7 +17,7 @@ import unicodedata
 import pytest
 
 from oriflamme.client.bots import Behaviour, Bot
-from oriflamme.client.tui.choices import BACKSPACE, ENTER, ESCAPE
+from oriflamme.client.tui.choices import BACKSPACE, ENTER, ESCAPE, QUIT_NOW
 from oriflamme.client.tui.controller import Answer, GameController, PlayAgain, Quit, Say
 from oriflamme.client.tui.screen import render
 from oriflamme.client.tui.words import KIND_NAMES
@@ -96,12 +96,29 @@ def test_a_refused_answer_is_offered_again(table: Table) -> None:
     assert answer_with_keys(table) == command
 
 
-def test_q_quits_at_any_time(table: Table) -> None:
-    table.controller.key("q")
+def test_q_mid_game_asks_first_and_ctrl_c_quits_at_once(table: Table) -> None:
+    """Issue 25: `q` mid-game quit without a word."""
+    c = table.controller
+    c.key("q")
+    assert table.sent == [] and c.scene().status.startswith("Quit? Your seat is kept")
+    c.key("1")  # any other key: the game goes on, and the key does nothing else
+    assert table.sent == [] and c.scene().status == "Still in the game"
+    assert c.chooser is not None and c.chooser.digits == ""
+    c.key("q")
+    c.key("y")
     assert table.sent == [Quit()]
-    table.controller.key("1")  # the choice is still open
-    table.controller.key("q")
-    assert table.sent == [Quit(), Quit()]
+    c.key("q")
+    c.key("q")  # (q twice quits too)
+    c.key(QUIT_NOW)  # Ctrl-C: at once
+    assert table.sent == [Quit(), Quit(), Quit()]
+
+
+def test_q_quits_at_once_when_the_game_is_over() -> None:
+    t = Table(3, label="over")
+    t.seat_bots_and_start()
+    t.play_to_end(press_an_offer, seed=4)
+    t.controller.key("q")
+    assert t.sent[-1] == Quit()
 
 
 # ---------------------------------------------------------------- help and chat
