@@ -21,7 +21,7 @@ import os
 import signal
 import socket
 import ssl
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -32,7 +32,7 @@ from oriflamme.client.secret_store import SecretStore
 from oriflamme.client.thinking import search_processes
 from oriflamme.server.core import GameFinished, Gateway, ServerConfig
 
-from .discovery import run_beacon
+from .discovery import BEACON_PORT, run_beacon
 from .net import SNAPSHOT_EVERY, NetServer
 from .persistence import restore
 from .records import RecordWriter
@@ -136,31 +136,47 @@ async def serve(
         if options.stop is None:
             tune_gc()
         try:
-            # (server bots that search think in worker processes: `thinking`)
-            async with search_processes(), trio.open_nursery() as nursery:
-                nursery.start_soon(records.run)
-                await nursery.start(server.run, listeners)
-                if announced(options):
-                    nursery.start_soon(
-                        partial(run_beacon, port, options.name, tls=context is not None)
-                    )
-                with _stop_signals(options) as signals:
-                    # Said once SIGTERM and Ctrl-C are ours: whoever reads it
-                    # (a supervisor, a test) may stop the server at once, cleanly.
-                    log.info(
-                        "serving on %s port %d; data in %s", options.host, port, options.data_dir
-                    )
-                    task_status.started(port)
-                    await _until_stopped(options, signals)
-                    # Still ours while the server stops: another Ctrl-C or
-                    # SIGTERM (an impatient supervisor, a second keypress)
-                    # must not kill it halfway through its last writes.
-                    calm = trio.CancelScope()
-                    if signals is not None:
-                        nursery.start_soon(_while_stopping, signals, calm, options)
-                    await server.shut_down(options.shutdown_grace)
-                    await records.drain()
-                    calm.cancel()
+            # SIGTERM and Ctrl-C are ours from here until the server has
+            # stopped, its worker processes included: a second one while it
+            # stops is said, and the stop goes on (the default action, a kill
+            # halfway through its last writes, is never taken).
+            with _stop_signals(options) as signals:
+                async with trio.open_nursery() as stopping:
+                    # (server bots that search think in worker processes: `thinking`)
+                    async with search_processes(), trio.open_nursery() as nursery:
+                        nursery.start_soon(records.run)
+                        await nursery.start(server.run, listeners)
+                        # The beacon runs until cancelled: it is, as soon as
+                        # the server stops accepting (nothing is to be
+                        # announced then, and this nursery waits for it).
+                        beacon = trio.CancelScope()
+                        if announced(options):
+                            await nursery.start(
+                                _cancelled_by,
+                                beacon,
+                                partial(run_beacon, port, options.name, tls=context is not None),
+                            )
+                            log.info(
+                                "announcing itself on the local network as %r (UDP port %d)",
+                                options.name,
+                                BEACON_PORT,
+                            )
+                        # Said once SIGTERM and Ctrl-C are ours: whoever reads it
+                        # (a supervisor, a test) may stop the server at once, cleanly.
+                        log.info(
+                            "serving on %s port %d; data in %s",
+                            options.host,
+                            port,
+                            options.data_dir,
+                        )
+                        task_status.started(port)
+                        await _until_stopped(options, signals)
+                        if signals is not None:
+                            stopping.start_soon(_while_stopping, signals, options)
+                        beacon.cancel()
+                        await server.shut_down(options.shutdown_grace)
+                        await records.drain()
+                    stopping.cancel_scope.cancel()  # stopped: no signal is to be said now
         except* StoreError as failed:
             # The state can no longer be stored: stop, rather than send
             # what a restart could not give back. What was stored is safe.
@@ -226,15 +242,24 @@ async def _until_stopped(options: ServeOptions, signals: AsyncIterator[int] | No
         return
 
 
-async def _while_stopping(
-    signals: AsyncIterator[int], calm: trio.CancelScope, options: ServeOptions
+async def _while_stopping(signals: AsyncIterator[int], options: ServeOptions) -> None:
+    """Signals that come while the server stops (until cancelled, once it has
+    stopped): it is stopping already, and says so (SIGKILL stops it at once,
+    if that is what is wanted)."""
+    async for signum in signals:
+        log.warning(
+            "%s: already shutting down (within %g s; SIGKILL stops at once, safely)",
+            signal.Signals(signum).name,
+            options.shutdown_grace,
+        )
+
+
+async def _cancelled_by(
+    scope: trio.CancelScope,
+    run: Callable[..., Awaitable[object]],
+    *,
+    task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
 ) -> None:
-    """Signals that come while the server stops: it is stopping already, and
-    says so (SIGKILL stops it at once, if that is what is wanted)."""
-    with calm:
-        async for signum in signals:
-            log.warning(
-                "%s: already shutting down (within %g s; SIGKILL stops at once, safely)",
-                signal.Signals(signum).name,
-                options.shutdown_grace,
-            )
+    """`run(task_status=...)` (started when it says so) until `scope` is cancelled."""
+    with scope:
+        await run(task_status=task_status)
