@@ -96,7 +96,13 @@ _PLAY_EARLY = {
 class HeuristicPlayer(RandomPlayer):
     """Greedy rules of thumb: hit the leader's face-up threats, keep an
     Ambush hidden as bait, let a Conspiracy grow, reveal Heirs and Lords when
-    they pay. Random among equals."""
+    they pay. Random among equals.
+
+    In the last round nothing is kept for later: tokens left on a card count
+    for nobody, and no card acts after it. A face-down card is revealed
+    whenever that scores (its tokens, which only a reveal collects, and what
+    its ability gains now) and kept only when revealing gains nothing; an
+    elimination that must hit our own card takes one that has acted already."""
 
     name = "heuristic"
 
@@ -143,13 +149,14 @@ class HeuristicPlayer(RandomPlayer):
         assert actor is not None
         kind = actor.kind
         tokens = actor.tokens
-        last_round = game.round >= ROUNDS
+        if game.round >= ROUNDS:
+            return self._reveal_gain(game, seat, actor) > 0
         if kind is None:  # our own identity unknown to this engine: reveal when rich
             return tokens >= 2
         if kind == Kind.CONSPIRACY:
-            return tokens >= 3 or last_round
+            return tokens >= 3
         if kind == Kind.AMBUSH:
-            return last_round
+            return False
         if kind == Kind.HEIR:
             return not any(
                 s[-1].face_up and s[-1].kind == Kind.HEIR and s[-1] is not actor for s in game.queue
@@ -161,7 +168,98 @@ class HeuristicPlayer(RandomPlayer):
             return any(t.owner != seat for t in targets) or tokens >= 3
         if kind == Kind.SHAPESHIFTER:
             return bool(game.ability_choices(Kind.SHAPESHIFTER)) or tokens >= 3
-        return tokens >= 1 or last_round
+        return tokens >= 1
+
+    # ------------------------------------------------------- the last round
+
+    def _reveal_gain(self, game: Game, seat: int, actor: InPlay) -> float:
+        """Last round: the points revealing `actor` (ours, face down, acting
+        now) gains over keeping it. Keeping gains nothing: the token it adds
+        counts for nobody at the end. Revealing pays the tokens on it (twice
+        for a Conspiracy, none for an Ambush), then its ability applies."""
+        kind = actor.kind
+        tokens = actor.tokens
+        if kind is None:  # our own identity unknown to this engine: its tokens
+            return tokens
+        if kind == Kind.AMBUSH:
+            return 1.0  # revealed, it scores 1; kept, only a rival's blow would pay
+        paid = 2 * tokens if kind == Kind.CONSPIRACY else tokens
+        return paid + self._ability_gain(game, seat, kind, actor)
+
+    def _ability_gain(self, game: Game, seat: int, ability: Kind, actor: InPlay) -> float:
+        """Last round: the points `actor`, acting now, gains us by applying
+        `ability` (its own, or the one a Shapeshifter copies), less what it
+        costs us later in this round. A little more for harm to a rival."""
+        if ability == Kind.LORD:
+            index = game.cursor.index
+            q = game.queue
+            return 1.0 + sum(
+                1
+                for i in (index - 1, index + 1)
+                if 0 <= i < len(q) and q[i][-1].family == actor.family
+            )
+        if ability == Kind.HEIR:
+            return self._heir_gain(game, seat, actor)
+        if ability == Kind.SPY:
+            return max(
+                (
+                    1.0
+                    for t in game.ability_choices(Kind.SPY)
+                    if t.owner != seat and game.scores[t.owner] > 0
+                ),
+                default=0.0,
+            )
+        if ability in (Kind.SOLDIER, Kind.ARCHER, Kind.ASSASSINATION):
+            # Eliminating scores 1, whoever's card it hits; hitting our own
+            # card forgoes what that card would still do this round.
+            return max(
+                (
+                    1.0 - (self._still_to_score(game, t) if t.owner == seat else 0.0)
+                    for t in game.ability_choices(ability)
+                ),
+                default=0.0,
+            )
+        if ability == Kind.SHAPESHIFTER:
+            return max(
+                (
+                    self._ability_gain(game, seat, t.kind, actor)
+                    for t in game.ability_choices(Kind.SHAPESHIFTER)
+                    if t.kind is not None
+                ),
+                default=0.0,
+            )
+        return 0.0  # a Royal Decree moves a card; a Conspiracy paid when revealed
+
+    def _heir_gain(self, game: Game, seat: int, actor: InPlay) -> float:
+        """An Heir scores 2 unless another face-up top card bears its name; face
+        up, it stops a later lone face-up Heir from scoring this round."""
+        name = actor.kind
+        others = [
+            (i, s[-1])
+            for i, s in enumerate(game.queue)
+            if s[-1].face_up and s[-1].kind == name and s[-1] is not actor
+        ]
+        if not others:
+            return 2.0
+        if len(others) == 1 and others[0][0] > game.cursor.index:
+            # That one would score when it acts; revealed, ours stops it.
+            return -2.0 if others[0][1].owner == seat else 0.5
+        return 0.0
+
+    @staticmethod
+    def _still_to_score(game: Game, card: InPlay) -> float:
+        """Last round: about what `card` may still score this round, if it has
+        not acted yet (it lies after the slot acting now)."""
+        found = game.find(card.pid)
+        if found is None or found[0] <= game.cursor.index:
+            return 0.0
+        if card.face_up:
+            return 2.0 if card.kind in (Kind.HEIR, Kind.LORD) else 1.0
+        if card.kind == Kind.CONSPIRACY:
+            return 2.0 * card.tokens
+        if card.kind == Kind.AMBUSH:
+            return 1.0
+        return card.tokens + 1.0
 
     def _target_value(self, game: Game, seat: int, step: str, action: Target) -> float:
         found = game.find(action.pid)
@@ -179,9 +277,20 @@ class HeuristicPlayer(RandomPlayer):
             # Move a rival's face-up threat (the move may skip it this round).
             return (-2.0 if mine else _THREAT.get(kind, 0.5) if kind else 0.5) + bonus
         # Eliminate: a rival's known threat first, then a rival's hidden card
-        # (tokens denied, but it may be an Ambush), our own cards last.
+        # (tokens denied, but it may be an Ambush), our own cards last: the
+        # acting Intrigue itself (discarded anyway) first, and in the last
+        # round one that has acted already.
         if mine:
-            return -5.0 + (1.0 if kind == Kind.AMBUSH else 0.0)
+            value = -5.0 + (1.0 if kind == Kind.AMBUSH else 0.0)
+            if (
+                card is game.cursor.actor
+                and card.kind is not None
+                and card.kind >= Kind.ASSASSINATION
+            ):
+                value += 2.0
+            if game.round >= ROUNDS:
+                value -= self._still_to_score(game, card)
+            return value
         if kind is None:
             return 1.0 + 0.3 * card.tokens + bonus
         return 1.5 + _THREAT.get(kind, 0.0) + bonus
