@@ -402,7 +402,7 @@ def _bot(args: argparse.Namespace) -> int:
     import trio
 
     from oriflamme.client.bots import parse_think
-    from oriflamme.client.commands import run_bot
+    from oriflamme.client.commands import GameResult, format_result, run_bot
 
     try:
         think = parse_think(args.think)
@@ -414,6 +414,10 @@ def _bot(args: argparse.Namespace) -> int:
     if where is None:
         return 2
     host, port, trust = where
+
+    def told(result: GameResult) -> None:
+        print(format_result(result), flush=True)
+
     try:
         played = trio.run(
             partial(
@@ -429,6 +433,7 @@ def _bot(args: argparse.Namespace) -> int:
                 turn_timer=args.turn_timer,
                 state_dir=Path(args.state_dir) if args.state_dir else None,
                 trust=trust,
+                on_game=told,
             )
         )
     except KeyboardInterrupt:

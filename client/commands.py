@@ -9,16 +9,19 @@ import json
 import logging
 import random
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
 import trio
 
 from oriflamme.protocol import messages as m
+from oriflamme.protocol.record import RecordError, decode_record
+from oriflamme.protocol.verify import GameVerdict, verify_record
 
 from .bots import Behaviour, Bot, Think
 from .secret_store import SecretStore, write_private
-from .session import Backoff, RequestRefused, Session, open_session
+from .session import Backoff, RequestRefused, Session, SessionError, open_session
 from .state import ClientState
 from .tls import Trust, connector
 
@@ -108,10 +111,13 @@ async def run_bot(
     state_dir: Path | None = None,
     seed: int | None = None,
     trust: Trust | None = None,
+    on_game: Callable[[GameResult], object] | None = None,
 ) -> int:
     """A bot that joins the room named `room` (or creates it, as its host),
     plays `games` games there and returns how many it finished. As host it
-    starts a game once every seat is taken and everyone is ready."""
+    starts a game once every seat is taken and everyone is ready. After each
+    game it fetches the game's record and verifies it, and gives `on_game`
+    the result."""
     store = SecretStore(state_dir) if state_dir is not None else None
     think = think or Think()
     bot = Bot(strategy, rng=random.Random(seed), seconds=think.seconds, iterations=think.iterations)
@@ -138,6 +144,7 @@ async def run_bot(
             )
             played = tally.note(played + 1)
             log.info("%s: %d game(s) played", session.name, played)
+            await _report(session, played, on_game)
         while played < games:
             # The game before this one: the next may start as soon as we are ready.
             previous = None if session.state.game is None else session.state.game.game_id
@@ -145,9 +152,122 @@ async def run_bot(
             await _play_one(session, previous)
             played = tally.note(played + 1)
             log.info("%s: %d game(s) played", session.name, played)
+            await _report(session, played, on_game)
         tally.done()
         session.close()
     return played
+
+
+@dataclass(frozen=True, slots=True)
+class GameResult:
+    """A game a bot played, as `oriflamme bot` reports it: the `number`-th of
+    its games, its seat, the seats' names, scores and winners, the record's
+    id, and the record's verdict (`verify_record`, what `oriflamme verify`
+    says of it), or why it could not be checked (`unchecked`); then the
+    server's own verdicts (`game_end.verification`) are all there is."""
+
+    number: int
+    seat: int | None
+    names: tuple[str, ...]
+    scores: tuple[int, ...]
+    winners: tuple[int, ...]
+    record_id: str
+    verdict: GameVerdict | None
+    unchecked: str | None
+    server_ok: tuple[bool, ...]
+
+
+async def game_result(session: Session, number: int) -> GameResult | None:
+    """The result of the game `session` has just seen end (None if none has):
+    its record fetched from the server (`get_record`) and verified."""
+    game = session.state.game
+    end = None if game is None else game.end
+    if game is None or end is None:
+        return None
+    verdict = None
+    unchecked = None
+    names: tuple[str, ...] = ()
+    try:
+        answer = await session.request(m.GetRecord(record_id=end.record_id))
+        assert isinstance(answer, m.RecordData)
+        record = decode_record(answer.data)
+        if record.game_id != game.game_id:
+            raise RecordError("it is the record of another game")
+        verdict = verify_record(record)
+        names = tuple(seat.name for seat in record.seats)
+    except RequestRefused as exc:
+        unchecked = f"the server did not send the record: {exc.error.message}"
+    except (SessionError, trio.TooSlowError) as exc:
+        unchecked = f"the record did not come: {exc or 'no answer in time'}"
+    except RecordError as exc:
+        unchecked = f"the record is unreadable: {exc}"
+    if not names:
+        room = session.state.room
+        seats = {} if room is None else {s.seat: s.name for s in room.seats}
+        names = tuple(seats.get(i) or f"seat {i}" for i in range(len(end.scores)))
+    return GameResult(
+        number=number,
+        seat=game.seat,
+        names=names,
+        scores=end.scores,
+        winners=end.winners,
+        record_id=end.record_id,
+        verdict=verdict,
+        unchecked=unchecked,
+        server_ok=tuple(v.ok for v in end.verification),
+    )
+
+
+def format_result(result: GameResult) -> str:
+    """A game's result as `oriflamme bot` prints it.
+
+    >>> from oriflamme.protocol.verify import GameVerdict
+    >>> print(format_result(GameResult(2, 1, ("ann", "robot"), (7, 12), (1,), "ab" * 16,
+    ...     GameVerdict((), ()), None, (True, True))))
+    game 2: record abababababababababababababababab
+      seat 0  ann     7 points
+      seat 1  robot  12 points  winner  (this bot)
+      verified: VALID (every seat verified, the replay reproduces the record)
+    """
+    names = [_printable(n) for n in result.names]
+    width = max(len(n) for n in names)
+    points = max(len(str(s)) for s in result.scores)
+    lines = [f"game {result.number}: record {result.record_id}"]
+    for seat, (name, score) in enumerate(zip(names, result.scores, strict=True)):
+        notes = []
+        if seat in result.winners:
+            notes.append("winner" if len(result.winners) == 1 else "shared win")
+        if seat == result.seat:
+            notes.append("(this bot)")
+        lines.append(
+            f"  seat {seat}  {name:<{width}}  {score:>{points}} points  {'  '.join(notes)}".rstrip()
+        )
+    verdict = result.verdict
+    if verdict is None:
+        failed = [str(seat) for seat, ok in enumerate(result.server_ok) if not ok]
+        server = f"seat(s) {', '.join(failed)} failed" if failed else "every seat ok"
+        lines.append(f"  verified: not checked ({result.unchecked}); the server says {server}")
+    elif verdict.ok:
+        lines.append("  verified: VALID (every seat verified, the replay reproduces the record)")
+    else:
+        reasons = "; ".join(_printable(r) for r in verdict.reasons())
+        lines.append(f"  verified: NOT VALID: {reasons}")
+    return "\n".join(lines)
+
+
+def _printable(text: str) -> str:
+    """Names and reasons come from others: never let them drive the terminal."""
+    return "".join(ch if ch.isprintable() else f"\\x{ord(ch):02x}" for ch in text)
+
+
+async def _report(
+    session: Session, number: int, on_game: Callable[[GameResult], object] | None
+) -> None:
+    if on_game is None:
+        return
+    result = await game_result(session, number)
+    if result is not None:
+        on_game(result)
 
 
 class _Tally:
