@@ -26,18 +26,32 @@ from .screen import (
     WARN_AT,
     EndSummary,
     Line,
+    Row,
     Scene,
+    initials,
     log_box,
     log_entry_lines,
     log_start,
     render,
+    rule,
 )
-from .text import edited, safe
+from .text import edited, fit, safe
 from .words import EventLog
 
 CHAT_LIMIT = 200
 QUIT_QUESTION = "Quit? Your seat is kept for you: [y] quit, any other key goes on"
 SCROLL_KEYS = (PAGE_UP, PAGE_DOWN, UP, DOWN, HOME, END)
+
+
+@dataclass(frozen=True, slots=True)
+class RoundSummary:
+    """A round just over: the scores after it and before it, and the cards
+    each seat lost in it (eliminated), by name."""
+
+    round: int
+    scores: tuple[int, ...]
+    before: tuple[int, ...]
+    lost: dict[int, list[str]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,6 +138,12 @@ class GameController:
         self._answered: int | None = None
         self._offered: int | None = None  # the turn of the last decision offered to us
         self.quitting = False  # [q] was pressed mid-game: the next key says
+        self.score_history: list[tuple[int, list[int]]] = []  # (round, scores after it)
+        self.round_summary: RoundSummary | None = None  # shown until the next key
+        self.history = False  # the score history is shown (`s`)
+        self._round_lost: dict[int, list[str]] = {}  # the cards each seat lost this round
+        # The seats' names in the game shown (its id): `names`.
+        self._names_of: tuple[bytes | None, dict[int, str]] = (None, {})
         self._deadline: tuple[int, float] | None = None  # (turn, time it runs out)
         self._now = 0.0
         self.turns_rung: set[int] = set()
@@ -133,15 +153,23 @@ class GameController:
     # ------------------------------------------------------------ names
 
     def names(self) -> list[str]:
+        """Each seat's name. In a game, the name each seat had when the game
+        first showed it, for the whole game and its end: a player who leaves
+        after it, or another who takes the seat, does not rename it."""
         room = self.state.room
         game = self.state.game
         n = game.rules.players if game is not None else (len(room.seats) if room else 0)
-        names = [f"seat {s + 1}" for s in range(n)]
+        named = {}
         if room is not None:
-            for seat in room.seats:
-                if seat.seat < n and seat.name:
-                    names[seat.seat] = safe(seat.name, 16)
-        return names
+            named = {s.seat: safe(s.name, 16) for s in room.seats if s.seat < n and s.name}
+        if game is not None:
+            if self._names_of[0] != game.game_id:
+                self._names_of = (game.game_id, {})
+            kept = self._names_of[1]
+            for seat, name in named.items():
+                kept.setdefault(seat, name)
+            named = kept
+        return [named.get(s, f"seat {s + 1}") for s in range(n)]
 
     def who(self, seat: int) -> str:
         game = self.state.game
@@ -175,6 +203,10 @@ class GameController:
             self.status = ""  # about the game before ("ready for another game", say)
             self.log.cards.clear()  # pids start again at 0 in every game
             self._offered = None
+            self.score_history = []
+            self.round_summary = None
+            self.history = False
+            self._round_lost = {}
             self.end = None
             self._announced = False
             self._answered = None
@@ -212,10 +244,18 @@ class GameController:
             self._offered = None
         for i, event in enumerate(new):
             self.log.add([event])
-            if event.get("type") == "round_ended" and view is not None and game.end is None:
+            kind = event.get("type")
+            if kind == "round_started":
+                self._round_lost = {}
+            elif kind == "eliminated":
+                card = self.log.card(event["pid"], possessive=False)
+                self._round_lost.setdefault(event["owner"], []).append(card)
+            elif kind == "round_ended" and view is not None:
                 at_end = scores_before(view["scores"], new[i + 1 :])
-                scores = ", ".join(f"{self.who(s)} {p}" for s, p in enumerate(at_end))
-                self.log.note(f"── Scores after round {event['round']}: {scores}")
+                if game.end is None:
+                    scores = ", ".join(f"{self.who(s)} {p}" for s, p in enumerate(at_end))
+                    self.log.note(f"── Scores after round {event['round']}: {scores}")
+                self._round_over(int(event["round"]), at_end)
         self._take_chat()
         d = game.decision
         if d is not None and d.time_left is not None:
@@ -230,6 +270,7 @@ class GameController:
             self._status_about = None
         if game.end is not None and self.end is None:
             self.end = self._summary(game)
+            self.round_summary = None  # (the end says it all)
             self.status = ""
         mine = game.my_turn and d is not None and d.turn != self._answered
         if not mine:
@@ -350,6 +391,12 @@ class GameController:
         d = game.decision if game is not None else None
         seconds = self.seconds_left()
         end = self.end
+        width = self._size[0] if self._size is not None else 80
+        footer: list[Line] = []
+        if self.history:
+            footer = self._history_lines(width)
+        elif self.round_summary is not None and end is None:
+            footer = self._summary_lines(width)
         if end is not None:
             end = EndSummary(
                 end.scores, end.winners, self.verified or end.verified, self.saved, end.keys
@@ -382,6 +429,7 @@ class GameController:
             reveal_all=game is not None and game.end is not None,
             log_end=self._log_end_kept,
             outs=self.outs,
+            footer=footer,
         )
 
     # ------------------------------------------------------------ keys
@@ -401,8 +449,15 @@ class GameController:
             return
         if self.chooser is not None:
             self.chooser.status = ""
-        if self.help or self.outs:
-            self.help = self.outs = False
+        if self.help or self.outs or self.history:
+            self.help = self.outs = self.history = False
+            return
+        if self.round_summary is not None:  # seen: the game goes on
+            self.round_summary = None
+            if self.end is None:
+                return
+        if key == "s" and self.chat_input is None:
+            self.history = True
             return
         if self.chat_input is not None:
             self._chat_key(key)
@@ -508,6 +563,44 @@ class GameController:
                 "This is the start of the log" if back else "These are the newest lines of the log"
             )
         self.log_end = None if new >= total else new + self.log.dropped
+
+    def _round_over(self, round_: int, scores: list[int]) -> None:
+        """A round ended with `scores`: kept in the history (`s`), and what
+        it gave and cost each player shown until the next key."""
+        before = self.score_history[-1][1] if self.score_history else [0] * len(scores)
+        self.score_history.append((round_, list(scores)))
+        lost, self._round_lost = self._round_lost, {}
+        self.round_summary = RoundSummary(round_, tuple(scores), tuple(before), lost)
+
+    def _summary_lines(self, width: int) -> list[Line]:
+        """The round just over: each player's score, what the round gave
+        them, the cards they lost in it."""
+        summary = self.round_summary
+        assert summary is not None
+        marks = initials(self.names())
+        heading = f"Round {summary.round} is over · any key goes on"
+        lines = [rule(width, heading, "class:rule.turn")]
+        for seat, score in enumerate(summary.scores):
+            gained = score - summary.before[seat]
+            row = Row(width).add(f" {marks[seat]} {fit(self.who(seat), 10)} {score:>3}  ")
+            row.add(f"{gained:+d} this round".ljust(15), "class:tokens" if gained else "")
+            cards = summary.lost.get(seat)
+            if cards:
+                row.add("lost: " + ", ".join(cards))
+            lines.append(row.line())
+        return lines
+
+    def _history_lines(self, width: int) -> list[Line]:
+        """The scores after each round, one line a round (`s`)."""
+        names = self.names()
+        marks = initials(names)
+        legend = "  ".join(f"{m} {fit(self.who(s), 8)}" for s, m in enumerate(marks))
+        lines = [rule(width, "Scores after each round · any key closes this")]
+        lines.append(Row(width).add(f" {'':<8} {legend}").line())
+        for round_, scores in self.score_history or [(0, [0] * len(names))]:
+            row = "  ".join(f"{m} {p:<8}" for m, p in zip(marks, scores, strict=False))
+            lines.append(Row(width).add(f" round {round_:<2} {row}").line())
+        return lines
 
     def _playing(self) -> bool:
         """Whether we hold a seat in a game not over (quitting it asks first)."""

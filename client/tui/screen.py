@@ -139,22 +139,20 @@ def who(names: Sequence[str], seat: int | None, me: int | None) -> str:
     return names[seat] if seat < len(names) else f"seat {seat + 1}"
 
 
-def initials(names: Sequence[str], me: int | None) -> list[str]:
-    """One letter per seat, distinct: the name's first letter where it is
-    free, else its next letter, else a free letter; ``Y`` is kept for you.
+def initials(names: Sequence[str]) -> list[str]:
+    """One letter per seat, distinct, the same on every player's screen (it
+    does not depend on who looks): the name's first letter where it is free,
+    else its next letter, else a free letter.
 
-    >>> initials(["Ann", "Bot 1", "Bot 2", "Bot 3"], 0)
-    ['Y', 'B', 'O', 'T']
+    >>> initials(["Ann", "Bot 1", "Bot 2", "Bot 3"])
+    ['A', 'B', 'O', 'T']
     """
-    taken = {"Y"} if me is not None else set()
+    taken: set[str] = set()
     out = []
-    for seat, name in enumerate(names):
-        if seat == me:
-            out.append("Y")
-            continue
+    for name in names:
         # letters only: a digit would read as a queue position
         chars = [c.upper() for c in name if c.isalpha() and c.isascii()]
-        wanted = chars + list("ABCDEFGHIJKLMNOPQRSTUVWXZ")
+        wanted = chars + list("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
         mark = next(c for c in wanted if c not in taken)
         taken.add(mark)
         out.append(mark)
@@ -272,7 +270,7 @@ def _queue(scene: Scene, view: dict[str, Any], width: int) -> list[Line]:
         return lines
     resolving = (view.get("resolving") or {}).get("index")
     highlighted = scene.chooser.highlighted if scene.chooser is not None else set()
-    marks = initials(scene.names, scene.seat)
+    marks = initials(scene.names)
     # As few rows as the width allows, the cards shared evenly between them,
     # each cell as wide as the row leaves (up to MAX_CELL).
     rows = -(-len(queue) // max(1, (width - 1) // MIN_CELL))
@@ -462,7 +460,7 @@ def _players(
     """The players' rows and the cards they have out, in `height` lines; and
     whether every card out is named there. A panel too short for a row a
     player gets them compacted, never dropped."""
-    marks = initials(scene.names, scene.seat)
+    marks = initials(scene.names)
     fronts = view.get("fronts", [])
     if len(scene.names) > height:  # too short for a row a player: never drop one
         return _compact_players(scene, view, width, height), False
@@ -482,7 +480,7 @@ def _players(
 def _player_rows(scene: Scene, view: dict[str, Any], width: int) -> list[Line]:
     """A row a player: letter, name, colour, score, and how many cards in
     hand, out, and set aside (or in the draw pile)."""
-    marks = initials(scene.names, scene.seat)
+    marks = initials(scene.names)
     scores = view.get("scores", [])
     hands = view.get("hands", [])
     fronts = view.get("fronts", [])
@@ -524,7 +522,7 @@ def _compact_players(scene: Scene, view: dict[str, Any], width: int, height: int
     details (letter, name, score and hand; then a shorter name; then the
     letter and score alone). Details go before any player does, and `o`
     shows them all."""
-    marks = initials(scene.names, scene.seat)
+    marks = initials(scene.names)
     scores = view.get("scores", [])
     hands = view.get("hands", [])
     n = len(scene.names)
@@ -894,7 +892,7 @@ def _outs(scene: Scene, view: dict[str, Any], width: int) -> list[Line]:
     """Every player's cards out (eliminated and discarded), in full; then
     every player's row (as the panel draws it when there is room)."""
     lines = [rule(width, "Cards out: eliminated and discarded · any key closes this")]
-    marks = initials(scene.names, scene.seat)
+    marks = initials(scene.names)
     fronts = view.get("fronts", [])
     two = view.get("variant") == "two-player"
     longest = min(16, max(cells(who(scene.names, s, scene.seat)) for s in range(len(scene.names))))
@@ -925,7 +923,7 @@ HELP_KEYS = [
     ("Enter", "take the only choice, or the number typed"),
     ("Esc", "go back one step (another card to place)"),
     ("PgUp/Dn", "scroll the log back and forth (↑ ↓ a line, Home End its ends)"),
-    ("o", "every player in full, with their cards out (eliminated, discarded)"),
+    ("o / s", "every player in full, with their cards out / the scores of each round"),
     ("/", "chat: type a line, Enter sends it, Esc cancels"),
     ("q", "quit (asked first mid-game; your seat is kept: come back the same way)"),
 ]
@@ -940,7 +938,7 @@ def _help(width: int, edition: str = "revised") -> list[Line]:
     for key, text in HELP_KEYS:
         lines.append(Row(width).add(f" {key:<8}", "class:key").add(text).line())
     for text in (
-        "Positions: resolution order; ▶ being resolved; Y you; ◆ Influence; ×2 a stack",
+        "Positions: resolution order; ▶ resolving; ◆ Influence; ×2 a stack; A-Z players",
         f"{BACK} face down; (Heir) face down, known: yours, or any once the game is over",
     ):
         lines.append(Row(width).add(" " + text).line())

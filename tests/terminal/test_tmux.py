@@ -157,6 +157,9 @@ def play_until_over(
             if "Game over" in screen:
                 over += 1
                 continue
+            if "is over · any key goes on" in screen:  # a round's summary: read it
+                term.keys("Space")
+                continue
             keys = first_offer(screen)
             if keys is None:
                 term.pending = False  # no choice shown: the last answer was read

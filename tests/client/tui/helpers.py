@@ -297,6 +297,8 @@ class Table:
 
         self.world.run(ours)
         self.changed()
+        if self.controller.round_summary is not None and self.controller.end is None:
+            self.controller.key(" ")  # (a round's summary waits for a key: it was read)
 
     def deliver(self, command: Command) -> None:
         """Carry an `Answer` to the server as the app's program does."""

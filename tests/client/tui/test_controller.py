@@ -490,6 +490,7 @@ def test_escapes_that_reach_the_mirror_are_not_printed(table: Table) -> None:
     object.__setattr__(chat, "text", "hi\x1b[31m red\r\nline two\x9b")
     table.me.state.chat.append(chat)
     c = table.controller
+    c._names_of = (None, {})  # (as if the game had begun with that name: names are kept)
     c.changed(table.world.now)
     assert c.names()[1] == "Evil[31m]0;pwned"
     table.deliver(answer_with_keys(table))
@@ -629,3 +630,63 @@ def test_a_decision_we_answered_is_not_said_to_be_the_server_s() -> None:
     t.deliver(answer_with_keys(t))
     t.until_ours()
     assert not [line for line in t.controller.log.lines[seen:] if "decided for you" in line]
+
+
+def test_a_seat_keeps_its_name_for_the_whole_game_and_its_end() -> None:
+    """Issue 25: a player who left after the game was renamed "seat 2"
+    everywhere, the end's scores included."""
+    t = Table(3, label="names stay")
+    t.seat_bots_and_start()
+    t.play_to_end(press_an_offer, seed=6)
+    before = t.controller.names()
+    assert before[1] != "seat 2"
+    end_before = screen_text(t.controller.lines(80, 24))
+    t.ask(m.RemoveBot(seat=1))  # (the host, after the game: the seat is empty now)
+    t.changed()
+    assert t.me.state.room.seats[1].name is None
+    assert t.controller.names() == before
+    assert screen_text(t.controller.lines(80, 24)) == end_before
+
+
+# ---------------------------------------------------------------- rounds
+
+
+def test_a_round_over_is_summed_up_until_the_next_key_and_kept_in_the_history() -> None:
+    """Issue 25: a round went by unseen. Its end shows each player's score,
+    what the round gave them and the cards they lost, until the next key;
+    `s` shows the scores after each round."""
+    t = Table(3, label="rounds")
+    t.seat_bots_and_start()
+    c = t.controller
+    rng = random.Random(8)
+    while not c.score_history:  # play until a round is over
+        t.world.run(lambda: t.game.my_turn or bool(t.game.end) or c.round_summary is not None)
+        t.changed()
+        if c.round_summary is None and t.game.my_turn:
+            before = len(t.sent)
+            while len(t.sent) == before:
+                press_an_offer(c, rng)
+            t.deliver(t.sent[-1])
+    summary = c.round_summary
+    assert summary is not None and summary.round == 1
+    shown = screen_text(c.lines(80, 24))
+    assert "Round 1 is over · any key goes on" in shown
+    scores = t.game.view()["scores"]
+    for seat, name in enumerate(c.names()):
+        who = "You" if seat == 0 else name
+        row = next(line for line in shown.splitlines() if re.match(rf" \w {re.escape(who)} ", line))
+        assert f" {summary.scores[seat]:>3}  {summary.scores[seat]:+d} this round" in row
+    for cards in summary.lost.values():  # the cards each lost in the round, named
+        assert f"lost: {', '.join(cards)}" in shown
+    assert summary.scores == tuple(c.score_history[0][1]) and scores is not None
+    sent = len(t.sent)
+    c.key("1")  # read: the key only closes it
+    assert c.round_summary is None and len(t.sent) == sent
+    assert "is over · any key goes on" not in screen_text(c.lines(80, 24))
+    c.key("s")
+    history = screen_text(c.lines(80, 24))
+    assert "Scores after each round · any key closes this" in history
+    marks = "".join(rf" +{m} {p}" for m, p in zip("ABO", summary.scores, strict=True))
+    assert re.search(rf"(?m)^ round 1 {marks} *$", history), history
+    c.key("x")
+    assert "Scores after each round" not in screen_text(c.lines(80, 24))

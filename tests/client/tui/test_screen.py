@@ -216,7 +216,7 @@ def test_the_queue_shows_each_card_as_its_owner_may_see_it(players: int, seed: i
                 assert cell["style"].split()[:2] == [f"class:owner.{family}", "class:card.back"]
                 assert cell["label"].strip() == BACK
             # the owner's initial (the name after it is cut to make room for ◆ and ×N)
-            assert cell["below"][0] == ("Y" if top.owner == 0 else NAMES[top.owner][0])
+            assert cell["below"][0] == NAMES[top.owner][0]  # (the same on every screen)
             if len(slot) > 1:
                 assert cell["below"].endswith(f" ×{len(slot)}")
             else:
@@ -268,7 +268,7 @@ def test_stacks_and_influence() -> None:
     assert "◆" not in below[4]
     assert below[5].endswith(" ◆×4 ×3")
     assert below[6].endswith(" ◆×12")
-    assert below[5].startswith("Y") and below[6].startswith("C ")
+    assert below[5].startswith("A") and below[6].startswith("C ")
 
 
 def test_the_resolving_card_has_the_arrow() -> None:
@@ -392,10 +392,10 @@ def test_a_wider_terminal_gives_the_queue_wider_cells() -> None:
             "(Soldier)",
         ]
         assert [c["below"].strip() for c in cells] == [
-            "Y You ◆◆◆",
+            "A You ◆◆◆",
             "B Bolivar ◆◆◆ ×2",
             "C Cy",
-            "Y You",
+            "A You",
         ]
 
 
@@ -579,11 +579,7 @@ def test_the_players_panel_and_title() -> None:
     assert shown[0].startswith(f"Oriflamme · tests · round 4 of 6 · first: {NAMES[g.first_player]}")
     assert shown[0].rstrip().endswith("⏱ 1:23  ? help")
     for seat in range(4):
-        row = next(
-            line
-            for line in players
-            if re.match(rf"^ [▸ ] {'Y' if seat == 0 else NAMES[seat][0]} ", line)
-        )
+        row = next(line for line in players if re.match(rf"^ [▸ ] {NAMES[seat][0]} ", line))
         assert ("You" if seat == 0 else NAMES[seat]) in row
         assert re.search(rf"\b{g.scores[seat]} +hand {len(g.hands[seat])}\b", row)
         assert ("▸" in row) == (g.decision.seat == seat)
@@ -628,7 +624,7 @@ def test_every_players_cards_out_are_named_at_80x24_with_five_players() -> None:
     panel = players_panel(lines)
     assert panel[0].startswith("─ Players ─")  # nothing is hidden: no key to see it
     fronts = scene.view["fronts"]  # type: ignore[index]
-    for seat, mark in enumerate("YBCDE"):
+    for seat, mark in enumerate("ABCDE"):
         row = next(t for t in panel if t.startswith(f"   {mark} out: "))
         names = row.split(": ", 1)[1].split()
         assert names == [TINY_NAMES[kind] for _, kind in fronts[seat]], row
@@ -649,13 +645,13 @@ def test_cards_out_that_do_not_fit_are_counted_never_dropped() -> None:
                 assert all(named(texts, kind) == 5 for kind in OUT_KINDS[:cards]), texts
             else:  # the last line says what is left out, and the key that shows it
                 assert room == 0 or texts[-1].endswith("[o] shows all"), (room, texts)
-    entries = [(mark, [["red", kind] for kind in OUT_KINDS[:2]]) for mark in "YBCDE"]
+    entries = [(mark, [["red", kind] for kind in OUT_KINDS[:2]]) for mark in "ABCDE"]
     assert out_lines(entries, 43, 3) == (  # several players a line
-        ["out Y Decr Consp · B Decr Consp", "out C Decr Consp · D Decr Consp", "out E Decr Consp"],
+        ["out A Decr Consp · B Decr Consp", "out C Decr Consp · D Decr Consp", "out E Decr Consp"],
         True,
     )
     assert out_lines(entries, 43, 2) == (
-        ["out Y Decr Consp · B Decr Consp", "+3 more players' cards out: [o] shows all"],
+        ["out A Decr Consp · B Decr Consp", "+3 more players' cards out: [o] shows all"],
         False,
     )
     entries = [(mark, [["red", kind] for kind in OUT_KINDS]) for mark in "YBCDE"]
@@ -704,9 +700,9 @@ def test_a_players_panel_too_short_for_a_row_a_player_compacts_them_never_drops_
     assert len(panel) < 1 + 5  # no room for a row a player
     assert panel[0].startswith("─ Players · [o] in full")
     shown = " ".join(panel[1:])
-    for mark, name, score in zip("YBCDE", ["You", *NAMES[1:5]], [12, 3, 45, 7, 100], strict=True):
+    for mark, name, score in zip("ABCDE", ["You", *NAMES[1:5]], [12, 3, 45, 7, 100], strict=True):
         assert re.search(rf"{mark} {name} +{score}\b", shown), (mark, shown)
-    assert re.search(r"▸Y You", shown)  # whose turn it is, still
+    assert re.search(r"▸A You", shown)  # whose turn it is, still
     # Each height the panel may get: every player is there, in fewer details.
     assert scene.view is not None
     for height in range(1, 7):
@@ -714,11 +710,11 @@ def test_a_players_panel_too_short_for_a_row_a_player_compacts_them_never_drops_
         assert len(rows) <= height
         assert all(cells(row) == 46 for row in rows)
         joined = " ".join(rows)
-        for mark, score in zip("YBCDE", [12, 3, 45, 7, 100], strict=True):
+        for mark, score in zip("ABCDE", [12, 3, 45, 7, 100], strict=True):
             assert re.search(rf"{mark}\b.*?\b{score}\b", joined), (height, rows)
     # the panel given one line: the players alone, across the screen
     one = [text(line) for line in _panels(scene, scene.view, 80, 1)]
-    assert len(one) == 1 and all(m in one[0] for m in ("Y", "B", "C", "D", "E"))
+    assert len(one) == 1 and all(m in one[0] for m in ("A", "B", "C", "D", "E"))
 
 
 def test_choices_too_many_for_their_lines_are_shown_by_their_keys_never_dropped() -> None:
