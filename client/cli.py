@@ -593,14 +593,41 @@ def _join(args: argparse.Namespace) -> int:
             print(f"oriflamme join: cannot reach {host}:{port} with TLS: {exc}", file=sys.stderr)
             return 1
     options = JoinOptions(
-        host=host, port=port, name=name, state_dir=state_dir, found=found, trust=trust
+        host=host,
+        port=port,
+        name=name,
+        state_dir=state_dir,
+        found=found,
+        trust=trust,
+        typed=_join_again(args, host, port),
+        program=invoked_as(),
     )
     screens = Screens(ClientState(), lambda command: None, name=name)
     try:
-        return run(partial(join_program, options=options), screens, bell=not args.no_bell)
+        code = run(partial(join_program, options=options), screens, bell=not args.no_bell)
     except ProgramFailed as exc:
         print(f"oriflamme join: {exc}", file=sys.stderr)
         return 1
+    game = screens.state.game
+    if game is not None and game.end is None:
+        print(f"Your seat is kept: run `{options.again()}` again to finish the game.")
+    return code
+
+
+def _join_again(args: argparse.Namespace, host: str, port: int) -> tuple[str, ...]:
+    """What follows `join` in the command that comes back to this server: the
+    server as typed (as found, when it was found on the network) and the
+    options that name the same session and trust."""
+    typed = [args.server or (f"[{host}]:{port}" if ":" in host else f"{host}:{port}")]
+    if args.state_dir:
+        typed += ["--state-dir", args.state_dir]
+    if args.tls:
+        typed += ["--tls"]
+    if args.tls_fingerprint:
+        typed += ["--tls-fingerprint", args.tls_fingerprint]
+    if args.tls_ca:
+        typed += ["--tls-ca", args.tls_ca]
+    return tuple(typed)
 
 
 def _replay(args: argparse.Namespace) -> int:

@@ -14,8 +14,20 @@ a piece of either, and no other user can read them. The directory is the
 user's state directory (``$XDG_STATE_HOME/oriflamme``, or
 ``~/.local/state/oriflamme``) unless told otherwise.
 
-    <dir>/sessions/<server>.session     the session token and last push seq
+    <dir>/sessions/id-<server id>.session  the session token (and last push seq)
+                                           on the server of that id
+    <dir>/sessions/<address>.server     the id of the server last reached at an
+                                        address (as typed: host:port)
+    <dir>/sessions/<address>.session    the token for a server that sends no id
     <dir>/games/<game id>-<seat>.secrets   a seat's `SeatSecrets.to_bytes()`
+
+A session is kept by the server's identity (`welcome.server_id`), not by
+the address it was reached at: the same server may be reached as
+127.0.0.1, by its LAN address or by a name, and all of them must find the
+same seat. A client sends its token in `hello`, before it learns the
+server's id, so it keeps an index from each address to the id last
+learnt there; an address it has never used costs one connection more
+(`client.session`).
 """
 
 from __future__ import annotations
@@ -123,23 +135,65 @@ class SecretStore:
     # ------------------------------------------------------------ sessions
 
     def session_path(self, server: str) -> Path:
+        """The file of the session kept for address `server` (a server that
+        sends no id)."""
         return self.directory / "sessions" / f"{_server_key(server)}.session"
 
-    def load_session(self, server: str) -> tuple[bytes, int | None] | None:
-        """The token (and the last push seq) of our session on `server`, if kept."""
+    def _id_path(self, server_id: bytes) -> Path:
+        return self.directory / "sessions" / f"id-{server_id.hex()}.session"
+
+    def _index_path(self, server: str) -> Path:
+        return self.directory / "sessions" / f"{_server_key(server)}.server"
+
+    def server_id_at(self, server: str) -> bytes | None:
+        """The id of the server last reached at address `server`, if known."""
         try:
-            raw = json.loads(self.session_path(server).read_text())
+            server_id = bytes.fromhex(self._index_path(server).read_text().strip())
+        except (FileNotFoundError, ValueError):
+            return None
+        return server_id or None
+
+    def load_session(
+        self, server: str, *, server_id: bytes | None = None
+    ) -> tuple[bytes, int | None] | None:
+        """The token (and the last push seq) of our session on the server of
+        `server_id`; without one, on the server last reached at address
+        `server` (or the address's own, for a server that sends no id)."""
+        if server_id is None:
+            server_id = self.server_id_at(server)
+        path = self.session_path(server) if server_id is None else self._id_path(server_id)
+        try:
+            raw = json.loads(path.read_text())
             return bytes.fromhex(raw["token"]), raw.get("seq")
         except (FileNotFoundError, ValueError, KeyError, TypeError):
             return None
 
-    def save_session(self, server: str, token: bytes, seq: int | None) -> None:
+    def save_session(
+        self, server: str, token: bytes, seq: int | None, *, server_id: bytes | None = None
+    ) -> None:
+        """Keep `token` for the server of `server_id` (reached at address
+        `server`, which now leads to it); without an id, for the address."""
         data = json.dumps({"token": token.hex(), "seq": seq}).encode()
-        path = self.session_path(server)
+        if server_id is None:  # (the address no longer leads to a server with an id)
+            self._write(self.session_path(server), data)
+            self._index_path(server).unlink(missing_ok=True)
+            self._saved.pop(self._index_path(server), None)
+            return
+        self._write(self._id_path(server_id), data)
+        self._write(self._index_path(server), server_id.hex().encode())
+        # (the address's own file, from before the server had an id, is replaced)
+        self.session_path(server).unlink(missing_ok=True)
+
+    def _write(self, path: Path, data: bytes) -> None:
         if self._saved.get(path) != data:
             write_private(path, data)
             self._saved[path] = data
 
-    def forget_session(self, server: str) -> None:
-        self.session_path(server).unlink(missing_ok=True)
-        self._saved.pop(self.session_path(server), None)
+    def forget_session(self, server: str, *, server_id: bytes | None = None) -> None:
+        if server_id is None:
+            server_id = self.server_id_at(server)
+        for path in (self.session_path(server),) + (
+            () if server_id is None else (self._id_path(server_id),)
+        ):
+            path.unlink(missing_ok=True)
+            self._saved.pop(path, None)

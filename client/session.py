@@ -30,7 +30,18 @@ answer before it reads on, so the mirror does not change under the bot.
 Secrets: with a `SecretStore`, a seat's secrets are read from it when a game
 starts (a client that was killed takes its seat back), and written to it
 before anything that binds them is sent; the session token is kept there
-too, per server.
+too, per server: by the server's id (`welcome.server_id`), whatever address
+reached it. The token goes in `hello`, before the server's id is known, so
+the store keeps the id last learnt at each address, and a `Session` sends
+the token of that server. At an address it has never used, it connects
+without a token; if the `welcome` then names a server it keeps a session
+with (reached before by another address), it closes that connection and
+connects again with the kept token: one connection more, and a session
+the server lets go a minute later (one that never sat in a room), the
+first time an address is used. A kept token the server refuses
+(``bad_token``: the session expired, or another server now answers at
+the address) is not the end of it: the session goes on without it, as a
+new one (a token given to the `Session` itself still ends it).
 
     async with open_session(tcp("example.org", 7531), "Ann") as session:
         rooms = await session.request(messages.ListRooms())
@@ -207,10 +218,18 @@ class Session:
         self.answered_turn: int | None = None
         self.token = token
         self.seq: int | None = None
+        # The server's id, from its last `welcome` (None: not known, or it sends none).
+        self.server_id: bytes | None = None
+        # A kept token sent before any `welcome` of this run took it: the
+        # server may refuse it, and the session then goes on without it.
+        self._kept: bytes | None = None
+        self._refused: set[bytes] = set()  # kept tokens the server refused
+        self._spare: bytes | None = None  # the session opened before switching to a kept one
+        self._at_once = False  # connect again without waiting
         if token is None and store is not None and server:
             kept = store.load_session(server)
             if kept is not None:
-                self.token = kept[0]
+                self.token = self._kept = kept[0]
         self.ended: SessionError | None = None
         self._link: _Link | None = None
         self._connected = trio.Event()
@@ -267,6 +286,9 @@ class Session:
                 await self._connection(stream, on_welcome)
                 if self.ended is not None:
                     raise self.ended
+                if self._at_once:  # (to resume a kept session, or go on without it)
+                    self._at_once = False
+                    continue
                 await trio.sleep(self.backoff.delay(attempt, self._rng))
                 attempt += 1
 
@@ -316,12 +338,20 @@ class Session:
                 return
             for message in received:
                 if isinstance(message, m.Welcome):
+                    if self._switch(message):
+                        return
                     self.token = message.token
+                    self.server_id = message.server_id
+                    self._kept = self._spare = None
                     if self.store is not None and self.server:
-                        self.store.save_session(self.server, message.token, None)
+                        self.store.save_session(
+                            self.server, message.token, None, server_id=message.server_id
+                        )
                     self._connected.set()
                     on_welcome()
                 elif isinstance(message, m.Error) and message.fatal and _ends(message, endpoint):
+                    if self._without_kept(message, endpoint):
+                        return
                     self.ended = SessionEnded(f"{message.code}: {message.message}")
                 if message.ROLE == "reply":
                     request_id = getattr(message, "id", None)
@@ -334,6 +364,34 @@ class Session:
                 if self.behaviour is not None and self._connected.is_set():
                     for message in await _behave(self.behaviour, self):
                         await self._send(link, message)
+
+    def _switch(self, welcome: m.Welcome) -> bool:
+        """Whether to leave the new session `welcome` opened for the one kept
+        for its server, reached before by another address (see the module
+        docstring): then this connection ends, and the next sends the kept
+        token (its own is the spare, should the kept one be refused)."""
+        if welcome.resumed or welcome.server_id is None or self.store is None or not self.server:
+            return False
+        kept = self.store.load_session(self.server, server_id=welcome.server_id)
+        if kept is None or kept[0] in self._refused or kept[0] == welcome.token:
+            return False
+        log.info("%s is a server we have a session with: resuming it", self.server)
+        self._spare = welcome.token
+        self.token = self._kept = kept[0]
+        self._at_once = True
+        return True
+
+    def _without_kept(self, error: m.Error, endpoint: ClientEndpoint) -> bool:
+        """Whether the server refused a kept token (`bad_token` before the
+        first `welcome` of this token): then the session goes on without it,
+        as the spare one or a new one, and this connection ends."""
+        if error.code != BAD_TOKEN or self._kept is None or endpoint.token != self._kept:
+            return False
+        log.info("the session kept for %s is over: going on with a new one", self.server)
+        self._refused.add(self._kept)
+        self.token, self._spare, self._kept = self._spare, None, None
+        self._at_once = True
+        return True
 
     async def _pinger(self, link: _Link) -> None:
         await self._connected.wait()

@@ -94,6 +94,7 @@ Sender = Literal["client", "server"]
 Role = Literal["request", "reply", "push"]
 
 TOKEN_SIZE = 32
+SERVER_ID_SIZE = 16
 MAX_PLACEMENTS = 64  # a game has at most 30 placements (5 seats x 6 rounds)
 
 # Kinds shared by many fields.
@@ -407,6 +408,13 @@ class Welcome(Message):
     idle_timeout: int = wire(
         UInt(1, 86400),
         "Seconds of silence after which the server closes the connection: send `ping` when idle.",
+    )
+    server_id: bytes | None = wire(
+        Bin(SERVER_ID_SIZE),
+        "The server's identity (public), the same whatever address reached it and across its"
+        " restarts: key the token you keep by it, not by the address (see Sessions and"
+        " resuming). Absent: the server has none.",
+        default=None,
     )
     id: int | None = wire(ID, REPLY_ID_DOC, default=None)
 

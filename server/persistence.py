@@ -4,8 +4,9 @@ How this works
 --------------
 The data directory holds `secret.key` (32 random bytes, mode 0600: every
 token, seed and invite code the server makes comes from it, through
-`KeyedEntropy`) and `server.sqlite3` (the `Store`: a snapshot of the lobby
-and the journal of the inputs since). At start the snapshot is loaded, given
+`KeyedEntropy`, and so does the server's public id, `welcome.server_id`,
+the same at every start and never in the journal) and `server.sqlite3`
+(the `Store`: a snapshot of the lobby and the journal of the inputs since). At start the snapshot is loaded, given
 its key back, and the journal is replayed on it: the lobby is as it was at
 the last input stored. A new data directory gets a new key and a snapshot of
 a new lobby at once, so that there is always a snapshot, and with it the

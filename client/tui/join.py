@@ -12,7 +12,8 @@ back.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import shlex
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import trio
@@ -42,6 +43,18 @@ class JoinOptions:
     state_dir: Path
     found: bool = False  # found on the local network (said in the title)
     trust: Trust | None = None  # TLS
+    # How to name this server and its options again (`again`): the address
+    # as typed (or as found on the network), then the options that matter
+    # to come back (state directory, TLS); and how the person ran the
+    # program (`cli.invoked_as`).
+    typed: tuple[str, ...] = ()
+    program: tuple[str, ...] = field(default=("oriflamme",))
+
+    def again(self) -> str:
+        """The command that brings the player back to their seat (said when
+        they quit mid-game): the same server, as they named it, and the same
+        state directory (where the session is kept)."""
+        return shlex.join([*self.program, "join", *(self.typed or (f"{self.host}:{self.port}",))])
 
 
 async def join_program(bridge: Bridge, options: JoinOptions) -> None:

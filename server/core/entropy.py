@@ -14,6 +14,15 @@ when the server replays its journal after a restart, so no token or seed
 ever needs to be written down. The key is not pickled with the state: it is
 given back (`rekey`) when the state is loaded.
 
+Each also gives the server's identity (`server_id`), the public id a
+`welcome` carries so that a client can tell the same server reached by
+another address: without drawing from the stream (no token or seed moves).
+`SystemEntropy` makes a fresh one for each instance (a server with no data
+directory is a new server each time); `KeyedEntropy` derives it from its key
+(HMAC under another message than any block's), so a server keeps the same id
+across restarts for as long as its data directory keeps its key, and no file
+holds it. It says nothing of the key.
+
 `FixedEntropy` gives the same bytes on every run, for the documentation's
 worked example and for tests that need a game to come out the same way.
 It is SHA-256 in counter mode over a label: never use it in a server that
@@ -33,6 +42,8 @@ import secrets
 from collections.abc import Sequence
 from typing import Protocol, TypeVar
 
+from oriflamme.protocol.messages import SERVER_ID_SIZE
+
 T = TypeVar("T")
 
 
@@ -45,9 +56,23 @@ class Entropy(Protocol):
         """One of `options`, uniformly."""
         ...
 
+    def server_id(self) -> bytes:
+        """The server's public identity, `SERVER_ID_SIZE` bytes, the same at every call."""
+        ...
+
+
+_SERVER_ID_LABEL = b"oriflamme server id"  # not 8 bytes long: no block's message
+
 
 class SystemEntropy:
     """The operating system's CSPRNG (`secrets`): what a server uses."""
+
+    _server_id: bytes | None = None
+
+    def server_id(self) -> bytes:
+        if self._server_id is None:  # made at first use: a referee's never is
+            self._server_id = secrets.token_bytes(SERVER_ID_SIZE)
+        return self._server_id
 
     def token_bytes(self, size: int) -> bytes:
         return secrets.token_bytes(size)
@@ -106,6 +131,11 @@ class KeyedEntropy(_CounterMode):
         """Give the key back to an instance loaded from a pickle."""
         self._key = key
 
+    def server_id(self) -> bytes:
+        if self._key is None:
+            raise RuntimeError("this entropy was loaded without its key: rekey it")
+        return hmac.new(self._key, _SERVER_ID_LABEL, hashlib.sha256).digest()[:SERVER_ID_SIZE]
+
     def _block(self, counter: int) -> bytes:
         if self._key is None:
             raise RuntimeError("this entropy was loaded without its key: rekey it")
@@ -124,3 +154,6 @@ class FixedEntropy(_CounterMode):
 
     def _block(self, counter: int) -> bytes:
         return hashlib.sha256(self._label + counter.to_bytes(8, "big")).digest()
+
+    def server_id(self) -> bytes:
+        return hashlib.sha256(_SERVER_ID_LABEL + self._label).digest()[:SERVER_ID_SIZE]

@@ -144,6 +144,13 @@ class Lobby:
                     self._listed_by[record_id] = self._listed_by.get(record_id, 0) + 1
             self.finished = {r: s for r, s in self.finished.items() if r in self._listed_by}
 
+    @property
+    def server_id(self) -> bytes:
+        """This server's public identity, sent in every `welcome`: from its
+        entropy (derived from a data directory's key, so it outlives a
+        restart; never from the journal)."""
+        return self._entropy.server_id()
+
     def _touch(self, session: Session | None) -> None:
         """An input from `session` may have changed its room's deadline."""
         if session is not None and session.room is not None:
@@ -227,6 +234,7 @@ class Lobby:
                     server=self.config.server_name,
                     resumed=resumed,
                     idle_timeout=self.config.idle_timeout,
+                    server_id=self.server_id,
                     id=hello.id,
                 ),
             ),

@@ -109,6 +109,7 @@ def examples() -> dict[str, m.Message]:
             server="oriflamme/0.1",
             resumed=False,
             idle_timeout=120,
+            server_id=bytes.fromhex("5be1c8a4e0f2d9173ac64b08e9d2f15c"),
             id=1,
         ),
         m.Ping(id=40),
