@@ -632,7 +632,7 @@ def _join_again(args: argparse.Namespace, host: str, port: int) -> tuple[str, ..
 
 def _replay(args: argparse.Namespace) -> int:
     from oriflamme.client.replay import ReplayError, replay_steps
-    from oriflamme.client.tui.app import build_application, colour_wanted
+    from oriflamme.client.tui.app import ascii_wanted, build_application, colour_wanted
     from oriflamme.client.tui.replay_screen import ReplayController
     from oriflamme.protocol.record import MAX_RECORD_SIZE, RecordError, decode_record
     from oriflamme.protocol.verify import verify_record
@@ -651,7 +651,7 @@ def _replay(args: argparse.Namespace) -> int:
         print(f"oriflamme replay: {args.record} cannot be replayed: {exc}", file=sys.stderr)
         return 2
     controller = ReplayController(record, steps, verify_record(record), Path(args.record).name)
-    app = build_application(controller, colour=colour_wanted())
+    app = build_application(controller, colour=colour_wanted(), ascii_only=ascii_wanted())
     controller.on_quit = lambda: app.exit(result=0)
     app.run()
     return 0

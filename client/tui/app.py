@@ -28,6 +28,7 @@ import contextlib
 import logging
 import os
 import signal
+import sys
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Protocol
@@ -60,6 +61,7 @@ from .choices import (
 from .controller import Command
 from .screen import Line
 from .screens import Screens
+from .text import ascii_glyphs
 
 log = logging.getLogger("oriflamme.client.tui")
 
@@ -124,10 +126,63 @@ MONO = {
 }
 
 
-def colour_wanted(environ: dict[str, str] | None = None) -> bool:
-    """Colour unless NO_COLOR is set (https://no-color.org) or the terminal is dumb."""
+# Terminal types that show colour, by their first part (before a "-"): what
+# terminals of today call themselves, and the Linux console.
+COLOUR_TERMS = frozenset(
+    {"xterm", "screen", "tmux", "rxvt", "linux", "ansi", "cygwin", "putty", "konsole"}
+    | {"gnome", "vte", "kitty", "alacritty", "foot", "wezterm", "st", "eterm", "mintty"}
+    | {"iterm", "iterm2", "contour", "ms"}
+)
+
+
+def colour_wanted(environ: Mapping[str, str] | None = None) -> bool:
+    """Colour or not, from the environment; the first rule that applies:
+
+    * NO_COLOR set (https://no-color.org): none;
+    * FORCE_COLOR or COLORTERM set: colour;
+    * the terminal type (TERM) says monochrome (``dumb``, ``...-mono``,
+      ``...-m``): none;
+    * TERM says colour: it has ``color`` or ``256`` in it, or its first part
+      is a colour terminal's (`COLOUR_TERMS`: xterm, screen, tmux, linux...);
+    * no TERM at all (Windows' console has none): colour;
+    * anything else (vt100, vt220, a TERM not known here): none."""
     env = os.environ if environ is None else environ
-    return not env.get("NO_COLOR") and env.get("TERM") != "dumb"
+    if env.get("NO_COLOR"):
+        return False
+    if env.get("FORCE_COLOR") or env.get("COLORTERM"):
+        return True
+    term = env.get("TERM", "").lower()
+    if not term:
+        return True
+    if term == "dumb" or term.endswith(("-mono", "-m")):
+        return False
+    return "color" in term or "256" in term or term.split("-")[0] in COLOUR_TERMS
+
+
+# Terminal types that draw no line or arrow glyphs (a real VT100, a serial line).
+ASCII_TERMS = ("dumb", "vt")
+
+
+def ascii_wanted(environ: Mapping[str, str] | None = None, utf8_mode: bool | None = None) -> bool:
+    """True: draw the glyphs in ASCII. So where the terminal type (TERM) is
+    ``dumb`` or a ``vt...`` one (vt100, vt220...), or where the locale is not
+    UTF-8: the first of LC_ALL, LC_CTYPE and LANG that is set (as the C
+    library reads them) does not name UTF-8, or none is set (the C locale).
+
+    Python (3.7+) changes a C or POSIX locale into C.UTF-8 as it starts
+    (PEP 538: LC_CTYPE=C.UTF-8 in its own environment, and its UTF-8 mode
+    on): then, with neither PYTHONUTF8 nor ``-X utf8`` asking for that mode,
+    the locale was C, and the drawing is ASCII."""
+    env = os.environ if environ is None else environ
+    if env.get("TERM", "").startswith(ASCII_TERMS):
+        return True
+    locale = env.get("LC_ALL") or env.get("LC_CTYPE") or env.get("LANG") or "C"
+    if "utf8" not in locale.lower().replace("-", ""):
+        return True
+    if utf8_mode is None:
+        utf8_mode = bool(sys.flags.utf8_mode) and "utf8" not in sys._xoptions
+    coerced = not env.get("LC_ALL") and env.get("LC_CTYPE") in ("C.UTF-8", "C.utf8", "UTF-8")
+    return bool(utf8_mode) and coerced and not env.get("PYTHONUTF8")
 
 
 def style(colour: bool) -> Style:
@@ -216,12 +271,14 @@ def build_application(
     controller: Screen,
     *,
     colour: bool = True,
+    ascii_only: bool = False,
     on_quit: Callable[[], None] | None = None,
     bell: bool = True,
     **app_options: Any,
 ) -> Application[int]:
     """The full-screen application drawing `controller`'s scene (redrawn
-    twice a second: the clock; `bell`: ring when the controller says)."""
+    twice a second: the clock; `bell`: ring when the controller says;
+    `ascii_only`: glyphs drawn in ASCII, `text.ascii_glyphs`)."""
 
     def fragments() -> StyleAndTextTuples:
         if controller.tick(time.monotonic()) and bell:
@@ -231,7 +288,7 @@ def build_application(
         for i, line in enumerate(controller.lines(size.columns, size.rows)):
             if i:
                 out.append(("", "\n"))
-            out.extend(line)
+            out.extend([(kind, ascii_glyphs(part)) for kind, part in line] if ascii_only else line)
         return out
 
     bindings = KeyBindings()
@@ -307,11 +364,14 @@ def run(
     *,
     bell: bool = True,
     colour: bool | None = None,
+    ascii_only: bool | None = None,
     **app_options: Any,
 ) -> int:
     """Run the screen and `program` until the player quits or the program
     ends; the exit status. `ProgramFailed` if the program failed."""
-    return asyncio.run(_host(program, controller, bell, colour, app_options))
+    if ascii_only is None:
+        ascii_only = ascii_wanted()
+    return asyncio.run(_host(program, controller, bell, colour, ascii_only, app_options))
 
 
 async def _host(
@@ -319,6 +379,7 @@ async def _host(
     controller: Screens,
     bell: bool,
     colour: bool | None,
+    ascii_only: bool,
     app_options: dict[str, Any],
 ) -> int:
     loop = asyncio.get_running_loop()
@@ -326,6 +387,7 @@ async def _host(
     app = build_application(
         controller,
         colour=colour_wanted() if colour is None else colour,
+        ascii_only=ascii_only,
         on_quit=lambda: controller.key(QUIT_NOW),
         bell=bell,
         **app_options,

@@ -14,11 +14,46 @@ character takes two, a combining mark none.
 
 >>> cells("山田"), fit("山田太郎", 5) + "|"
 (4, '山田…|')
+
+Glyphs: the lines, marks and arrows the screens draw (``─ │ ▶ ◆ ▒ …``...)
+are Unicode. A terminal that cannot show them gets `ascii_glyphs` of each
+line, as the app draws it: every glyph has a stand-in of one ASCII
+character (`ASCII_GLYPHS`), so a line keeps its width to the cell. Names
+and chat are text, not glyphs: only the characters in the table change.
+
+>>> ascii_glyphs("─ Queue · ▶ Spy ◆×3 Shapesh…")
+'- Queue - > Spy *x3 Shapesh.'
 """
 
 from __future__ import annotations
 
 import unicodedata
+
+# Each glyph the screens draw, and the one ASCII character that stands for it.
+ASCII_GLYPHS = {
+    "─": "-",  # rules
+    "│": "|",  # between the players and the log
+    "▶": ">",  # the card being resolved
+    "▸": ">",  # whose turn; the line chosen
+    "◆": "*",  # Influence
+    "×": "x",  # a stack: ×2
+    "▒": "#",  # a card face down
+    "⏱": "@",  # the clock
+    "…": ".",  # cut short
+    "·": "-",
+    "»": ">",  # a chat line
+    "▏": "_",  # the cursor of a line being typed
+    "←": "<",
+    "→": ">",
+    "↑": "^",
+    "↓": "v",
+}
+_ASCII_TABLE = str.maketrans(ASCII_GLYPHS)
+
+
+def ascii_glyphs(text: str) -> str:
+    """`text` with each glyph of `ASCII_GLYPHS` in ASCII, in as many cells."""
+    return text if text.isascii() else text.translate(_ASCII_TABLE)
 
 
 def safe(text: str, limit: int = 200) -> str:
