@@ -192,6 +192,14 @@ def _check(args: argparse.Namespace) -> int:
             partial(list_rooms, host, args.port, timeout=args.check_timeout, trust=trust)
         )
     except Exception as exc:  # noqa: BLE001 -- any failure is the answer
+        from oriflamme.client.tls import speaks_tls
+
+        if trust is None and speaks_tls(exc):
+            print(
+                f"not ok: {host} port {args.port}: this port speaks TLS: give --check the"
+                " server's TLS options (--tls-self-signed, or --tls-cert FILE)"
+            )
+            return 1
         print(f"not ok: {host} port {args.port}: {exc or type(exc).__name__}")
         return 1
     playing = sum(r.state == "playing" for r in rooms.rooms)
@@ -297,10 +305,19 @@ def _trust(args: argparse.Namespace, command: str) -> Trust | None | Literal[Fal
             file=sys.stderr,
         )
 
+    cafile = Path(args.tls_ca) if args.tls_ca else None
+    if cafile is not None:
+        import ssl
+
+        try:  # (read at every connection: a file that cannot be used is said once, here)
+            ssl.create_default_context(cafile=cafile)
+        except OSError as exc:  # (ssl.SSLError included)
+            print(f"oriflamme {command}: --tls-ca {cafile}: cannot use it: {exc}", file=sys.stderr)
+            return False
     known = default_known_servers()
     return Trust(
         fingerprint=pinned,
-        cafile=Path(args.tls_ca) if args.tls_ca else None,
+        cafile=cafile,
         known_servers=known,
         on_first_use=first_use,
     )
@@ -314,6 +331,14 @@ def _where(args: argparse.Namespace, command: str) -> tuple[str, int, Trust | No
     if address is None or trust is False:
         return None
     return (*address, trust)
+
+
+def _why(exc: BaseException, trust: Trust | None) -> str:
+    """Why a command that connected to a server failed, for a person: that
+    the port speaks TLS when it was reached without (`tls.speaks_tls`)."""
+    from oriflamme.client.tls import ADD_TLS, speaks_tls
+
+    return ADD_TLS if trust is None and speaks_tls(exc) else said(exc)
 
 
 def _add_tls_options(parser: argparse.ArgumentParser) -> None:
@@ -357,7 +382,8 @@ def _rooms(args: argparse.Namespace) -> int:
         rooms = trio.run(partial(list_rooms, host, port, trust=trust))
     except (OSError, trio.TooSlowError, Exception) as exc:  # noqa: BLE001 -- any failure is said plainly
         print(
-            f"oriflamme rooms: cannot get the rooms of {args.server}: {said(exc)}", file=sys.stderr
+            f"oriflamme rooms: cannot get the rooms of {args.server}: {_why(exc, trust)}",
+            file=sys.stderr,
         )
         return 1
     print(format_rooms(rooms))
@@ -383,7 +409,8 @@ def _record(args: argparse.Namespace) -> int:
         return 1
     except Exception as exc:  # noqa: BLE001 -- said plainly, no traceback
         print(
-            f"oriflamme record: cannot download it from {args.server}: {said(exc)}", file=sys.stderr
+            f"oriflamme record: cannot download it from {args.server}: {_why(exc, trust)}",
+            file=sys.stderr,
         )
         return 1
     out = Path(args.output or f"{args.record_id}.oriflamme")
@@ -439,7 +466,7 @@ def _bot(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         return 130
     except Exception as exc:  # noqa: BLE001 -- a bot says why it stopped, no traceback
-        print(f"oriflamme bot: stopped: {said(exc)}", file=sys.stderr)
+        print(f"oriflamme bot: stopped: {_why(exc, trust)}", file=sys.stderr)
         return 1
     print(f"{played} game(s) played")
     return 0
@@ -462,9 +489,12 @@ def _play(args: argparse.Namespace) -> int:
     state_dir = Path(args.state_dir) if args.state_dir else default_state_dir()
     if not _terminal_logging("play", state_dir):
         return 2
+    name = _player_name(args.name, "play")
+    if name is None:
+        return 130
     options = PlayOptions(
         bots=args.bots,
-        name=args.name or _default_name(),
+        name=name,
         level=args.level,
         turn_timer=args.turn_timer,
         state_dir=state_dir,
@@ -480,7 +510,9 @@ def _play(args: argparse.Namespace) -> int:
         print(f"(the log is in {state_dir / 'play.log'})", file=sys.stderr)
         return 1
     game = controller.state.game
-    if game is not None and game.end is None:
+    if controller.game.resigned:
+        print(controller.game.resigned)
+    elif game is not None and game.end is None:
         print(f"Your seat is kept: run `{options.again()}` again to finish the game.")
     return code
 
@@ -505,6 +537,40 @@ def _need_terminal(command: str) -> bool:
         return True
     print(f"oriflamme {command}: needs a terminal (stdin and stdout)", file=sys.stderr)
     return False
+
+
+def _player_name(given: str | None, command: str) -> str | None:
+    """The name the other players see: `given` (--name), else the one kept
+    in the user's config, else asked once (the login name if none is
+    typed) and kept there. None: Ctrl-C at the question."""
+    from oriflamme.client.config import clean_name, default_config_file, read_name, write_name
+
+    if given:
+        return given
+    path = default_config_file()
+    kept = read_name(path)
+    if kept is not None:
+        return kept
+    login = _default_name()
+    try:
+        typed = input(f"Your name at the table, as the other players see it [{login}]: ")
+    except EOFError:
+        typed = ""
+    except KeyboardInterrupt:
+        print()
+        return None
+    name = clean_name(typed) or login
+    try:
+        write_name(path, name)
+    except OSError as exc:
+        print(
+            f"oriflamme {command}: cannot keep your name in {path} ({exc.strerror}):"
+            " it is asked again next time",
+            file=sys.stderr,
+        )
+    else:
+        print(f"Kept in {path}: edit it there, or give --name for one game.")
+    return name
 
 
 def _default_name() -> str:
@@ -574,7 +640,9 @@ def _join(args: argparse.Namespace) -> int:
     state_dir = Path(args.state_dir) if args.state_dir else default_state_dir()
     if not _terminal_logging("join", state_dir):
         return 2
-    name = args.name or _default_name()
+    name = _player_name(args.name, "join")
+    if name is None:
+        return 130
     trust = _trust(args, "join")
     if trust is False:
         return 2
@@ -807,7 +875,9 @@ def build_parser() -> argparse.ArgumentParser:
         "play", help="play a game against bots in this terminal (a server runs inside)"
     )
     pp.add_argument("--bots", type=int, default=2, help="bot opponents, 1-4 (default 2)")
-    pp.add_argument("--name", help="your name at the table (default: your login name)")
+    pp.add_argument(
+        "--name", help="your name at the table (default: the one kept in your config, asked once)"
+    )
     pp.add_argument(
         "--level",
         choices=["easy", "normal", "hard"],
@@ -830,7 +900,7 @@ def build_parser() -> argparse.ArgumentParser:
         "join", help="join a server's lobby in this terminal (no host: find one on the LAN)"
     )
     jp.add_argument("server", metavar="HOST[:PORT]", nargs="?", help="default: look on the LAN")
-    jp.add_argument("--name", help="your name (default: your login name)")
+    jp.add_argument("--name", help="your name (default: the one kept in your config, asked once)")
     jp.add_argument("--no-bell", action="store_true", help="no bell when it is your turn")
     jp.add_argument("--state-dir", help="where your secrets and records are kept (XDG state)")
     _add_tls_options(jp)

@@ -24,7 +24,8 @@ elimination) happens at once, its events come with that step, and the
 opening that follows in the log is a step of its own that changes nothing
 (its description says what was opened). Across all the steps the events
 are the record's (`mask_event(e, None)` of each is the recorded event), and
-the last position is the game over with the recorded scores; a replay that
+the last position is the game over with the recorded scores (or, for a game
+its players ended by vote, the position where they did); a replay that
 does not reproduce them is not shown.
 
 Seats whose cards cannot all be known
@@ -291,7 +292,7 @@ def _replay(
         )
     if cursor != len(recorded):
         raise _Diverged(f"the replay has {cursor} events, the record {len(recorded)}")
-    if not game.over:
+    if not game.over and record.results.complete:  # (a game ended by vote stops early)
         raise _Diverged("the log stops before the end of the game")
     if tuple(game.scores) != record.results.scores:
         raise _Diverged(

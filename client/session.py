@@ -135,7 +135,12 @@ class ConnectionLost(SessionError):
 
 
 class SessionEnded(SessionError):
-    """The session is over: the server ended it, or it could not be reached."""
+    """The session is over: the server ended it (`error`, its fatal error),
+    or it could not be reached."""
+
+    def __init__(self, why: str, error: m.Error | None = None) -> None:
+        super().__init__(why)
+        self.error = error
 
 
 @dataclass(frozen=True, slots=True)
@@ -352,7 +357,7 @@ class Session:
                 elif isinstance(message, m.Error) and message.fatal and _ends(message, endpoint):
                     if self._without_kept(message, endpoint):
                         return
-                    self.ended = SessionEnded(f"{message.code}: {message.message}")
+                    self.ended = SessionEnded(f"{message.code}: {message.message}", message)
                 if message.ROLE == "reply":
                     request_id = getattr(message, "id", None)
                     event = link.waiting.pop(request_id, None) if request_id is not None else None

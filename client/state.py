@@ -138,6 +138,9 @@ class GameMirror:
             self.openings.clear()
             self.settled.clear()
         self.state = message
+        if message.snapshot and message.past is not None:
+            # The game so far: what we had is its start (events are public).
+            self.events = list(message.past)
         self.events.extend(message.events)
         view = message.view
         for c in message.commitments:
@@ -306,6 +309,17 @@ class GameMirror:
     def reconnected(self) -> None:
         """A new connection: what was sent on the old one may be lost."""
         self._sent.clear()
+
+    def hand_over(self) -> m.HandOver:
+        """The `hand_over` that leaves our seat to a server bot: our seed and
+        the openings of every card we placed that is still hidden (a card
+        the server settled included: it checks them all, as at the end).
+        ValueError before the deal is known: no bot can take the seat then."""
+        secrets = self.secrets
+        if secrets is None or secrets.deal is None:
+            raise ValueError("no seat of ours whose cards are dealt")
+        hidden = [pid for pid in sorted(secrets.placed_cards()) if pid not in self.openings]
+        return m.HandOver(seed=secrets.seed, openings=tuple(secrets.openings(hidden)))
 
     # ------------------------------------------------------------ the end
 

@@ -7,13 +7,16 @@ a TLS connection and checks the server's certificate:
 
 * with a pinned fingerprint (``--tls-fingerprint``), the certificate's
   SHA-256 must be that one, whoever signed it;
-* otherwise against the system's certificate authorities (or the file
-  ``--tls-ca`` names), with the host name checked;
-* and a certificate no authority vouches for (a server's self-signed one)
-  is trusted on first use, as ssh does: its fingerprint is written to the
-  known-servers file (``~/.config/oriflamme/known_servers``, one
-  ``host:port fingerprint`` a line) and must be the same every time after.
-  A different one is refused loudly, and the connection is never used.
+* with an authority (``--tls-ca FILE``), the certificate must be signed by
+  it, for the host name given: anything else is refused, never trusted on
+  first use (whoever names an authority says what to trust);
+* otherwise against the system's certificate authorities, with the host
+  name checked; and a certificate no authority vouches for (a server's
+  self-signed one) is trusted on first use, as ssh does: its fingerprint is
+  written to the known-servers file (``~/.config/oriflamme/known_servers``,
+  one ``host:port fingerprint`` a line) and must be the same every time
+  after. A different one is refused loudly, and the connection is never
+  used.
 
 `UntrustedServer` is not an `OSError`: a session does not try again after
 it, it stops with its message.
@@ -29,10 +32,15 @@ from pathlib import Path
 
 import trio
 
+from oriflamme.protocol.errors import HANDSHAKE_REQUIRED
 from oriflamme.protocol.fingerprints import fingerprint
 
+from .failures import leaves
 from .secret_store import write_private
-from .session import Connector, tcp
+from .session import Connector, SessionEnded, tcp
+
+# What the commands say when the port they reached speaks TLS and they did not.
+ADD_TLS = "this port speaks TLS: add --tls"
 
 
 def default_known_servers() -> Path:
@@ -44,12 +52,27 @@ class UntrustedServer(Exception):
     """The server's certificate is not the one we trust."""
 
 
+def speaks_tls(exc: BaseException) -> bool:
+    """Whether `exc` (or an error inside it) says that the port reached in
+    plain TCP speaks TLS: a session ended by the fatal `handshake_required`
+    that a server serving TLS answers, in plain TCP, to a connection that
+    does not begin with a TLS handshake (docs/PROTOCOL.md, "Transport and
+    framing"). Our `hello` is always a valid one: no server refuses it as a
+    handshake for another reason."""
+    return any(
+        isinstance(leaf, SessionEnded)
+        and leaf.error is not None
+        and leaf.error.code == HANDSHAKE_REQUIRED
+        for leaf in leaves(exc)
+    )
+
+
 @dataclass(frozen=True)
 class Trust:
     """How to check the server (see the module docstring)."""
 
     fingerprint: str | None = None
-    cafile: Path | None = None
+    cafile: Path | None = None  # the only authority, and no trust on first use
     known_servers: Path | None = None  # None: no trust on first use
     # Told the fingerprint of a server trusted for the first time.
     on_first_use: Callable[[str, str], None] | None = None
@@ -127,6 +150,12 @@ def tls(host: str, port: int, trust: Trust) -> Connector:
         except trio.BrokenResourceError as exc:
             if not isinstance(exc.__cause__, ssl.SSLCertVerificationError):
                 raise OSError(f"TLS with {server} failed: {exc.__cause__ or exc}") from None
+            if trust.cafile is not None:
+                why = exc.__cause__.verify_message or str(exc.__cause__)
+                raise UntrustedServer(
+                    f"the certificate of {server} is not one the authority {trust.cafile}"
+                    f" signed for {host} ({why}): not connecting"
+                ) from None
             if trust.known_servers is None:
                 raise UntrustedServer(
                     f"the certificate of {server} is not signed by an authority we trust"

@@ -166,14 +166,16 @@ _CATALOG = (
         "The request makes no sense in the current state of the session, room or game:"
         " joining while already in a room, leaving when in none, starting a game that is"
         " not ready, a game action when no game runs or in the wrong phase (a second"
-        " `seed_commit`, a `final_reveal` before the end...). Nothing changes.",
+        " `seed_commit`, a `final_reveal` before the end...), a vote to end a game in which"
+        " no player is gone. Nothing changes.",
         True,
         "remote",
     ),
     ErrorCode(
         NOT_PERMITTED,
         "You may not do this: a host-only request (start, add or remove a bot) from"
-        " someone else, or a game action from a spectator. Nothing changes.",
+        " someone else, a game action from a spectator, or a vote to end a game from"
+        " someone not playing their own seat (a spectator, a server bot). Nothing changes.",
         True,
         "remote",
     ),

@@ -216,7 +216,10 @@ class RecordSummary(WireValue):
     seat: int = wire(SEAT, "Your seat in it.")
     scores: tuple[int, ...] = wire(ListOf(SCORE, 2, MAX_SEATS), "The scores, in seat order.")
     winners: tuple[int, ...] = wire(ListOf(SEAT, 0, MAX_SEATS), "The winning seats.")
-    valid: bool = wire(Bool(), "true: every seat's verdict is `ok` (the game counts).")
+    valid: bool = wire(
+        Bool(),
+        "true: the game was played to its end and every seat's verdict is `ok` (the game counts).",
+    )
 
 
 @wire_struct("seat")
@@ -658,6 +661,14 @@ class RoomState(Message):
         "A private room's invite code, for its members to share (`join_room.invite`); absent for a public room.",
         default=None,
     )
+    abort_votes: tuple[int, ...] | None = wire(
+        ListOf(SEAT, 0, MAX_SEATS),
+        "While a game is played in which a seat's player is gone (it left, or has been away"
+        " past the grace period: the stand-in plays it), the seats whose players voted to end"
+        " the game (`vote_abort`), in seat order; empty: nobody yet. Absent: no vote can be"
+        " held (see Ending a game by vote).",
+        default=None,
+    )
 
 
 @message("chat_message", "server", "push")
@@ -808,6 +819,18 @@ class HandOver(Message):
     id: int | None = wire(ID, ID_DOC, default=None)
 
 
+@message("vote_abort", "client", "request", reply="ok")
+class VoteAbort(Message):
+    """Vote to end the game being played, when a seat's player is gone
+    (`room_state.abort_votes` is present). Once every player still at the
+    table has voted, play stops: the final reveal follows, then `game_end`
+    with `complete: false` and no winners (see Ending a game by vote). A
+    vote stands until the game ends, or until a gone player comes back."""
+
+    game: bytes = wire(GAME_ID, "The game to end (`game_started.game`).")
+    id: int | None = wire(ID, ID_DOC, default=None)
+
+
 # ---- game: server pushes
 
 
@@ -885,6 +908,11 @@ class GameState(Message):
         "Pids among `events` whose identity the server settled because their owner did not open them (it forfeited, or sent an opening that failed its check; no opening exists; see the sequence). In a snapshot: all so far.",
         default=None,
     )
+    past: list[dict[str, Any]] | None = wire(
+        PassedList(PlainMap("an engine event", typed=True), 0, 4000),
+        "In a snapshot: every event of the game so far, in order, as `events` gave them, for a log of the game (the view and the other fields already include them: apply none of them again). Absent otherwise.",
+        default=None,
+    )
 
 
 @message("open_request", "server", "push")
@@ -918,7 +946,7 @@ class GameEnd(Message):
     game: bytes = wire(GAME_ID, GAME_DOC)
     complete: bool = wire(
         Bool(),
-        "true: the game was played to its end. Always true in this version: no forfeit stops play (the server decides for a seat that cannot).",
+        "true: the game was played to its end (no forfeit stops play: the server decides for a seat that cannot); false: its players ended it by vote (`vote_abort`) with a seat's player gone, and `scores` are as they stood, with no winners. A game that is not complete counts for nothing that ranks players.",
     )
     scores: tuple[int, ...] = wire(
         ListOf(SCORE, 2, MAX_SEATS),
@@ -926,7 +954,7 @@ class GameEnd(Message):
     )
     winners: tuple[int, ...] = wire(
         ListOf(SEAT, 0, MAX_SEATS),
-        "The winning seats by the rules (several when tied after the tie-break).",
+        "The winning seats by the rules (several when tied after the tie-break); none in a game ended by vote.",
     )
     forfeits: tuple[int, ...] = wire(
         ListOf(SEAT, 0, MAX_SEATS),

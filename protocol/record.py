@@ -197,12 +197,15 @@ class SeatVerdict:
 
 @dataclass(frozen=True, slots=True)
 class Results:
-    """`complete`: the game reached its end, as every game the referee
-    records does (no forfeit stops play). `winners` is empty when it did not."""
+    """`complete`: the game reached its end (no forfeit stops play), or else
+    its players ended it by vote with a seat's player gone (`votes`: the
+    seats that voted, each seat whose player was still at the table).
+    `winners` is empty when it did not reach its end."""
 
     complete: bool
     scores: tuple[int, ...]
     winners: tuple[int, ...]
+    votes: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -286,7 +289,8 @@ def record_to_data(r: Record) -> dict[str, Any]:
             "complete": r.results.complete,
             "scores": list(r.results.scores),
             "winners": list(r.results.winners),
-        },
+        }
+        | ({"votes": list(r.results.votes)} if r.results.votes else {}),
         "forfeits": [
             {"seat": f.seat, "reason": f.reason, "log_index": f.log_index}
             | ({} if f.opening is None else {"opening": _opening_to_data(f.opening)})
@@ -552,6 +556,7 @@ def record_from_data(data: object) -> Record:
         res.get_bool("complete"),
         _ints(res.get_list("scores", players), "results.scores", 0, 10_000),
         _ints(res.get_list("winners"), "results.winners", 0, players - 1),
+        _ints(res.get_list("votes"), "results.votes", 0, players - 1) if res.has("votes") else (),
     )
 
     forfeits: list[Forfeit] = []

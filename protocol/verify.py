@@ -33,6 +33,12 @@ time-out defaults or the stand-in's: they need a turn timer in the
 settings, or the seat's player away at that point of the log (the record's
 seat changes), or else the server decided where it had no right to.
 
+A log that stops before the game's end is a cut record, unless the game
+was ended by vote (`results.complete` false): where the log stops, a seat's
+player is gone (away past the grace period, or left), the seats that voted
+(`results.votes`) are exactly those whose own player was still at the
+table, and there are no winners; everything in the log checks out as usual.
+
 A problem with the record as a whole (an illegal decision, an event or a
 result that the replay does not reproduce, the server's seed, a forfeit
 that does not hold, a decision the server could not make, a verdict other
@@ -421,7 +427,7 @@ def verify_record(record: Record) -> GameVerdict:
 
     problems.extend(_compare_events(record.events, replayed, broken))
     if not broken:
-        problems.extend(_compare_results(record, game))
+        problems.extend(_compare_results(record, game, presence))
 
     first_forfeit: dict[int, Forfeit] = {}
     for f in record.forfeits:
@@ -508,6 +514,14 @@ class _Presence:
 
     def stood_in(self, seat: int) -> bool:
         return self.where[seat] in (_AWAY, _BOT_AWAY, _GONE)
+
+    def gone(self, seat: int) -> bool:
+        """The stand-in plays `seat` for its player (away, or left): not for a bot."""
+        return self.where[seat] in (_AWAY, _GONE)
+
+    def at_the_table(self, seat: int) -> bool:
+        """`seat`'s own player plays it (a server bot's seat is not a player's)."""
+        return self.where[seat] == _PRESENT
 
 
 def _check_evidence(
@@ -621,7 +635,7 @@ def _compare_events(
     return []
 
 
-def _compare_results(record: Record, game: Game) -> list[str]:
+def _compare_results(record: Record, game: Game, presence: _Presence) -> list[str]:
     res = record.results
     problems = []
     if tuple(game.scores) != res.scores:
@@ -631,6 +645,11 @@ def _compare_results(record: Record, game: Game) -> list[str]:
     if game.over:
         if not res.complete:
             problems.append("the record says the game stopped early, but its log reaches the end")
+        if res.votes:
+            problems.append(
+                f"the record says seats {list(res.votes)} voted to end the game, but it was"
+                " played to its end"
+            )
         if tuple(game.winners) != res.winners:
             problems.append(
                 f"the recorded winners {list(res.winners)} differ from the replay's"
@@ -638,14 +657,41 @@ def _compare_results(record: Record, game: Game) -> list[str]:
             )
         return problems
     # No forfeit stops play (the server decides for a seat that cannot), so
-    # a log that stops early is a cut record.
+    # a log that stops early is a cut record, unless its players ended the
+    # game by vote: a seat's player was gone, and every player still at the
+    # table voted.
     decision = game.decision
     assert decision is not None
     owes = f"seat {decision.seat} owes a decision ({decision.kind})"
     if res.complete:
         problems.append(f"the record says the game is complete, but its log stops while {owes}")
-    else:
-        problems.append(f"the log stops while {owes}, but play always goes on to the end")
+        return problems
+    return problems + _check_vote(record, presence, owes)
+
+
+def _check_vote(record: Record, presence: _Presence, owes: str) -> list[str]:
+    """A game ended by vote, its log stopping while `owes`: where its log
+    stops (its seat changes included), a seat's player is gone (away, or
+    left), and the seats that voted are exactly those whose own player is
+    at the table (not a server bot's), at least one; there are no winners."""
+    res = record.results
+    seats = range(record.settings.players)
+    gone = [s for s in seats if presence.gone(s) and not record.seats[s].bot]
+    present = [s for s in seats if presence.at_the_table(s) and not record.seats[s].bot]
+    said = f"the log stops while {owes}, and the record says its players ended the game by vote"
+    if not gone:
+        return [f"{said}, but no seat's player was gone (play always goes on to the end)"]
+    problems = []
+    if not present:
+        problems.append(f"{said}, but no player was left at the table to vote")
+    elif list(res.votes) != present:
+        problems.append(
+            f"{said} (seats {list(res.votes)}), but the players at the table were seats {present}"
+        )
+    if res.winners:
+        problems.append(
+            f"a game ended by vote has no winners, but the record names {list(res.winners)}"
+        )
     return problems
 
 
@@ -691,7 +737,7 @@ def format_verdict(record: Record, verdict: GameVerdict) -> str:
     lines = [
         f"game {record.game_id.hex()}: {s.variant} game, {s.players} players,"
         f" {s.edition} edition, {sum(total for _, total in counts)} decisions"
-        + ("" if res.complete else ", stopped early"),
+        + ("" if res.complete else ", ended by vote before its end"),
     ]
     for v, seat, (by_server, total) in zip(verdict.seats, record.seats, counts, strict=True):
         who = seat.name + (", bot" if seat.bot else "")
@@ -703,7 +749,12 @@ def format_verdict(record: Record, verdict: GameVerdict) -> str:
     winners = ", ".join(f"seat {w}" for w in res.winners) or "none"
     lines.append(f"scores: {scores}; winners: {winners}")
     lines.extend(_printable(f"problem: {p}") for p in verdict.problems)
-    if verdict.ok:
+    if verdict.ok and not res.complete:
+        lines.append(
+            "verdict: VALID (every seat verified, the replay reproduces the record), but the game"
+            " was ended by vote: it counts for nothing that ranks players"
+        )
+    elif verdict.ok:
         lines.append("verdict: VALID (every seat verified, the replay reproduces the record)")
     else:
         lines.append(f"verdict: NOT VALID ({len(verdict.reasons())} reason(s) above)")

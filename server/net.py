@@ -95,6 +95,7 @@ from oriflamme.server.core.journal import Entry, JournaledLobby
 
 from .snapshots import SnapshotFailed, SnapshotJob, start_snapshot
 from .store import Store, StoreError
+from .tls import PLAIN_REFUSAL, begins_tls
 
 log = logging.getLogger("oriflamme.server")
 
@@ -278,6 +279,10 @@ class NetServer:
         self, conn: Hashable, stream: trio.abc.Stream, connection: _Connection
     ) -> None:
         try:
+            if isinstance(stream, trio.SSLStream) and not await _begins_tls(stream):
+                connection.why = "by the server: plain TCP on the TLS port"
+                await _refuse_plain(stream)
+                return
             while True:
                 # A client that does not read its answers is not read either:
                 # TCP makes it wait, and it costs the server READ_PAUSE at most.
@@ -774,6 +779,35 @@ def _refuse_at_once(stream: trio.abc.Stream) -> None:
         with contextlib.suppress(OSError):
             os.write(sock.fileno(), REFUSAL)
     sock.close()
+
+
+async def _begins_tls(stream: trio.SSLStream[trio.abc.Stream]) -> bool:
+    """Whether a connection to the TLS port begins with a TLS handshake
+    (`tls.begins_tls`): its first byte, peeked before the handshake reads
+    it (and left for the handshake)."""
+    transport = stream.transport_stream
+    if not isinstance(transport, trio.SocketStream):
+        return True
+    try:
+        first = await transport.socket.recv(1, trio.socket.MSG_PEEK)
+    except OSError:
+        return True  # (the handshake fails, and says why)
+    return begins_tls(first)
+
+
+async def _refuse_plain(stream: trio.SSLStream[trio.abc.Stream]) -> None:
+    """Tell a client that speaks plain TCP to the TLS port that it speaks
+    TLS, in plain TCP (`tls.PLAIN_REFUSAL`), then close its connection."""
+    transport = stream.transport_stream
+    with (
+        contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError, OSError),
+        trio.move_on_after(1),
+    ):
+        # What it sent is read first: a socket closed with bytes unread
+        # resets the connection, and the refusal could be lost with it.
+        await transport.receive_some(READ_SIZE)
+        await transport.send_all(PLAIN_REFUSAL)
+    await trio.aclose_forcefully(stream)  # (no handshake: none was begun)
 
 
 def _peer_host(stream: trio.abc.Stream) -> str | None:

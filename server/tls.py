@@ -8,6 +8,14 @@ the server's user alone), and uses it again at every start; the server logs
 its SHA-256 fingerprint, for players to pin (``oriflamme join --tls
 --tls-fingerprint ...``) or to compare with what their client shows on
 first use.
+
+A client that speaks the protocol in plain TCP to a TLS port would fail
+the handshake and learn nothing. So the server looks at the first byte of
+each connection before the handshake (`begins_tls`): a TLS connection
+begins with a handshake record (0x16), a frame with its length's first
+byte (0: a frame is at most 64 KiB). One that does not begin with 0x16 is
+told, in plain TCP, the fatal `handshake_required` of `PLAIN_REFUSAL`
+("this port speaks TLS"), and closed.
 """
 
 from __future__ import annotations
@@ -23,11 +31,39 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
+from oriflamme.protocol import messages as m
+from oriflamme.protocol.codec import encode_frame
+from oriflamme.protocol.errors import HANDSHAKE_REQUIRED, RemoteProtocolError
 from oriflamme.protocol.fingerprints import fingerprint
 
 from .store import StoreError
 
 VALID_DAYS = 3650
+
+# The first byte of a TLS connection: the content type of a handshake record.
+HANDSHAKE_RECORD = 0x16
+
+# What a connection to a TLS port that does not begin with a TLS handshake
+# is told, in plain TCP, before it is closed.
+PLAIN_REFUSAL = encode_frame(
+    m.to_data(
+        m.error_message(
+            RemoteProtocolError(
+                HANDSHAKE_REQUIRED, "this port speaks TLS: connect with TLS", fatal=True
+            )
+        )
+    )
+)
+
+
+def begins_tls(first: bytes) -> bool:
+    """Whether a connection whose first bytes are `first` begins with a TLS
+    handshake (b"": it sent nothing; the handshake will say).
+
+    >>> begins_tls(bytes([0x16, 3, 1])), begins_tls(bytes(4)), begins_tls(b"")
+    (True, False, True)
+    """
+    return not first or first[0] == HANDSHAKE_RECORD
 
 
 def certificate_fingerprint(cert_file: Path) -> str:

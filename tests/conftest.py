@@ -52,6 +52,21 @@ def _checked_deadline(lobby: Lobby) -> float | None:
     return kept
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _a_user_config_of_our_own(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """The user's config (client/config.py: the player's name, the servers
+    trusted) is this run's, not the machine's: a program a test starts
+    (under tmux too: its server takes this environment) finds a name kept,
+    so it does not stop to ask for one; a test of the question gives its
+    program a config home of its own."""
+    home = tmp_path_factory.mktemp("config")
+    (home / "oriflamme").mkdir()
+    (home / "oriflamme" / "config.toml").write_text('name = "Tester"\n', encoding="utf-8")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("XDG_CONFIG_HOME", str(home))
+        yield
+
+
 @pytest.fixture(autouse=True)
 def _deadlines_checked(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setattr(Lobby, "next_deadline", _checked_deadline)

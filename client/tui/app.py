@@ -123,6 +123,7 @@ MONO = {
     "winner": "bold underline",
     "key": "bold",
     "card.mine": "italic",
+    "changed": "underline",  # (no colour of its own: a card back keeps its family's)
 }
 
 

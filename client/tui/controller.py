@@ -3,8 +3,9 @@
 How this works
 --------------
 A `GameController` reads the session's mirror (`ClientState`) whenever it
-changes (`changed`), keeps the log in plain words and the `Chooser` of our
-pending decision, and answers keys (`key`). It never talks to the network
+changes (`changed`), keeps the log in plain words, what changed in the
+queue since our last decision (`Changes`, from the same events) and the
+`Chooser` of our pending decision, and answers keys (`key`). It never talks to the network
 itself: a complete choice becomes a `Command` handed to `send`, which the
 app carries to the trio side (`client.tui.app`), where the session sends
 it. It does no I/O and reads no clock: the time is given to it, so that the
@@ -14,7 +15,7 @@ tests drive it with keys and positions alone.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from oriflamme.engine import Action, card_to_data
@@ -34,6 +35,7 @@ from .screen import (
     log_start,
     render,
     rule,
+    wrap,
 )
 from .text import edited, fit, safe
 from .words import EventLog
@@ -52,6 +54,60 @@ class RoundSummary:
     scores: tuple[int, ...]
     before: tuple[int, ...]
     lost: dict[int, list[str]]
+
+
+# Events by which a seat acts (its decision, or its card's turn): what
+# follows, up to the next of them, is that seat's doing.
+ACTING = ("direction_chosen", "placed", "placement_skipped", "kept", "revealed", "ability_used")
+# Events that change a card of the queue (its pid), and those that take one out.
+CHANGING = ("placed", "kept", "revealed", "moved", "uncovered")
+LEAVING = ("eliminated", "discarded")
+
+
+class Changes:
+    """What changed in the queue since our last decision, from the events:
+    the cards changed (`pids`: placed, revealed, Influence gained, moved,
+    uncovered) and those gone (`gone`, named by `name(pid)`). What our own
+    decisions did is left out: we know it. A spectator's are what the seat
+    that acted last did (they start again when another seat acts).
+
+    >>> changes = Changes(lambda pid: f"card {pid}")
+    >>> for e in [{"type": "placed", "seat": 1, "pid": 4}, {"type": "placed", "seat": 0, "pid": 5}]:
+    ...     changes.see(e, own=0, spectator=False)
+    >>> changes.pids
+    {4}
+    """
+
+    def __init__(self, name: Callable[[int], str]) -> None:
+        self.name = name
+        self.pids: set[int] = set()
+        self.gone: list[str] = []
+        self.acting: int | None = None  # the seat whose doing the events are
+
+    def clear(self) -> None:
+        """We decided: what changed before is seen."""
+        self.pids.clear()
+        self.gone.clear()
+
+    def see(self, event: dict[str, Any], *, own: int | None, spectator: bool) -> None:
+        """One event, in order; `own`: our seat, whose doings are not marked
+        (None: mark them too, as when the server decided for us)."""
+        kind = event.get("type")
+        if kind in ACTING:
+            if spectator and event["seat"] != self.acting:
+                self.clear()  # another seat's turn
+            self.acting = event["seat"]
+        elif kind == "round_started":
+            self.acting = None
+        ours = own is not None and self.acting == own
+        if kind == "placed" and isinstance(event.get("at"), int):
+            self.pids.discard(event["at"])  # covered: the mark is the top card's
+        if kind in CHANGING and not ours:
+            self.pids.add(event["pid"])
+        elif kind in LEAVING:
+            self.pids.discard(event["pid"])  # (gone, whoever did it)
+            if not ours:
+                self.gone.append(self.name(event["pid"]))
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,7 +149,40 @@ class Download:
     record_id: str
 
 
-Command = Answer | Say | PlayAgain | Quit | Request | Download
+@dataclass(frozen=True, slots=True)
+class Question:
+    """Something the program asks the player before it goes on: a
+    `heading`, the `text` of the question, and each key's answer (`Chose`)
+    with what it does, said to the player (``{"r": ("resume", "resume
+    it")}``: "[r] resume it")."""
+
+    heading: str
+    text: str
+    answers: dict[str, tuple[str, str]]
+
+    def keys(self) -> str:
+        """The keys, as the status line says them ([q] quits too)."""
+        said = [f"[{key}] {what}" for key, (_, what) in self.answers.items()]
+        return "  ".join([*said, "[q] quit"])
+
+
+@dataclass(frozen=True, slots=True)
+class Chose:
+    """The player's answer to the program's `Question`."""
+
+    answer: str
+
+
+@dataclass(frozen=True, slots=True)
+class Resign:
+    """Leave our game for good: with `bot`, a server bot plays our cards to
+    the end (`hand_over`); else our seat forfeits, and the server's stand-in
+    plays it (`leave_room`)."""
+
+    bot: bool
+
+
+Command = Answer | Say | PlayAgain | Quit | Request | Download | Chose | Resign
 
 
 class GameController:
@@ -133,13 +222,19 @@ class GameController:
         self._game: bytes | None = None
         self._seen_events = 0
         self._announced = False
+        self._catching_up = 0  # events of the game that happened before we came
         self._last_chat: m.ChatMessage | None = None
         self._chooser_turn: int | None = None
         self._answered: int | None = None
         self._offered: int | None = None  # the turn of the last decision offered to us
+        self.question: Question | None = None  # the program's, until answered
         self.quitting = False  # [q] was pressed mid-game: the next key says
+        self.resigning = False  # [R] was pressed mid-game: the next key says how
+        self.resigned = ""  # we resigned from a game: what became of our seat
         self.score_history: list[tuple[int, list[int]]] = []  # (round, scores after it)
         self.round_summary: RoundSummary | None = None  # shown until the next key
+        # The queue's changes since our last decision, marked on the board.
+        self.changes = Changes(lambda pid: self.log.card(pid))
         self.history = False  # the score history is shown (`s`)
         self._round_lost: dict[int, list[str]] = {}  # the cards each seat lost this round
         # The seats' names in the game shown (its id): `names`.
@@ -186,6 +281,40 @@ class GameController:
         card = game.secrets.card(pid)
         return None if card is None else card_to_data(card)
 
+    def _announce(self, game: GameMirror, view: dict[str, Any]) -> int:
+        """The log's first line for a game we start showing; how many of its
+        events happened before we came (0 for a game seen from its start)."""
+        players = len(self.names())
+        under_way = view.get("queue") or view.get("round", 1) > 1
+        state = game.state
+        if state is not None and state.snapshot and state.past is not None and under_way:
+            # A resume or a watcher arriving: the game so far, from its start
+            # (`past`); "back" only for a seat that had played in it.
+            ours = any(
+                e.get("type") == "placed" and e.get("seat") == game.seat for e in game.events
+            )
+            over = game.end is not None or any(e.get("type") == "game_ended" for e in game.events)
+            if game.seat is None:
+                self.log.note(f"── Watching a game of {players} under way: the game so far")
+            elif over:  # (not one to be back in: `play` starts the next)
+                self.log.note(f"── Your last game ({players} players) is over: how it went")
+            elif ours:
+                self.log.note(f"── Back in the game ({players} players): the game so far")
+            else:
+                self.log.note(f"── A new game: {players} players")
+            return 0 if over else len(game.events)  # (a game over: no "Now")
+        if not game.events and under_way:  # a server that sends no `past`
+            if game.seat is None:
+                unseen = "(earlier moves not shown)"
+                self.log.note(f"── Watching a game of {players} under way {unseen}")
+            else:
+                self.log.note("── Back in the game (what happened before is not shown)")
+        elif game.seat is None:
+            self.log.note(f"── Watching a new game: {players} players")
+        else:
+            self.log.note(f"── A new game: {players} players")
+        return 0
+
     # ------------------------------------------------------------ input from the session
 
     def changed(self, now: float) -> bool:
@@ -207,43 +336,45 @@ class GameController:
             self.round_summary = None
             self.history = False
             self._round_lost = {}
+            self.changes = Changes(lambda pid: self.log.card(pid))
             self.end = None
             self._announced = False
+            self._catching_up = 0
             self._answered = None
         view = game.view()
         if view is not None and not self._announced:
             self._announced = True
             self.log.learn_view(view)
-            players = len(self.names())
-            if not game.events and (view.get("queue") or view.get("round", 1) > 1):
-                if game.seat is None:
-                    self.log.note(
-                        f"── Watching a game of {players} under way"
-                        " (what happened before is not shown)"
-                    )
-                else:
-                    self.log.note("── Back in the game (what happened before is not shown)")
-            elif game.seat is None:
-                self.log.note(f"── Watching a new game: {players} players")
-            else:
-                self.log.note(f"── A new game: {players} players")
-        new = game.events[self._seen_events :]
+            self._catching_up = self._announce(game, view)
+        first = self._seen_events
+        new = game.events[first:]
         self._seen_events = len(game.events)
         d = game.decision
+        own = game.seat  # whose doings are not marked as changes
         if new and self._offered is not None and (d is None or d.turn != self._offered):
             # A decision we were offered is settled: by us, or by the server
             # (its timer, or its stand-in while we were away), said before how.
             if self._offered != self._answered:
+                # A timer ran for it and the stand-in does not hold our seat:
+                # the timer decided. (Not "past our own clock": a client
+                # late to hear of the decision counts its time late too.)
                 due = self._deadline
-                timed_out = due is not None and due[0] == self._offered and now >= due[1] - 1
+                room = self.state.room
+                away = room is not None and any(
+                    s.seat == game.seat and s.bot == "stand_in" for s in room.seats
+                )
+                timed_out = due is not None and due[0] == self._offered and not away
                 self.log.note(
                     "⏱ Time ran out: the server decided for you"
                     if timed_out
                     else "The server decided for you while you were away"
                 )
+                own = None  # what it decided for us: news to us
             self._offered = None
         for i, event in enumerate(new):
             self.log.add([event])
+            if first + i >= self._catching_up:  # (not the game before we came)
+                self.changes.see(event, own=own, spectator=game.seat is None)
             kind = event.get("type")
             if kind == "round_started":
                 self._round_lost = {}
@@ -255,7 +386,10 @@ class GameController:
                 if game.end is None:
                     scores = ", ".join(f"{self.who(s)} {p}" for s, p in enumerate(at_end))
                     self.log.note(f"── Scores after round {event['round']}: {scores}")
-                self._round_over(int(event["round"]), at_end)
+                # (a round over before we came goes in the history alone)
+                self._round_over(int(event["round"]), at_end, first + i >= self._catching_up)
+        if first < self._catching_up <= self._seen_events:
+            self.log.note("── Now")
         self._take_chat()
         d = game.decision
         if d is not None and d.time_left is not None:
@@ -270,6 +404,8 @@ class GameController:
             self._status_about = None
         if game.end is not None and self.end is None:
             self.end = self._summary(game)
+            if self.end.ended_in is not None:
+                self.log.note(f"── The game was ended by vote in round {self.end.ended_in}")
             self.round_summary = None  # (the end says it all)
             self.status = ""
         mine = game.my_turn and d is not None and d.turn != self._answered
@@ -347,7 +483,15 @@ class GameController:
             verified = f"Verified{here}: fair deal for {seats}, every hidden card checked."
         again = "" if game.seat is None else "[a] play again  "  # spectators do not play
         keys = again + ("[l] lobby  [q] quit" if self.leave_key else "[q] quit")
-        return EndSummary(scores=end.scores, winners=end.winners, verified=verified, keys=keys)
+        view = game.view()
+        return EndSummary(
+            scores=end.scores,
+            winners=end.winners,
+            verified=verified,
+            keys=keys,
+            # (a game ended by vote: the round it stopped in)
+            ended_in=None if end.complete else int((view or {}).get("round", 1)),
+        )
 
     def tick(self, now: float) -> bool:
         """Time passed. True once per decision of ours when its time left
@@ -393,14 +537,16 @@ class GameController:
         end = self.end
         width = self._size[0] if self._size is not None else 80
         footer: list[Line] = []
-        if self.history:
+        if self.question is not None:
+            footer = self._question_lines(width)
+        elif self.resigning:
+            footer = self._resign_lines(width)
+        elif self.history:
             footer = self._history_lines(width)
         elif self.round_summary is not None and end is None:
             footer = self._summary_lines(width)
         if end is not None:
-            end = EndSummary(
-                end.scores, end.winners, self.verified or end.verified, self.saved, end.keys
-            )
+            end = replace(end, verified=self.verified or end.verified, saved=self.saved)
         room = self.state.room
         stand_ins = frozenset(
             s.seat for s in (room.seats if room is not None else ()) if s.bot == "stand_in"
@@ -416,7 +562,9 @@ class GameController:
             decision_kind=str(d.kind) if d is not None else None,
             seconds_left=seconds,
             chooser=self.chooser,
-            status=QUIT_QUESTION  # (until answered, whatever else comes)
+            status=self.question.keys()
+            if self.question is not None
+            else QUIT_QUESTION  # (until answered, whatever else comes)
             if self.quitting
             else self.chooser.status
             if self.chooser is not None and self.chooser.status
@@ -430,6 +578,10 @@ class GameController:
             log_end=self._log_end_kept,
             outs=self.outs,
             footer=footer,
+            hint=self.question is None and not self.quitting,
+            vote=self.vote_text(),
+            changed=frozenset(self.changes.pids),
+            gone=tuple(self.changes.gone),
         )
 
     # ------------------------------------------------------------ keys
@@ -439,6 +591,9 @@ class GameController:
         ``escape``, ``backspace``; `QUIT_NOW` for Ctrl-C)."""
         self.status = ""
         self._status_about = None
+        if self.question is not None and key != QUIT_NOW:
+            self._answer_question(key)
+            return
         if key == QUIT_NOW or (self.quitting and key in ("y", "q")):
             self.quitting = False
             self.send(Quit())
@@ -446,6 +601,9 @@ class GameController:
         if self.quitting:  # any other key: the game goes on
             self.quitting = False
             self.status = "Still in the game"
+            return
+        if self.resigning:
+            self._resign_key(key)
             return
         if self.chooser is not None:
             self.chooser.status = ""
@@ -484,6 +642,12 @@ class GameController:
             else:
                 self.send(Quit())
             return
+        if key == "R":
+            self._resign()
+            return
+        if key == "A":
+            self._vote()
+            return
         if self.end is not None:
             game = self.state.game
             if key == "a" and game is not None and game.seat is None:
@@ -514,10 +678,109 @@ class GameController:
             game = self.state.game
             assert game is not None and game.decision is not None
             self._answered = game.decision.turn
+            self.changes.clear()  # marks last until our next decision (as on BGA)
             self.send(Answer(game.decision.turn, action))
             self.chooser = None
             self.status = "Sent…"
             self._status_about = (game.decision.turn,)
+
+    def _answer_question(self, key: str) -> None:
+        """A key while the program asks: its answer, `q` to quit, or nothing."""
+        assert self.question is not None
+        answer = self.question.answers.get(key)
+        if answer is not None:
+            self.question = None
+            self.send(Chose(answer[0]))
+        elif key == "q":
+            self.question = None
+            self.send(Quit())
+
+    # ------------------------------------------------------------ resigning, ending by vote
+
+    def _resign(self) -> None:
+        """[R]: ask how to resign (`RESIGN_QUESTION`), if there is a game of ours to leave."""
+        game = self.state.game
+        d = game.decision if game is not None else None
+        if not self._playing():
+            self.status = "No game of yours to resign from"
+        elif d is not None and d.turn == self._answered:
+            self.status = "Your answer is on its way: press R again in a moment"
+        else:
+            self.resigning = True
+
+    def _resign_key(self, key: str) -> None:
+        """The key after [R]: b (a bot plays on), l (leave), anything else goes on."""
+        self.resigning = False
+        game = self.state.game
+        if key == "b" and (game is None or game.server_seed is None):
+            self.status = "The cards are not dealt yet: no bot can play them (R, then l leaves)"
+        elif key in ("b", "l") and self._playing():
+            self.send(Resign(bot=key == "b"))
+            self.status = "Resigning…"
+        else:
+            self.status = "Still in the game"
+
+    def resigned_from(self, bot: bool) -> str:
+        """We left our game for good (`Resign`): what the player is told."""
+        self.resigned = (
+            "You resigned: a bot plays your cards to the end of the game."
+            if bot
+            else "You left the game: your seat forfeits it (the server plays it to the end)."
+        )
+        return self.resigned
+
+    def _vote(self) -> None:
+        """[A]: vote to end the game, when a seat's player is gone."""
+        game = self.state.game
+        room = self.state.room
+        if not self._playing() or game is None:
+            self.status = "Only a player in a game being played votes to end it"
+        elif room is None or room.abort_votes is None:
+            self.status = "Every player is here: a game is ended by vote only when one is gone"
+        elif game.seat in room.abort_votes:
+            self.status = "You voted to end the game: waiting for the others"
+        else:
+            self.send(Request(m.VoteAbort(game=game.game_id)))
+            self.status = "Your vote to end the game is on its way…"
+
+    def vote_text(self) -> str:
+        """A vote to end the game, while one can be held: who is gone, who
+        voted, and the key (empty otherwise)."""
+        room = self.state.room
+        game = self.state.game
+        if room is None or room.abort_votes is None or game is None or game.end is not None:
+            return ""
+        gone = [s.seat for s in room.seats if s.bot == "stand_in"]
+        votes = list(room.abort_votes)
+        us = game.seat
+        if not votes:
+            names = _and([self.who(s) for s in gone]) or "A player"
+            is_ = "is" if len(gone) <= 1 else "are"
+            if us is None:
+                return f"{names} {is_} gone: the players may vote to end the game"
+            return f"{names} {is_} gone: [A] vote to end the game (all present players must agree)"
+        voters = [self.who(s) for s in votes]
+        want = "wants" if voters == [voters[0]] and voters[0] != "You" else "want"
+        said = f"{_and(voters)} {want} to end the game"
+        waiting = [
+            self.who(s.seat)
+            for s in room.seats
+            if s.bot is None and s.name is not None and s.seat not in votes
+        ]
+        if us is not None and us not in votes:
+            return f"{said} ([A] to agree)"
+        return f"{said}: waiting for {_and(waiting)}" if waiting else said
+
+    def _resign_lines(self, width: int) -> list[Line]:
+        """The question [R] asks, in place of the decision."""
+        lines = [rule(width, "Resign? You leave this game for good", "class:rule.turn")]
+        for key, said in (
+            ("b", "a bot plays your cards to the end"),
+            ("l", "leave: your seat forfeits (the server plays it, without your cards)"),
+            ("Esc", "keep playing"),
+        ):
+            lines.append(Row(width).add(f" [{key}]", "class:key").add(" " + said).line())
+        return lines
 
     def _scroll(self, key: str) -> None:
         """Scroll the log: a page, a line, or to either end."""
@@ -564,13 +827,14 @@ class GameController:
             )
         self.log_end = None if new >= total else new + self.log.dropped
 
-    def _round_over(self, round_: int, scores: list[int]) -> None:
-        """A round ended with `scores`: kept in the history (`s`), and what
-        it gave and cost each player shown until the next key."""
+    def _round_over(self, round_: int, scores: list[int], show: bool = True) -> None:
+        """A round ended with `scores`: kept in the history (`s`), and (`show`)
+        what it gave and cost each player shown until the next key."""
         before = self.score_history[-1][1] if self.score_history else [0] * len(scores)
         self.score_history.append((round_, list(scores)))
         lost, self._round_lost = self._round_lost, {}
-        self.round_summary = RoundSummary(round_, tuple(scores), tuple(before), lost)
+        if show:
+            self.round_summary = RoundSummary(round_, tuple(scores), tuple(before), lost)
 
     def _summary_lines(self, width: int) -> list[Line]:
         """The round just over: each player's score, what the round gave
@@ -588,6 +852,14 @@ class GameController:
             if cards:
                 row.add("lost: " + ", ".join(cards))
             lines.append(row.line())
+        return lines
+
+    def _question_lines(self, width: int) -> list[Line]:
+        """The program's question, in place of the decision."""
+        question = self.question
+        assert question is not None
+        lines = [rule(width, question.heading, "class:rule.turn")]
+        lines += [Row(width).add(" " + line).line() for line in wrap(question.text, width - 2)]
         return lines
 
     def _history_lines(self, width: int) -> list[Line]:
@@ -644,6 +916,15 @@ def scores_before(scores: list[int], later: list[dict[str, Any]]) -> list[int]:
             before[e["seat"]] -= e["points"]
             before[e["victim"]] += e["points"]
     return before
+
+
+def _and(names: list[str]) -> str:
+    """Names in a sentence.
+
+    >>> _and(["Ann"]), _and(["You", "Ann", "Bob"])
+    ('Ann', 'You, Ann and Bob')
+    """
+    return ", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else "".join(names)
 
 
 def plain(message: str) -> str:

@@ -15,13 +15,14 @@ from pathlib import Path
 import trio
 
 from oriflamme.protocol import messages as m
+from oriflamme.protocol.errors import BAD_OPENING
 from oriflamme.protocol.record import RecordError
 from oriflamme.protocol.verify import verify_record_bytes
 
 from ..secret_store import write_private
 from ..session import ConnectionLost, RequestRefused, Session, SessionEnded
 from .app import Bridge
-from .controller import Answer, Command, Download, PlayAgain, Quit, Request, Say
+from .controller import Answer, Command, Download, PlayAgain, Quit, Request, Resign, Say, plain
 
 
 def records_dir(state_dir: Path) -> Path:
@@ -72,6 +73,12 @@ async def drive(
                 nursery.cancel_scope.cancel()
                 return
             try:
+                if isinstance(command, Resign):
+                    if await _resign(session, bridge, command) and not screens.with_lobby:
+                        nursery.cancel_scope.cancel()  # `play`: the program ends, saying so
+                        return
+                    bridge.changed()
+                    continue
                 await _carry_out(session, bridge, command, records, start)
             except RequestRefused as exc:
                 if isinstance(command, Answer):
@@ -108,6 +115,37 @@ async def _carry_out(
     elif isinstance(command, Download):
         lobby = bridge.controller.lobby
         lobby.status = await _download(session, command.record_id, records)
+
+
+async def _resign(session: Session, bridge: Bridge, command: Resign) -> bool:
+    """Leave our game for good (`hand_over` to a bot, or `leave_room`); True
+    once we have. Its secrets are then forgotten: the game is not ours to
+    take back any more. Raises what the request raises, but a refusal."""
+    screens = bridge.controller
+    game = session.state.game
+    if game is None or game.seat is None or game.end is not None:
+        screens.game.status = "No game of yours to resign from"
+        return False
+    game_id, seat = game.game_id, game.seat
+    try:
+        message = game.hand_over() if command.bot else m.LeaveRoom()
+    except ValueError:
+        screens.game.status = "The cards are not dealt yet: no bot can play them"
+        return False
+    try:
+        await session.request(message)
+    except RequestRefused as exc:
+        if exc.error.code != BAD_OPENING:  # (with bad_opening we are out all the same)
+            screens.game.status = f"Refused: {plain(exc.error.message)}"
+            return False
+        said = "Your secrets did not check out: your seat forfeits, and the server plays it."
+        screens.game.resigned = said
+    else:
+        said = screens.game.resigned_from(command.bot)
+    if session.store is not None:
+        await trio.to_thread.run_sync(session.store.forget, game_id, seat)
+    screens.lobby.status = said
+    return True
 
 
 async def _fetch_record(session: Session, record_id: str, records: Path) -> tuple[Path, bool, str]:

@@ -22,8 +22,8 @@ from oriflamme.protocol import messages as m
 
 from ..bots import Behaviour
 from ..secret_store import SecretStore
-from ..session import Backoff, ConnectionLost, RequestRefused, Session
-from ..tls import Trust, connector
+from ..session import Backoff, ConnectionLost, RequestRefused, Session, SessionEnded
+from ..tls import ADD_TLS, Trust, connector, speaks_tls
 from .app import Bridge
 from .driver import banner, drive, records_dir
 
@@ -83,6 +83,10 @@ async def join_program(bridge: Bridge, options: JoinOptions) -> None:
                 f"cannot reach {where}: no answer in {CONNECT_TIMEOUT:.0f} s"
                 " (is the server running, and is the address right?)"
             ) from None
+        except SessionEnded as exc:
+            if options.trust is None and speaks_tls(exc):
+                raise CannotReach(f"{where}: {ADD_TLS}") from None
+            raise
         nursery.start_soon(_keep_rooms, session, bridge)
         await drive(session, bridge, commands, records_dir(options.state_dir))
         session.close()

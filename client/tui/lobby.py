@@ -441,7 +441,14 @@ class LobbyController:
                 for seat, (n, s) in enumerate(zip(r.names, r.scores, strict=False))
             )
             mark = " ▸ " if i == self.selected else "   "
-            valid = "" if r.valid else "  (not valid: a seat forfeited)"
+            # (a game played to its end has a winner; one ended by vote has none)
+            valid = (
+                ""
+                if r.valid
+                else "  (ended by vote)"
+                if not r.winners
+                else "  (not valid: a seat forfeited)"
+            )
             out.append(
                 Row(width)
                 .add(mark, "class:turn")

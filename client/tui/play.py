@@ -10,7 +10,9 @@ bots hold their own.
 
 The server's data directory outlives the program: quit in the middle of a
 game and run `oriflamme play` again, and the same table comes back where
-it was (the session token is kept for the server named ``play``).
+it was (the session token is kept for the server named ``play``). Asked
+for another table (`--bots`, `--level`) while a game is kept, the player
+is asked first: resume the kept game, or abandon it for the new one.
 
 What every game screen's program shares (carrying out the keys' commands,
 keeping each game's record) is in `driver`: `oriflamme join` uses it too.
@@ -29,7 +31,9 @@ from oriflamme.protocol import messages as m
 from ..bots import Behaviour
 from ..secret_store import SecretStore, default_state_dir
 from ..session import Backoff, Session, tcp
+from ..state import ClientState
 from .app import Bridge
+from .controller import Chose, Command, Question, Quit
 from .driver import banner, drive, ready_and_start, records_dir
 
 LEVELS = {"easy": "random", "normal": "heuristic", "hard": "ismcts"}
@@ -51,6 +55,11 @@ class PlayOptions:
         """The command that brings this table back (said when the player
         quits mid-game): the state directory is where the table is kept."""
         command = [*self.program, "play"]
+        # (the table asked for: a different one would ask first)
+        if self.bots != PlayOptions.bots:
+            command += ["--bots", str(self.bots)]
+        if self.level != PlayOptions.level:
+            command += ["--level", self.level]
         if self.state_dir != default_state_dir():
             command += ["--state-dir", str(self.state_dir)]
         return shlex.join(command)
@@ -83,22 +92,37 @@ async def play_program(bridge: Bridge, options: PlayOptions) -> None:
         session.on_change = lambda: bridge.changed(banner=banner(session))
         bridge.controller.game.title = "Oriflamme · you against bots"
         await nursery.start(session.run)
-        await seat_at_table(session, options)
-        await drive(session, bridge, commands, records_dir(options.state_dir), start=True)
+        if await seat_at_table(session, options, bridge, commands):
+            await drive(session, bridge, commands, records_dir(options.state_dir), start=True)
         session.close()
         stop.set()
 
 
-async def seat_at_table(session: Session, options: PlayOptions) -> None:
+async def seat_at_table(
+    session: Session,
+    options: PlayOptions,
+    bridge: Bridge,
+    commands: trio.MemoryReceiveChannel[Command],
+) -> bool:
     """Sit at a table of 1 + `options.bots` seats with server bots, and start
-    the game; a table kept from the last run is taken back as it is."""
+    the game; False if the player quit instead. A table kept from the last
+    run is taken back as it is; if its game is not the one asked for (other
+    players, other bots), the player is asked first: resume it, or abandon
+    it (the seat forfeits) for a new one."""
     state = session.state
     room = state.room
     players = options.bots + 1
-    if room is not None and (room.state == "playing" or len(room.seats) == players):
-        if room.state != "playing":
-            await ready_and_start(session)
-        return
+    if room is not None and room.state == "playing":
+        kept = kept_game(state)
+        if kept is None or kept == (players, LEVELS.get(options.level, options.level)):
+            return True
+        answer = await ask(bridge, commands, _resume_or_new(state, options, kept))
+        if answer != "new":
+            return answer == "resume"
+        bridge.controller.game.log.note("── You abandoned that game: your seat forfeits it")
+    elif room is not None and len(room.seats) == players:
+        await ready_and_start(session)
+        return True
     if room is not None:
         await session.request(m.LeaveRoom())
     settings = m.RoomSettings.for_players(
@@ -114,3 +138,50 @@ async def seat_at_table(session: Session, options: PlayOptions) -> None:
     for _ in range(options.bots):
         await session.request(m.AddBot(strategy=strategy))
     await ready_and_start(session)
+    return True
+
+
+def kept_game(state: ClientState) -> tuple[int, str | None] | None:
+    """The game under way at our table: its players and its bots' strategy
+    (None: bots of several kinds, or none), or None when there is none."""
+    room = state.room
+    if room is None or room.state != "playing":
+        return None
+    bots = {s.bot for s in room.seats if s.bot is not None and s.bot != "stand_in"}
+    return len(room.seats), (bots.pop() if len(bots) == 1 else None)
+
+
+def _resume_or_new(
+    state: ClientState, options: PlayOptions, kept: tuple[int, str | None]
+) -> Question:
+    game = state.game
+    view = game.view() if game is not None else None
+    at = f"round {view['round']}, " if view is not None else ""
+    level = {strategy: level for level, strategy in LEVELS.items()}.get(kept[1] or "", "")
+    asked = f"{options.bots + 1} players, {options.level} bots"
+    return Question(
+        "Your last game is not over",
+        f"Resume your game ({at}{kept[0]} players{', ' + level + ' bots' if level else ''})"
+        f" or abandon it (your seat forfeits it) and start this one ({asked})?",
+        {"r": ("resume", "resume it"), "n": ("new", "abandon it, start a new game")},
+    )
+
+
+async def ask(
+    bridge: Bridge, commands: trio.MemoryReceiveChannel[Command], question: Question
+) -> str | None:
+    """Ask the player `question` on the game screen; the answer, or None
+    if they quit instead."""
+    controller = bridge.controller.game
+    controller.question = question
+    bridge.changed()
+    try:
+        async for command in commands:
+            if isinstance(command, Chose):
+                return command.answer
+            if isinstance(command, Quit):
+                return None
+        return None
+    finally:
+        controller.question = None
+        bridge.changed()

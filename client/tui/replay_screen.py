@@ -103,6 +103,9 @@ class ReplayController:
                 for place, seat in enumerate(ranking)
             ]
             footer += placings(entries, width)
+            if not self.record.results.complete:
+                stopped = f" Ended by vote in round {position.get('round', 1)}: no winner"
+                footer.append(Row(width).add(stopped).line())
             footer.append(Row(width).add(" " + end.verified, "class:verified").line())
         return Scene(
             view=position,

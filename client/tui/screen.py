@@ -10,12 +10,14 @@ It is a pure function: the tests call it with any position and size, and
 the app calls it at every redraw. Styles are class names (``class:owner.red``,
 ``class:highlight``...); the app's style sheet gives them colours, or none
 in monochrome, so meaning never rests on colour alone: every player also
-has an initial, your own cards say "You", and the card being resolved has a
-``▶``.
+has an initial, your own cards say "You", the card being resolved has a
+``▶``, and a card changed since our last decision a ``*`` (`Scene.changed`,
+which the controller works out: this module only draws it).
 
 Layout, top to bottom: the title line (room, round, first player, the
 clock, help key); the Influence Queue, drawn in the direction chosen (the
-numbers are the resolution order and the keys for choosing); players and
+numbers are the resolution order and the keys for choosing), in as few rows
+as the width allows, folded as one line (`queue_place`); players and
 log side by side; your hand; the decision (what you can press), or who is
 thinking; the status line.
 """
@@ -37,7 +39,23 @@ Fragment = tuple[str, str]
 Line = list[Fragment]
 
 MIN_WIDTH, MIN_HEIGHT = 80, 24
-MIN_CELL, MAX_CELL = 13, 24  # the width of a card in the queue
+# A card in the queue is a cell: its mark (▶ being resolved, * changed), its
+# number, a space, its name (at least MIN_LABEL cells: "(Heir)"), a gap; and
+# under them its owner. A cell is at most MAX_CELL wide.
+MIN_LABEL, MAX_CELL = 6, 24
+# A card's name in a queue cell too narrow for the full name: the first of
+# these that fits (docs/CLIENT.md has the table). The shortest is at most 4
+# letters: in parentheses, our own face-down card's name fits MIN_LABEL.
+QUEUE_NAMES = {
+    "archer": ("Arch",),
+    "soldier": ("Sold",),
+    "ambush": ("Amb",),
+    "conspiracy": ("Consp", "Cons"),
+    "shapeshifter": ("Shape", "Shap"),
+    "assassination": ("Assassin", "Assa"),
+    "royal_decree": ("Decree", "Decr"),
+}
+CHANGED = "*"  # the mark of a card changed since our last decision
 ROUNDS = 6
 SHORT_NAMES = {
     "shapeshifter": "Shapeshift",
@@ -70,6 +88,7 @@ class EndSummary:
     verified: str  # one line: the verification result
     saved: str = ""  # where the record was saved, or why not
     keys: str = "[a] play again  [q] quit"
+    ended_in: int | None = None  # a game its players ended by vote: the round it stopped in
 
 
 @dataclass
@@ -95,8 +114,15 @@ class Scene:
     help_key: str = "? help"
     hand_of: int | None = None  # whose hand to show when `seat` is None
     footer: Sequence[Line] = ()  # lines in place of the decision (a replay's)
+    hint: bool = True  # the keys that always work, on the status line (not while asked)
     log_end: int | None = None  # the log scrolled back: shown up to this line
     outs: bool = False  # every player's cards out, in full, in place of the game
+    # Since our last decision (a spectator's: in the last turn): the cards
+    # changed (pids: placed, revealed, Influence gained, moved, uncovered),
+    # marked in the queue; and the cards gone from it, by name.
+    changed: frozenset[int] = frozenset()
+    gone: Sequence[str] = ()
+    vote: str = ""  # a vote to end the game: who is gone, who voted (under the players)
 
 
 class Row:
@@ -192,7 +218,9 @@ def render(scene: Scene, width: int, height: int) -> list[Line]:
     bottom = _bottom(scene, width)
     hand = _hand(scene, view, width)
     middle = height - len(lines) - len(queue) - len(bottom) - len(hand)
-    lines += queue + _panels(scene, view, width, middle) + hand + bottom
+    gone = _gone(scene, width, middle)
+    middle -= len(gone)
+    lines += queue + gone + _panels(scene, view, width, middle) + hand + bottom
     return pad(lines, width, height)
 
 
@@ -241,77 +269,185 @@ def family_style(card: dict[str, Any]) -> str:
     return f"class:owner.{family}"
 
 
-def _card_text(card: dict[str, Any], seat: int | None, reveal_all: bool) -> tuple[str, str]:
-    """A card in the queue: its label and style."""
-    name = card["card"][1] if card["card"] else None
-    short = SHORT_NAMES.get(name, KIND_NAMES.get(name, "")) if name else ""
-    if card["face_up"]:
-        return short, "class:card.up"
-    if (card["owner"] == seat or reveal_all) and short:
-        return f"({short})", "class:card.mine"
-    return BACK, family_style(card) + " class:card.back"
+def _card_text(
+    card: dict[str, Any], seat: int | None, reveal_all: bool, room: int
+) -> tuple[str, str]:
+    """A card in the queue in at most `room` cells: its label and style.
+
+    >>> _card_text({"card": ["red", "shapeshifter"], "face_up": True, "owner": 1}, 0, False, 8)
+    ('Shape', 'class:card.up')
+    >>> _card_text({"card": ["red", "conspiracy"], "face_up": False, "owner": 0}, 0, False, 6)
+    ('(Cons)', 'class:card.mine')
+    """
+    kind = card["card"][1] if card["card"] else None
+    if kind is None or not (card["face_up"] or card["owner"] == seat or reveal_all):
+        return BACK[:room], family_style(card) + " class:card.back"
+    own = not card["face_up"]  # face down, and known: ours, or the game is over
+    forms = (KIND_NAMES.get(kind, kind), *QUEUE_NAMES.get(kind, ()))
+    labels = [f"({form})" if own else form for form in forms]
+    label = next((text for text in labels if cells(text) <= room), labels[-1])
+    return label, "class:card.mine" if own else "class:card.up"
 
 
 def _tokens(n: int) -> str:
     return "◆" * n if n <= 3 else f"◆×{n}"
 
 
+def queue_grid(count: int, width: int) -> tuple[int, int]:
+    """The queue's cards a row and the width of a cell, for `count` cards
+    in `width` columns: as few rows as cells of at least `MIN_LABEL` allow,
+    the cards shared evenly between them, each cell as wide as the row
+    leaves (up to `MAX_CELL`). The last cell of a row needs no gap.
+
+    >>> queue_grid(11, 120), queue_grid(11, 80), queue_grid(3, 80)
+    ((11, 11), (6, 13), (3, 24))
+    """
+    digits = len(str(max(count, 1)))
+    least = 1 + digits + 1 + MIN_LABEL + 1  # mark, number, space, name, gap
+    rows = -(-count // max(1, (width + 1) // least))
+    per_row = -(-count // max(rows, 1))
+    return per_row, min(MAX_CELL, (width + 1) // max(per_row, 1))
+
+
+def queue_place(i: int, per_row: int, reverse: bool) -> tuple[int, int]:
+    """The row and the column (in cells) of the queue's card `i` (0: the
+    first to resolve). The queue is one line folded into rows: the first
+    row goes in the direction of resolution, and each next row goes on
+    under the end of the one above, back the other way, so that cards next
+    to each other in the queue are next to each other on the screen.
+
+    >>> [queue_place(i, 3, False) for i in range(5)]
+    [(0, 0), (0, 1), (0, 2), (1, 2), (1, 1)]
+    >>> [queue_place(i, 3, True) for i in range(5)]
+    [(0, 2), (0, 1), (0, 0), (1, 0), (1, 1)]
+    """
+    row, along = divmod(i, per_row)
+    rightwards = (row % 2 == 0) != reverse
+    return row, along if rightwards else per_row - 1 - along
+
+
 def _queue(scene: Scene, view: dict[str, Any], width: int) -> list[Line]:
+    """The Influence Queue: its rule, then two lines a row of cards (see
+    `queue_grid`, `queue_place`, `_queue_card`)."""
     queue = [slot for slot in view.get("queue", []) if slot]
     reverse = view.get("direction") == "right-to-left"
-    direction = view.get("direction")
-    if direction is None:
-        how = "resolution order not chosen yet"
-    else:
-        how = f"1 resolves first, {'right to left' if reverse else 'left to right'}"
-    lines = [rule(width, f"Influence Queue · {how}")]
+    lines = [rule(width, _queue_title(scene, view, width))]
     if not queue:
         lines.append(Row(width).add("   (empty: the first card goes in the middle)").line())
         return lines
-    resolving = (view.get("resolving") or {}).get("index")
-    highlighted = scene.chooser.highlighted if scene.chooser is not None else set()
-    marks = initials(scene.names)
-    # As few rows as the width allows, the cards shared evenly between them,
-    # each cell as wide as the row leaves (up to MAX_CELL).
-    rows = -(-len(queue) // max(1, (width - 1) // MIN_CELL))
-    per_row = -(-len(queue) // rows)
-    cell = min(MAX_CELL, (width - 1) // per_row)
-    for start in range(0, len(queue), per_row):
-        top_row, bottom_row = Row(width).add(" "), Row(width).add(" ")
-        row = list(range(start, min(start + per_row, len(queue))))
-        if reverse:  # each row from the right: its first card at the right end
-            row.reverse()
-            top_row.to(1 + (per_row - len(row)) * cell)
-            bottom_row.to(top_row.used)
-        for i in row:
-            slot = queue[i]
-            top = slot[-1]
-            label, style = _card_text(top, scene.seat, scene.reveal_all)
-            number = i + 1
-            chosen = number in highlighted
-            mark = "▶" if resolving == i else " "
-            num_style = "class:highlight" if chosen else "class:number"
-            if resolving == i:
-                num_style += " class:resolving"
-            top_row.add(mark, "class:resolving").add(f"{number:>2}", num_style).add(" ")
-            top_row.add(fit(label, cell - 4), style + (" class:highlight" if chosen else ""))
-            owner = top["owner"]
-            if view.get("variant") == "two-player":  # two families each: say which
-                tag = f"{marks[owner]} {top['card'][0]}"
-            else:
-                tag = f"{marks[owner]} {'You' if owner == scene.seat else scene.names[owner]}"
-            extra = " ".join(
-                part
-                for part in (_tokens(top["tokens"]) if top["tokens"] else "", f"×{len(slot)}")
-                if part and part != "×1"
-            )
-            room = cell - 3 - len(extra) - (1 if extra else 0)
-            bottom_row.add("  ").add(fit(tag, room).rstrip(), family_style(top))
-            bottom_row.add((" " + extra) if extra else "", "class:tokens")
-            bottom_row.to(top_row.used)
-        lines.append(top_row.line())
-        lines.append(bottom_row.line())
+    per_row, cell = queue_grid(len(queue), width)
+    rows: dict[int, dict[int, int]] = {}  # row -> column -> card
+    for i in range(len(queue)):
+        row, column = queue_place(i, per_row, reverse)
+        rows.setdefault(row, {})[column] = i
+    digits = len(str(len(queue)))
+    for row in sorted(rows):
+        top, below = Row(width), Row(width)
+        for column, i in sorted(rows[row].items()):
+            top.to(column * cell)
+            below.to(column * cell)
+            _queue_card(scene, view, queue[i], i, (top, below), cell, digits)
+        lines += [top.line(), below.line()]
     return lines
+
+
+def _queue_title(scene: Scene, view: dict[str, Any], width: int) -> str:
+    """The queue's rule: the order of resolution, and what `*` means when a
+    card has it (if the rule has room)."""
+    direction = view.get("direction")
+    if direction is None:
+        title = "Influence Queue · resolution order not chosen yet"
+    else:
+        way = "right to left" if direction == "right-to-left" else "left to right"
+        title = f"Influence Queue · 1 resolves first, {way}"
+    if scene.changed:
+        legend = f" · {CHANGED} new {_since(scene)}"
+        if cells(title + legend) + 4 <= width:
+            title += legend
+    return title
+
+
+def _since(scene: Scene) -> str:
+    """Since when the marks and the cards gone are counted: our last
+    decision, or (a spectator's) the last turn."""
+    return "in the last turn" if scene.seat is None else "since your turn"
+
+
+def _queue_card(
+    scene: Scene,
+    view: dict[str, Any],
+    slot: list[dict[str, Any]],
+    i: int,
+    rows: tuple[Row, Row],
+    cell: int,
+    digits: int,
+) -> None:
+    """Card `i` of the queue (the top of `slot`) in a cell of `cell` columns:
+    on the top row its mark, number and name, on the row below its owner,
+    Influence and stack. A name is in full, or a short form (`QUEUE_NAMES`),
+    never cut; the cell ends with a gap, so that nothing runs into the next
+    card's mark."""
+    top_row, below_row = rows
+    card = slot[-1]
+    resolving = (view.get("resolving") or {}).get("index") == i
+    changed = card["pid"] in scene.changed
+    chosen = scene.chooser is not None and i + 1 in scene.chooser.highlighted
+    number = str(i + 1)
+    top_row.add(" " * (digits - len(number)))  # the mark right before the number
+    if resolving:  # (the card acting now: the log says what changed it)
+        top_row.add("▶", "class:resolving")
+    elif changed:
+        top_row.add(CHANGED, "class:changed")
+    else:
+        top_row.add(" ", "class:resolving")
+    number_style = "class:highlight" if chosen else "class:number"
+    if resolving:
+        number_style += " class:resolving"
+    top_row.add(number, number_style).add(" ")
+    label, style = _card_text(card, scene.seat, scene.reveal_all, cell - digits - 3)
+    style += " class:changed" if changed else ""
+    top_row.add(label, style + (" class:highlight" if chosen else ""))
+    below_row.add("  ")  # (under the number's last digit)
+    extra = " ".join(
+        part
+        for part in (_tokens(card["tokens"]) if card["tokens"] else "", f"×{len(slot)}")
+        if part and part != "×1"
+    )
+    room = cell - 3 - (cells(extra) + 1 if extra else 0)
+    below_row.add(_owner_tag(scene, view, card, room), family_style(card))
+    below_row.add((" " + extra) if extra else "", "class:tokens")
+
+
+def _owner_tag(scene: Scene, view: dict[str, Any], card: dict[str, Any], room: int) -> str:
+    """Who owns a card of the queue, in `room` cells: the letter and the
+    name ("You" for ours), or in the 2-player variant the family ("B
+    green", "B gre"); where that does not fit, the letter alone (a name cut
+    short would say nothing: "Bot…" is Bot 1 or Bot 3).
+
+    >>> scene = Scene(view=None, names=["Ann", "Bo", "Tobias"], seat=0)
+    >>> card = {"owner": 2, "card": ["green", None]}
+    >>> _owner_tag(scene, {}, card, 8), _owner_tag(scene, {}, card, 7)
+    ('T Tobias', 'T')
+    """
+    owner = card["owner"]
+    letter = initials(scene.names)[owner]
+    if view.get("variant") == "two-player":  # two families each: say which
+        family = card["card"][0] if card.get("card") else "?"
+        named = [f"{letter} {family}", f"{letter} {family[:3]}"]
+    else:
+        named = [f"{letter} {who(scene.names, owner, scene.seat)}"]
+    return next((tag for tag in named if cells(tag) <= room), letter)
+
+
+def _gone(scene: Scene, width: int, middle: int) -> list[Line]:
+    """The cards gone from the queue since our last decision (eliminated,
+    discarded), on a line under it: only when the players and the log keep
+    `middle` lines for their rule, a row a player and two lines more."""
+    if not scene.gone or middle - 1 < len(scene.names) + 3:
+        return []
+    label = f"  gone {_since(scene)}: "
+    names = _names_in(width - cells(label) - 1, list(scene.gone), ", ")
+    return [Row(width).add(label + names, "class:dim").line()]
 
 
 def _panels(scene: Scene, view: dict[str, Any], width: int, height: int) -> list[Line]:
@@ -451,6 +587,7 @@ def log_box(scene: Scene, width: int, height: int) -> tuple[int, int]:
         - len(_bottom(scene, width))
         - len(_hand(scene, view, width))
     )
+    middle -= len(_gone(scene, width, middle))
     return _panel_widths(width)[1], max(middle, 0) - 1
 
 
@@ -465,6 +602,8 @@ def _players(
     if len(scene.names) > height:  # too short for a row a player: never drop one
         return _compact_players(scene, view, width, height), False
     rows = _player_rows(scene, view, width)
+    for part in wrap(scene.vote, width - 2, "  ") if scene.vote else []:
+        rows.append(Row(width).add(" " + part, "class:status").line())
     # The cards each player has out (eliminated, discarded) under the rows,
     # yours first: as many as the room allows, more tightly when it is short,
     # and never cut without saying so (`o` shows them all in full).
@@ -799,7 +938,7 @@ def _status(scene: Scene, width: int) -> Line:
     said = scene.banner or scene.status
     if said:
         row.add(" " + said, "class:banner" if scene.banner else "class:status")
-        if scene.end is None and row.used + 3 + cells(KEYS_HINT) <= width:
+        if scene.end is None and scene.hint and row.used + 3 + cells(KEYS_HINT) <= width:
             row.to(width - cells(KEYS_HINT) - 1).add(KEYS_HINT, "class:dim")
     elif scene.end is not None:
         for part in scene.end.keys.split("  "):
@@ -814,9 +953,10 @@ def _end(scene: Scene, width: int) -> list[Line]:
     end = scene.end
     assert end is not None
     view = scene.view or {}
-    lines = [
-        rule(width, f"Game over · round {view.get('round', ROUNDS)} of {ROUNDS}", "class:rule.turn")
-    ]
+    heading = f"Game over · round {view.get('round', ROUNDS)} of {ROUNDS}"
+    if end.ended_in is not None:
+        heading = f"Game ended by vote in round {end.ended_in} of {ROUNDS} · no winner"
+    lines = [rule(width, heading, "class:rule.turn")]
     order, in_queue = end_order(end, view)
     entries = []
     for place, seat in enumerate(order):
@@ -827,7 +967,7 @@ def _end(scene: Scene, width: int) -> list[Line]:
     lines += placings(entries, width)
     top = max(end.scores, default=0)
     tied = [seat for seat in order if end.scores[seat] == top]
-    if len(tied) > 1:  # ruling 17: the cards in the queue break it, else a shared win
+    if len(tied) > 1 and end.ended_in is None:  # ruling 17: the queue breaks it, else a shared win
         counts = ", ".join(f"{who(scene.names, s, scene.seat)} {in_queue[s]}" for s in tied)
         winners = [who(scene.names, s, scene.seat) for s in tied if s in end.winners]
         if len(winners) == 1:
@@ -925,7 +1065,7 @@ HELP_KEYS = [
     ("PgUp/Dn", "scroll the log back and forth (↑ ↓ a line, Home End its ends)"),
     ("o / s", "every player in full, with their cards out / the scores of each round"),
     ("/", "chat: type a line, Enter sends it, Esc cancels"),
-    ("q", "quit (asked first mid-game; your seat is kept: come back the same way)"),
+    ("q", "quit (asked first; seat kept) · R resign · A vote to end the game"),
 ]
 
 
@@ -938,7 +1078,7 @@ def _help(width: int, edition: str = "revised") -> list[Line]:
     for key, text in HELP_KEYS:
         lines.append(Row(width).add(f" {key:<8}", "class:key").add(text).line())
     for text in (
-        "Positions: resolution order; ▶ resolving; ◆ Influence; ×2 a stack; A-Z players",
+        f"▶ resolving; {CHANGED} new since your turn; ◆ Influence; ×2 a stack; A-Z players",
         f"{BACK} face down; (Heir) face down, known: yours, or any once the game is over",
     ):
         lines.append(Row(width).add(" " + text).line())

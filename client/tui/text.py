@@ -22,7 +22,7 @@ character (`ASCII_GLYPHS`), so a line keeps its width to the cell. Names
 and chat are text, not glyphs: only the characters in the table change.
 
 >>> ascii_glyphs("─ Queue · ▶ Spy ◆×3 Shapesh…")
-'- Queue - > Spy *x3 Shapesh.'
+'- Queue - > Spy $x3 Shapesh.'
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ ASCII_GLYPHS = {
     "│": "|",  # between the players and the log
     "▶": ">",  # the card being resolved
     "▸": ">",  # whose turn; the line chosen
-    "◆": "*",  # Influence
+    "◆": "$",  # Influence (not "*": that marks a card changed)
     "×": "x",  # a stack: ×2
     "▒": "#",  # a card face down
     "⏱": "@",  # the clock

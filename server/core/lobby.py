@@ -446,7 +446,7 @@ class Lobby:
                     seat=0,
                     scores=record.results.scores,
                     winners=record.results.winners,
-                    valid=all(v.ok for v in record.verdicts),
+                    valid=record.results.complete and all(v.ok for v in record.verdicts),
                 )
                 for seat, player in enumerate(effect.players):
                     if player is not None and player in self.sessions.by_player:

@@ -21,7 +21,9 @@ The game goes through these phases:
     revealing  each seat sends `final_reveal` (its seed and the openings of
                its hidden cards), or forfeits at the time-out; a seat whose
                `hand_over` failed has sent its own already (with every seat
-               so, the game goes straight on to done)
+               so, the game goes straight on to done). Play ends here after
+               round 6, or earlier when the players end the game by vote
+               (`abort`): the record then says it is not complete
     done       `record()` gives the game record; or `cancelled`
 
 The referee never learns a face-down card before its owner opens it: its
@@ -175,6 +177,10 @@ _DECISION_ACTIONS: dict[type[m.Message], Callable[[Any], Action]] = {
 
 class Referee:
     """The referee of one game; see the module docstring."""
+
+    # The seats that voted to end the game, once it was ended by vote (a
+    # class default: a referee saved before votes existed was not).
+    votes: tuple[int, ...] | None = None
 
     def __init__(
         self,
@@ -359,14 +365,34 @@ class Referee:
             self._default(decision)
         return self._since(mark)
 
+    def abort(self, votes: Sequence[int]) -> Ruling:
+        """The players end the game by vote (`votes`: the seats that voted;
+        the table knows who may vote and when): play stops where it is, and
+        the final reveal begins, as at the end of a game. The record says
+        the game is not complete, with the scores as they stand, no winners,
+        and the votes. Seat changes after this are not noted: the record
+        shows who played each seat when the game was ended."""
+        if self.phase is not Phase.PLAYING:
+            raise Refusal(WRONG_STATE, f"only a game in play can be ended; it is {self.phase}")
+        if not votes or any(not 0 <= s < self.rules.players for s in votes):
+            raise ValueError(f"the votes of seats {list(votes)} cannot end the game")
+        mark = self._mark()
+        self.votes = tuple(sorted(set(votes)))
+        self.phase = Phase.REVEALING
+        self._maybe_done()
+        return self._since(mark)
+
     def mark_seat(self, seat: int, change: str) -> None:
         """Note in the record that `seat`'s player went away (the stand-in
-        plays), came back, left the game, or handed its seat to a bot."""
+        plays), came back, left the game, or handed its seat to a bot (not
+        once the game was ended by vote: see `abort`)."""
         self._check_seat(seat)
         if change not in (STAND_IN, LEFT, HANDED_TO_BOT, BACK):
             raise ValueError(f"no seat change {change!r}")
         if self.phase not in (Phase.PLAYING, Phase.REVEALING, Phase.SEEDING):
             raise Refusal(WRONG_STATE, f"the game is {self.phase}")
+        if self.votes is not None:
+            return
         self.seat_changes.append(SeatChange(seat, len(self.log), change))
         info = self.seats[seat]
         self.seats[seat] = replace(  # the flags say what ever happened to the seat
@@ -400,7 +426,9 @@ class Referee:
             log=tuple(self.log),
             final_openings=tuple(self.final_openings),
             events=tuple(self.events),
-            results=Results(True, self.scores, self.winners),
+            results=Results(True, self.scores, self.winners)
+            if self.votes is None
+            else Results(False, self.scores, (), self.votes),
             forfeits=tuple(self.forfeits),
             verdicts=tuple(SeatVerdict(s, "ok") for s in range(rules.players)),
             seat_changes=tuple(self.seat_changes),

@@ -21,7 +21,10 @@ human player left closes once no game is being played, and everyone still
 in it gets a last `room_state` with state ``closed``.
 
 A player who leaves during a game keeps their seat until the game ends, as
-a name played by the stand-in; the seat is free again afterwards.
+a name played by the stand-in; the seat is free again afterwards. While a
+seat is so, or its player is away past the grace period, the players still
+at the table may end the game by vote (`vote_abort`, counted by the table);
+`room_state.abort_votes` shows the votes.
 """
 
 from __future__ import annotations
@@ -433,6 +436,20 @@ class Room:
     def _leave(self, session: Session, message: m.LeaveRoom, now: float) -> list[Effect]:
         return self.remove(session, now)
 
+    def _vote_abort(self, session: Session, message: m.VoteAbort, now: float) -> list[Effect]:
+        if session.seat is None or self.seats[session.seat].bot is not None:
+            raise _refuse(NOT_PERMITTED, "only the players at the table vote to end a game")
+        if self.table is None or self.state != PLAYING:
+            raise _refuse(WRONG_STATE, "no game is being played in this room")
+        update = self.table.vote_abort(session.seat, message.game, now)
+        if update.error is not None:
+            raise update.error
+        effects: list[Effect] = []
+        if update.seats_changed:  # (not a vote again)
+            voted = f"{session.logged_as} in seat {session.seat} votes to end the game"
+            effects.append(self.event(voted))
+        return effects + self._table_update(update, now)
+
     def _chat(self, session: Session, text: str) -> list[Effect]:
         effects: list[Effect] = []
         shared = SharedEncoding()
@@ -463,6 +480,7 @@ class Room:
         m.StartGame: _start,
         m.Sync: _sync,
         m.LeaveRoom: _leave,
+        m.VoteAbort: _vote_abort,
     }
 
     # ------------------------------------------------------------ the game
@@ -543,6 +561,9 @@ class Room:
             )
             failed = [seat for seat, v in enumerate(update.record.verdicts) if not v.ok]
             said = f"; seats that failed their checks: {failed}" if failed else ""
+            results = update.record.results
+            if not results.complete:
+                said = f", ended by the vote of seats {list(results.votes)}{said}"
             effects += [
                 self.event(f"game {self.table.record_id} finished{said}"),
                 self._game_over(),
@@ -613,6 +634,9 @@ class Room:
             spectators=len(self.spectators),
             seat=session.seat if session.room == self.id else None,
             invite=self.invite,
+            abort_votes=None
+            if self.table is None or self.state != PLAYING
+            else self.table.abort_votes(),
         )
 
     def _room_state(self) -> list[Effect]:

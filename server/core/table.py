@@ -26,6 +26,15 @@ placements, keeps their face-down cards, chooses at random for their face-up
 cards, and forfeits what needs their secrets. A player who leaves the game
 is played by the stand-in to the end. Both are noted in the record.
 
+Ending a game by vote. A seat is *gone* while the stand-in plays it for its
+player (away past the grace period, or left; not a server bot's seat). Then
+the players still at the table (seated, not gone, not server bots) may vote
+to end the game (`vote_abort`); once each of them has, play stops and the
+final reveal begins (`Referee.abort`). A vote stands until the game ends,
+or until a gone player comes back, which clears every vote. Who may vote
+changes with the seats, so the votes are counted again whenever a seat
+goes or comes back: a game whose last player yet to vote leaves ends then.
+
 No path sends a hidden identity: the referee's engine knows none, every
 view is its view, and openings are pushed only once made.
 """
@@ -37,7 +46,13 @@ from typing import Any
 
 from oriflamme.engine import FAMILY_NAMES, Rules, Step, action_to_data, event_to_data
 from oriflamme.protocol import messages as m
-from oriflamme.protocol.errors import BAD_OPENING, NOT_PERMITTED, ProtocolError, RemoteProtocolError
+from oriflamme.protocol.errors import (
+    BAD_OPENING,
+    NOT_PERMITTED,
+    WRONG_STATE,
+    ProtocolError,
+    RemoteProtocolError,
+)
 from oriflamme.protocol.fanout import SharedEncoding
 from oriflamme.protocol.record import BACK, LEFT, STAND_IN, Record, SeatRecord
 
@@ -103,6 +118,10 @@ def with_time_left(message: m.Message, millis: int | None) -> m.Message:
 class Table:
     """One game; see the module docstring."""
 
+    # The seats whose players voted to end the game (a class default: a
+    # table saved before votes existed has none).
+    votes: frozenset[int] = frozenset()
+
     def __init__(
         self,
         *,
@@ -152,6 +171,25 @@ class Table:
         """The stand-in plays `seat` now (its player is away or left)."""
         return self._stood_in[seat] or self._left[seat]
 
+    def gone(self, seat: int) -> bool:
+        """The stand-in plays `seat` for its player (away past the grace
+        period, or left): not a server bot's seat, which the host added or
+        its player handed over."""
+        info = self.referee.seats[seat]
+        return self.stood_in(seat) and not info.bot and not info.handed_to_bot
+
+    def at_the_table(self, seat: int) -> bool:
+        """`seat`'s own player plays it: they have a say in ending the game."""
+        info = self.referee.seats[seat]
+        return not self.stood_in(seat) and not info.bot and not info.handed_to_bot
+
+    def abort_votes(self) -> tuple[int, ...] | None:
+        """The seats that voted to end the game, while it can be ended by
+        vote (a game in play with a seat gone); else None."""
+        if self.phase is not Phase.PLAYING or not any(map(self.gone, range(self.rules.players))):
+            return None
+        return tuple(sorted(self.votes))
+
     def next_deadline(self) -> float | None:
         times = [t + self.config.grace for t in self._away_since if t is not None]
         if self._deadline is not None:
@@ -186,7 +224,54 @@ class Table:
         if isinstance(message, m.HandOver):
             self._handed_over(seat, message, ruling, update)
         self._after([ruling], update, now)
+        if isinstance(message, m.HandOver) and self.phase is Phase.PLAYING:
+            self._count_votes(update, now)  # the seat is no longer its player's
         return update
+
+    def vote_abort(self, seat: int, game: bytes, now: float) -> TableUpdate:
+        """`seat`'s player votes to end the game (`vote_abort`; see the module
+        docstring). Refused (``wrong_state``) when no game is in play, it is
+        another game, or no seat is gone; (``not_permitted``) from a seat
+        that is not its own player's. A second vote changes nothing."""
+        update = TableUpdate()
+        if game != self.referee.game_id or self.phase is not Phase.PLAYING:
+            what = "that game is not the one" if game != self.referee.game_id else "no game is"
+            update.error = RemoteProtocolError(WRONG_STATE, f"{what} being played here")
+        elif not self.at_the_table(seat):
+            update.error = RemoteProtocolError(
+                NOT_PERMITTED, f"seat {seat} is not played by its own player: it has no vote"
+            )
+        elif self.abort_votes() is None:
+            update.error = RemoteProtocolError(
+                WRONG_STATE,
+                "no seat's player is gone: a game is ended by vote only when one is"
+                " (it left, or has been away past the grace period)",
+            )
+        elif seat not in self.votes:
+            self.votes = self.votes | {seat}
+            update.seats_changed = True
+            self._count_votes(update, now)
+        return update
+
+    def _count_votes(self, update: TableUpdate, now: float) -> None:
+        """The votes, counted again after a change: only those of the seats at
+        the table stand (none once no seat is gone); when every seat at the
+        table has voted, play stops (`Referee.abort`)."""
+        if not self.votes:
+            return
+        if self.abort_votes() is None:
+            self.votes = frozenset()
+            update.seats_changed = True
+            return
+        standing = frozenset(s for s in self.votes if self.at_the_table(s))
+        if standing != self.votes:
+            self.votes = standing
+            update.seats_changed = True
+        voters = [s for s in range(self.rules.players) if self.at_the_table(s)]
+        if standing and all(s in standing for s in voters):
+            self.votes = frozenset()
+            update.seats_changed = True
+            self._after([self.referee.abort(tuple(sorted(standing)))], update, now, stopped=True)
 
     def leave(self, seat: int, now: float) -> TableUpdate:
         """`seat`'s player leaves the game: the stand-in plays it to the end.
@@ -203,6 +288,8 @@ class Table:
             return update
         self.referee.mark_seat(seat, LEFT)
         self._after([self.referee.forfeit(seat, "left the game")], update, now)
+        if self.phase is Phase.PLAYING:
+            self._count_votes(update, now)
         return update
 
     def connection(self, seat: int, connected: bool, now: float) -> TableUpdate:
@@ -219,6 +306,8 @@ class Table:
             self._stood_in[seat] = False
             self.referee.mark_seat(seat, BACK)
             update.seats_changed = True
+            if self.votes:  # the table changed: the votes are held again
+                self.votes = frozenset()
         return update
 
     def tick(self, now: float) -> TableUpdate:
@@ -226,12 +315,17 @@ class Table:
         update = TableUpdate()
         if self.over:
             return update
+        gone = False
         for seat, since in enumerate(self._away_since):
             if since is not None and since + self.config.grace <= now:
                 self._away_since[seat] = None
                 self._stood_in[seat] = True
                 self.referee.mark_seat(seat, STAND_IN)
-                update.seats_changed = True
+                update.seats_changed = gone = True
+        if gone and self.phase is Phase.PLAYING:
+            self._count_votes(update, now)
+            if self.over:
+                return update
         # The stand-in answers first for a seat whose grace just ended.
         rulings = self._autoplay(update, now)
         if not rulings and self._deadline is not None and self._deadline <= now:
@@ -311,8 +405,11 @@ class Table:
                 break
         return rulings
 
-    def _after(self, rulings: list[Ruling], update: TableUpdate, now: float) -> None:
-        """Play the stand-in's turns, then push what all of it changed."""
+    def _after(
+        self, rulings: list[Ruling], update: TableUpdate, now: float, *, stopped: bool = False
+    ) -> None:
+        """Play the stand-in's turns, then push what all of it changed
+        (`stopped`: play stopped by vote, which changes the decision only)."""
         was_seeding = (
             bool(rulings)
             and self._deadline_for is not None
@@ -331,7 +428,13 @@ class Table:
                 update.pushes.append(self._server_seed(seat))
         # Every change of the position or of the pending decision is pushed (a
         # Royal Decree's choice of a card changes only the decision).
-        if started or merged.events or merged.settled or self.referee.turn != self._pushed_turn:
+        if (
+            started
+            or stopped
+            or merged.events
+            or merged.settled
+            or self.referee.turn != self._pushed_turn
+        ):
             self._pushed_turn = self.referee.turn
             shared = self._game_state_fields(merged, now)  # the same for every seat
             encoding = SharedEncoding()
@@ -494,6 +597,9 @@ class Table:
                 time_left=_millis(self._deadline, now),
             ),
             settled=tuple(settled) or None,
+            # A snapshot tells the game so far too: a client back after a
+            # restart shows its log from the start (events are public).
+            past=[event_to_data(e) for e in referee.events] if ruling is None else None,
         )
 
     def _open_request(self, seat: int, now: float) -> TablePush:

@@ -169,8 +169,8 @@ async def test_plain_and_tls_do_not_mix_and_the_server_goes_on(tmp_path: Path) -
     with trio.fail_after(HANG):
         async with tls_server(tmp_path / "server", tls_self_signed=True) as port:
             pinned = certificate_fingerprint(tmp_path / "server" / "tls" / "cert.pem")
-            # A plain client speaks msgpack to a TLS server: the handshake
-            # fails, and the server closes the connection.
+            # A plain client speaks msgpack to a TLS server: it is told so in
+            # plain TCP, and closed (tests/network/test_tls_mistakes.py).
             stream = await tcp("127.0.0.1", port)()
             await stream.send_all(b"\x00\x00\x00\x05hello")
             while await stream.receive_some(4096):

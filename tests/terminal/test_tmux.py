@@ -143,18 +143,22 @@ def first_offer(screen: str) -> list[str] | None:
 
 
 def play_until_over(
-    terminals: list[Terminal], timeout: float, midway: Callable[[], None] | None = None
+    terminals: list[Terminal],
+    timeout: float,
+    midway: Callable[[], None] | None = None,
+    *,
+    until: str = "Game over",
 ) -> int:
     """Answer every decision on every screen with its first offer until every
-    screen says the game is over; `midway()` is called once, after 10
-    answers. The number of answers."""
+    screen says the game is over (or shows `until`, a pattern); `midway()`
+    is called once, after 10 answers. The number of answers."""
     deadline = time.monotonic() + timeout
     answered = 0
     while time.monotonic() < deadline:
         over = 0
         for term in terminals:
             screen = term.screen()
-            if "Game over" in screen:
+            if re.search(until, screen):
                 over += 1
                 continue
             if "is over · any key goes on" in screen:  # a round's summary: read it

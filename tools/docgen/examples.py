@@ -205,6 +205,7 @@ def examples() -> dict[str, m.Message]:
             openings=(Opening(3, RED_SPY, NONCE_3),),
             id=22,
         ),
+        m.VoteAbort(game=GAME, id=25),
         m.GameEnd(
             seq=96,
             game=GAME,

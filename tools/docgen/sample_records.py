@@ -8,7 +8,7 @@ same on every run, and with some seats misbehaving on purpose: a player who
 never decides (the turn timer decides), one who never opens an eliminated
 card (the card is settled), one whose reveal does not match its commitment,
 one whose final reveal is false, one who goes away and comes back, one who
-leaves. `docs/records/index.json` lists each file with what `oriflamme
+leaves, and a game its players end by vote once one of them left. `docs/records/index.json` lists each file with what `oriflamme
 verify` must say of it: whether the game is valid, and each seat's verdict.
 A verifier written from docs/PROTOCOL.md should agree on every one.
 
@@ -104,6 +104,16 @@ def _away_and_back(world: InProcess, clients: list[Client]) -> None:
     clients[2].send(m.LeaveRoom())
 
 
+def _ended_by_vote(world: InProcess, clients: list[Client]) -> None:
+    """Seat 2 leaves the game in round 3; seats 0 and 1 at once vote to end it."""
+    world.run(lambda: _round(clients[0]) >= 3)
+    game = clients[0].state.game
+    assert game is not None
+    clients[2].send(m.LeaveRoom())
+    for client in clients[:2]:
+        client.send(m.VoteAbort(game=game.game_id))
+
+
 def _round(client: Client) -> int:
     game = client.state.game
     view = None if game is None else game.view()
@@ -152,6 +162,16 @@ SAMPLES = (
         None,
         {},
         _away_and_back,
+    ),
+    Sample(
+        "ended-by-vote",
+        "Seat 2 leaves the game in round 3, and seats 0 and 1 end it by vote: the log stops"
+        " there, results.complete is false, with results.votes [0, 1], the scores as they"
+        " stood and no winners; seat 2 forfeited (the game counts for nothing anyway).",
+        3,
+        None,
+        {},
+        _ended_by_vote,
     ),
 )
 

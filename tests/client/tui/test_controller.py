@@ -624,6 +624,19 @@ def test_the_log_says_when_the_timer_decided_for_us() -> None:
     assert lines[1].startswith("You ")  # what it decided, in the usual words
 
 
+def test_a_client_late_to_hear_of_its_turn_still_says_the_timer_decided() -> None:
+    """On a loaded machine the offer came late, so the client's own count
+    of the time left ran late too: still the timer's decision, not one
+    taken "while you were away" (the stand-in did not hold the seat)."""
+    t = timed_table("heard late")
+    turn = t.game.decision.turn
+    seen = len(t.controller.log.lines)
+    t.world.run(lambda: t.game.decision is None or t.game.decision.turn != turn)
+    t.controller.changed(t.world.now - 5)  # its clock: 5 s short of the server's
+    lines = t.controller.log.lines[seen:]
+    assert lines[0] == "⏱ Time ran out: the server decided for you", lines
+
+
 def test_a_decision_we_answered_is_not_said_to_be_the_server_s() -> None:
     t = timed_table("in time")
     seen = len(t.controller.log.lines)

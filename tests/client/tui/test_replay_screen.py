@@ -31,8 +31,8 @@ def test_each_step_is_said_in_full_or_cut_visibly_and_the_scores_never_cut() -> 
         longest = max(longest, len(said))
         if len(said) < 70 * DESCRIBED_ROWS:  # what fits is said whole
             assert said in flat, (at, said)
-        else:
-            assert said[:60] in flat and "…" in flat, at
+        else:  # (said whole when the lines' breaks allow it)
+            assert said in flat or (said[:60] in flat and "…" in flat), at
     assert longest > 80  # some steps do need a second line
     flat = " ".join(" ".join(text(line) for line in replay.lines(80, 24)).split())
     for place, seat in enumerate(sorted(range(3), key=lambda s: -record.results.scores[s]), 1):

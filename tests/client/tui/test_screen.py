@@ -25,6 +25,7 @@ from oriflamme.client.tui.screen import (
     HELP_KEYS,
     MIN_HEIGHT,
     MIN_WIDTH,
+    QUEUE_NAMES,
     SHORT_NAMES,
     TINY_NAMES,
     EndSummary,
@@ -55,9 +56,9 @@ def assert_shape(lines: list, width: int, height: int) -> None:
         assert "\n" not in text(line) and "\x1b" not in text(line)
 
 
-def short(kind: str) -> str:
-    """How a card's name starts in a queue cell (long names are shortened, then cut)."""
-    return SHORT_NAMES.get(kind, KIND_NAMES[kind])[:7]
+def queue_names(kind: str) -> tuple[str, ...]:
+    """A card's names in a queue cell: in full, or a short form (never cut)."""
+    return (KIND_NAMES[kind], *QUEUE_NAMES.get(kind, ()))
 
 
 # ---------------------------------------------------------------- shape
@@ -207,14 +208,14 @@ def test_the_queue_shows_each_card_as_its_owner_may_see_it(players: int, seed: i
             kind = top.kind.label if top.kind is not None else None
             if top.face_up:
                 assert cell["style"].split()[0] == "class:card.up" and kind is not None
-                assert cell["label"].startswith(short(kind))
+                assert cell["label"].strip() in queue_names(kind)
             elif top.owner == 0:
                 assert cell["style"].split()[0] == "class:card.mine" and kind is not None
-                assert cell["label"].startswith("(" + short(kind)[:6])
+                assert cell["label"].strip()[1:-1] in queue_names(kind)
             else:  # another seat's face-down card: its back in its colour, never its name
                 family = FAMILY_NAMES[top.card.family]
                 assert cell["style"].split()[:2] == [f"class:owner.{family}", "class:card.back"]
-                assert cell["label"].strip() == BACK
+                assert set(cell["label"].strip()) == set(BACK)  # (as wide as the cell allows)
             # the owner's initial (the name after it is cut to make room for ◆ and ×N)
             assert cell["below"][0] == NAMES[top.owner][0]  # (the same on every screen)
             if len(slot) > 1:
@@ -344,10 +345,11 @@ def card_columns(lines: list) -> dict[int, tuple[int, int]]:
 
 @pytest.mark.parametrize("direction", ["left-to-right", "right-to-left"])
 def test_a_wrapped_queue_reads_on_from_row_to_row_in_its_direction(direction: str) -> None:
-    """Each row holds consecutive positions, drawn in the direction of
-    resolution: a right-to-left queue starts each row at the right, so a
-    card's neighbours are beside it (or, across a row's end, at the far end
-    of the next row, as with text)."""
+    """Each row holds consecutive positions. The first is drawn in the
+    direction of resolution, and the next goes on under its end, back the
+    other way (issue 25: right to left, card 4 was at the left of row 1 and
+    card 5 at the right of row 2), so that a card's neighbours are always
+    beside it, or below it where the queue turns."""
     kinds = ["spy", "lord", "heir", "archer", "soldier", "ambush", "conspiracy", "assassination"]
     g = position(
         [f"{family} {kind}" for kind in kinds[:3] for family in ("red", "blue", "green")],
@@ -364,10 +366,10 @@ def test_a_wrapped_queue_reads_on_from_row_to_row_in_its_direction(direction: st
     for row in rows:
         columns = [at[n][1] for n in row]
         assert columns == sorted(columns)[::step]
-    if direction == "right-to-left":  # the first of each row at the right end
-        assert at[6][1] == at[1][1] > at[5][1]
-    else:
-        assert at[6][1] == at[1][1] < at[5][1]
+        step = -step  # the next row: back the other way
+    assert at[6][1] == at[5][1]  # the turn: 6 under 5
+    if direction == "right-to-left":
+        assert at[1][1] > at[5][1]
 
 
 def test_a_wider_terminal_gives_the_queue_wider_cells() -> None:
@@ -387,7 +389,7 @@ def test_a_wider_terminal_gives_the_queue_wider_cells() -> None:
         cells = queue_cells(render(scene_of(g, names=["Ann", "Bolivar", "Cy"]), width, height))
         assert [c["label"].strip() for c in cells] == [
             "(Conspiracy)",
-            "Shapeshift",
+            "Shapeshifter",  # (issue 25: "Shapeshift", cut without a word)
             BACK,
             "(Soldier)",
         ]
@@ -665,7 +667,7 @@ def test_a_squeezed_players_panel_says_which_key_shows_the_cards_out() -> None:
     scene = five_players_with_cards_out()
     assert scene.view is not None
     queue = scene.view["queue"]
-    scene.view = {**scene.view, "queue": (queue * 3)[:19]}  # four rows
+    scene.view = {**scene.view, "queue": (queue * 4)[:22]}  # four rows
     lines = render(scene, 80, 24)
     assert_shape(lines, 80, 24)
     panel = players_panel(lines)
@@ -675,11 +677,11 @@ def test_a_squeezed_players_panel_says_which_key_shows_the_cards_out() -> None:
 
 
 def crowded_queue_and_a_long_choice() -> Scene:
-    """5 players, 25 cards in the queue (five rows at 80 columns), and an
+    """5 players, 30 cards in the queue (five rows at 80 columns), and an
     Assassination to aim: the choice takes five lines."""
     families = ["red", "blue", "green", "yellow", "black"]
-    kinds = ["lord", "spy", "heir", "archer", "soldier"]
-    queue = [f"{families[i % 5]} {kinds[i // 5]}" for i in range(25)]
+    kinds = ["lord", "spy", "heir", "archer", "soldier", "ambush"]
+    queue = [f"{families[i % 5]} {kinds[i // 5]}" for i in range(30)]
     queue[2] = "red assassination up"
     g = position(
         queue,

@@ -94,7 +94,7 @@ def test_ascii_where_the_terminal_or_the_locale_cannot_show_glyphs(
 def test_each_glyph_has_an_ascii_stand_in_as_wide_and_text_is_left_alone() -> None:
     for glyph, stand_in in text.ASCII_GLYPHS.items():
         assert stand_in.isascii() and text.cells(stand_in) == text.cells(glyph) == 1, glyph
-    assert text.ascii_glyphs("─ Ann · 2 ◆×3 ▶ ▒▒ …") == "- Ann - 2 *x3 > ## ."
+    assert text.ascii_glyphs("─ Ann · 2 ◆×3 ▶ ▒▒ …") == "- Ann - 2 $x3 > ## ."
     assert text.ascii_glyphs("山田 Zoë") == "山田 Zoë"  # names are text, not glyphs
     assert text.ascii_glyphs(text.fit("Shapeshifter", 8)) == "Shapesh."
 
