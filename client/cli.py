@@ -123,6 +123,17 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _positive_float(text: str) -> float:
+    """An argparse type: a number above 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a number above 0, got {text}")
+    return value
+
+
 SERVER_LIMITS: tuple[tuple[str, type, str], ...] = (
     ("message_rate", float, "messages a second one connection may send (200)"),
     ("message_burst", int, "messages one connection may send at once (400)"),
@@ -245,6 +256,7 @@ def _serve(args: argparse.Namespace) -> int:
         options.name = args.name
     if args.snapshot_every is not None:
         options.snapshot_every = args.snapshot_every
+    options.keep_records = args.keep_records
     try:
         trio.run(serve, options)
     except KeyboardInterrupt:  # Ctrl-C before the server took over its signals
@@ -738,6 +750,28 @@ def _backup(args: argparse.Namespace) -> int:
     return 0
 
 
+def _export_records(args: argparse.Namespace) -> int:
+    from oriflamme.server.persistence import DATABASE_FILE
+    from oriflamme.server.records import export_records
+    from oriflamme.server.store import StoreError
+
+    database = Path(args.data_dir) / DATABASE_FILE
+    if not database.exists():
+        print(
+            f"oriflamme export-records: {args.data_dir} holds no server data"
+            f" ({DATABASE_FILE} is missing)",
+            file=sys.stderr,
+        )
+        return 2
+    try:
+        count = export_records(database, Path(args.destination))
+    except (StoreError, OSError) as exc:
+        print(f"oriflamme export-records: {exc}", file=sys.stderr)
+        return 2
+    print(f"{count} records in {args.destination}; check one with: oriflamme verify FILE")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="oriflamme", description="Oriflamme played across machines."
@@ -805,6 +839,14 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="journal entries between two snapshots of the lobby (default 50,000; docs/SERVER.md)",
     )
+    sv.add_argument(
+        "--keep-records",
+        type=_positive_float,
+        default=None,
+        metavar="DAYS",
+        help="delete finished games' records older than DAYS (default: keep them all;"
+        " docs/SERVER.md)",
+    )
     limits = sv.add_argument_group("abuse limits (docs/SERVER.md)")
     for name, kind, help_text in SERVER_LIMITS:
         limits.add_argument("--" + name.replace("_", "-"), type=kind, metavar="N", help=help_text)
@@ -826,6 +868,14 @@ def build_parser() -> argparse.ArgumentParser:
     bk.add_argument("data_dir", metavar="DATA_DIR", help="the server's data directory")
     bk.add_argument("destination", metavar="DEST", help="a new directory for the copy")
     bk.set_defaults(func=_backup)
+
+    ep = sub.add_parser(
+        "export-records",
+        help="write the finished games' records a server keeps as files, for oriflamme verify",
+    )
+    ep.add_argument("data_dir", metavar="DATA_DIR", help="the server's data directory")
+    ep.add_argument("destination", metavar="DEST", help="the directory for the record files")
+    ep.set_defaults(func=_export_records)
 
     rp = sub.add_parser("rooms", help="list a server's rooms")
     rp.add_argument("server", metavar="HOST[:PORT]")

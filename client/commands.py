@@ -22,7 +22,7 @@ from oriflamme.protocol.verify import GameVerdict, verify_record
 from .bots import Behaviour, Bot, Think
 from .secret_store import SecretStore, write_private
 from .session import Backoff, RequestRefused, Session, SessionError, open_session
-from .state import ClientState
+from .state import ClientState, GameMirror
 from .tls import Trust, connector
 
 log = logging.getLogger("oriflamme.client")
@@ -117,7 +117,13 @@ async def run_bot(
     plays `games` games there and returns how many it finished. As host it
     starts a game once every seat is taken and everyone is ready. After each
     game it fetches the game's record and verifies it, and gives `on_game`
-    the result."""
+    the result; a record that verifies has the game's secrets deleted from
+    `state_dir`.
+
+    With a `state_dir`, a bot stopped and started again goes on where it
+    was (`_Tally`): back in a game, it plays it on; back to a game that
+    ended while it was away, it counts it (once: by its id) and reports it
+    like any other; then it plays the games it has left."""
     store = SecretStore(state_dir) if state_dir is not None else None
     think = think or Think()
     bot = Bot(strategy, rng=random.Random(seed), seconds=think.seconds, iterations=think.iterations)
@@ -133,29 +139,52 @@ async def run_bot(
     async with trio.open_nursery() as nursery:
         await nursery.start(session.run)
         await _sit(session, room, players, turn_timer)
-        # A bot stopped and started again goes on with the games it had to play.
-        played = tally.played()
+        tally.begin(session.state.game)
         game = session.state.game
         if game is not None and game.end is None:
             # Back in a game this bot was playing when it stopped: finish it.
             log.info("%s: back in the game, playing on", session.name)
-            await session.wait_until(
-                lambda: session.state.game is not None and session.state.game.end is not None
-            )
-            played = tally.note(played + 1)
-            log.info("%s: %d game(s) played", session.name, played)
-            await _report(session, played, on_game)
-        while played < games:
+            game = await _over(session, game)
+        elif game is not None and tally.owes(game.game_id):
+            log.info("%s: the game ended while this bot was away: counting it", session.name)
+        if game is not None and game.end is not None and tally.owes(game.game_id):
+            await _count(session, tally, game, on_game)
+        while tally.played < games:
             # The game before this one: the next may start as soon as we are ready.
             previous = None if session.state.game is None else session.state.game.game_id
-            await session.request(m.Ready(ready=True))
-            await _play_one(session, previous)
-            played = tally.note(played + 1)
-            log.info("%s: %d game(s) played", session.name, played)
-            await _report(session, played, on_game)
+            game = await _play_one(session, previous)
+            if game is None:
+                log.info("%s: the game was cancelled before it began", session.name)
+                continue
+            await _count(session, tally, game, on_game)
         tally.done()
         session.close()
-    return played
+    return tally.played
+
+
+async def _count(
+    session: Session,
+    tally: _Tally,
+    game: GameMirror,
+    on_game: Callable[[GameResult], object] | None,
+) -> None:
+    """Count `game`, over: its record fetched and verified (when there is
+    someone to tell, or secrets to delete), its secrets deleted once it
+    verifies, its result told, and the tally kept. A bot killed before the
+    tally is written tells it again when started again, and counts it once."""
+    number = tally.played + 1
+    result = None
+    if on_game is not None or session.store is not None:
+        result = await game_result(session, number, game)
+    if result is not None and result.verdict is not None and result.verdict.ok:
+        await session.forget_secrets(game)
+    elif result is not None and session.store is not None:
+        why = result.unchecked or "its record does NOT verify"
+        log.warning("%s: the secrets of game %d are kept: %s", session.name, number, why)
+    if on_game is not None and result is not None:
+        on_game(result)
+    played = tally.count(game.game_id)
+    log.info("%s: %d game(s) played", session.name, played)
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,10 +206,14 @@ class GameResult:
     server_ok: tuple[bool, ...]
 
 
-async def game_result(session: Session, number: int) -> GameResult | None:
-    """The result of the game `session` has just seen end (None if none has):
-    its record fetched from the server (`get_record`) and verified."""
-    game = session.state.game
+async def game_result(
+    session: Session, number: int, game: GameMirror | None = None
+) -> GameResult | None:
+    """The result of `game`, or of the game `session` has just seen end (None
+    if it has not ended): its record fetched from the server (`get_record`)
+    and verified."""
+    if game is None:
+        game = session.state.game
     end = None if game is None else game.end
     if game is None or end is None:
         return None
@@ -260,40 +293,63 @@ def _printable(text: str) -> str:
     return "".join(ch if ch.isprintable() else f"\\x{ord(ch):02x}" for ch in text)
 
 
-async def _report(
-    session: Session, number: int, on_game: Callable[[GameResult], object] | None
-) -> None:
-    if on_game is None:
-        return
-    result = await game_result(session, number)
-    if result is not None:
-        on_game(result)
+TALLY_IDS = 64  # the ids of the games counted last, kept in the tally
 
 
 class _Tally:
     """How many games a bot with a state directory has played of those it
-    was asked for, kept there until it has played them all: a bot killed and
-    started again with the same command plays only what is left."""
+    was asked for, and which (the ids of the last ones), kept there
+    (`bot-games.json`) from the start of its run until it has played them
+    all: a bot killed and started again with the same command plays only
+    what is left, and counts no game twice. A game already over when a run
+    begins (the last one of a run before) is none of its games."""
 
     def __init__(self, state_dir: Path | None, server: str, room: str) -> None:
         self.path = None if state_dir is None else state_dir / "bot-games.json"
         self.key = {"server": server, "room": room}
+        self.played = 0
+        self.counted: list[str] = []  # game ids, in hex
 
-    def played(self) -> int:
+    def begin(self, game: GameMirror | None) -> None:
+        """Take up the tally of a run stopped before its end, or begin one
+        (`game`: the game the bot's session shows as it starts, if any)."""
+        if self._load():
+            return
+        self.played = 0
+        self.counted = [] if game is None or game.end is None else [game.game_id.hex()]
+        self._write()
+
+    def owes(self, game_id: bytes) -> bool:
+        """Whether game `game_id` is still to be counted."""
+        return game_id.hex() not in self.counted
+
+    def count(self, game_id: bytes) -> int:
+        """Count game `game_id` (once), and keep the tally: how many are played."""
+        if self.owes(game_id):
+            self.played += 1
+            self.counted = [*self.counted, game_id.hex()][-TALLY_IDS:]
+            self._write()
+        return self.played
+
+    def _load(self) -> bool:
         if self.path is None:
-            return 0
+            return False
         try:
             kept = json.loads(self.path.read_text())
-            if {k: kept[k] for k in self.key} == self.key and type(kept["played"]) is int:
-                return max(0, kept["played"])
-        except (OSError, ValueError, KeyError, TypeError):
-            pass
-        return 0
+            if {k: kept[k] for k in self.key} != self.key or type(kept["played"]) is not int:
+                return False
+            counted = kept.get("counted", [])
+            if not isinstance(counted, list) or not all(isinstance(c, str) for c in counted):
+                return False
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            return False
+        self.played, self.counted = max(0, kept["played"]), counted[-TALLY_IDS:]
+        return True
 
-    def note(self, played: int) -> int:
+    def _write(self) -> None:
         if self.path is not None:
-            write_private(self.path, json.dumps({**self.key, "played": played}).encode())
-        return played
+            kept = {**self.key, "played": self.played, "counted": self.counted}
+            write_private(self.path, json.dumps(kept).encode())
 
     def done(self) -> None:
         if self.path is not None:
@@ -325,6 +381,8 @@ async def _sit(session: Session, room: str, players: int, turn_timer: int | None
     await session.request(m.CreateRoom(settings=settings, name=room))
     # Bots started together may each have made a room of that name: the
     # oldest one (the lowest id) is the table, and the others move to it.
+    # (its `room_state` follows the `ok`, maybe in a later read)
+    await session.wait_until(lambda: session.state.room is not None)
     mine = session.state.room
     assert mine is not None
     listed = await session.request(m.ListRooms())
@@ -347,9 +405,11 @@ def _moved(started: Callable[[], bool], state: ClientState, seen: m.RoomState | 
     return started() or state.room is not seen
 
 
-async def _play_one(session: Session, previous: bytes | None) -> None:
-    """Wait for a game after `previous` to start (starting it as host when all
-    are ready) and end."""
+async def _play_one(session: Session, previous: bytes | None) -> GameMirror | None:
+    """Play a game after `previous`: say we are ready (again, whenever the
+    room shows us not ready: after a game, or one cancelled before it
+    began), start it as host once all are ready, and play it to its end.
+    The game, over; None if it was cancelled before it began."""
     state = session.state
 
     def started() -> bool:
@@ -357,15 +417,25 @@ async def _play_one(session: Session, previous: bytes | None) -> None:
 
     while not started():
         table = state.room
-        if (
-            table is not None
-            and table.host == state.player
-            and all(s.name is not None and s.ready for s in table.seats)
-            and table.state in ("waiting", "finished")
-        ):
-            try:
-                await session.request(m.StartGame())
-            except RequestRefused as exc:
-                log.info("cannot start yet: %s", exc)
+        if table is not None and table.state in ("waiting", "finished"):
+            mine = None if table.seat is None else table.seats[table.seat]
+            if mine is not None and not mine.ready:
+                await session.request(m.Ready(ready=True))
+            elif table.host == state.player and all(
+                s.name is not None and s.ready for s in table.seats
+            ):
+                try:
+                    await session.request(m.StartGame())
+                except RequestRefused as exc:
+                    log.info("cannot start yet: %s", exc)
         await session.wait_until(partial(_moved, started, state, table))
-    await session.wait_until(lambda: state.game is not None and state.game.end is not None)
+    game = state.game
+    assert game is not None
+    return await _over(session, game)
+
+
+async def _over(session: Session, game: GameMirror) -> GameMirror | None:
+    """`game` once it is over; None if the mirror let go of it first (it was
+    cancelled before it began)."""
+    await session.wait_until(lambda: game.end is not None or session.state.game is not game)
+    return game if game.end is not None else None

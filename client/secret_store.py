@@ -19,7 +19,9 @@ user's state directory (``$XDG_STATE_HOME/oriflamme``, or
     <dir>/sessions/<address>.server     the id of the server last reached at an
                                         address (as typed: host:port)
     <dir>/sessions/<address>.session    the token for a server that sends no id
-    <dir>/games/<game id>-<seat>.secrets   a seat's `SeatSecrets.to_bytes()`
+    <dir>/games/<game id>-<seat>.secrets   a seat's `SeatSecrets.to_bytes()`, until
+                                           `forget`: its game's record verified, or
+                                           the game is no longer ours (`client.session`)
 
 A session is kept by the server's identity (`welcome.server_id`), not by
 the address it was reached at: the same server may be reached as

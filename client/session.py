@@ -15,8 +15,18 @@ it stops for good only when the server says the session is over
 `request(message)` sends a request on the current connection and waits for
 its answer: the reply, or `RequestRefused` with the server's error, or
 `ConnectionLost` if the connection went down first (the request may or may
-not have been carried out: look at the state). `wait_until(test)` waits for
-the mirror to change until `test()` holds.
+not have been carried out: look at the state). A lobby request whose answer
+was lost with its connection is asked again once the session has resumed,
+where that is safe (`RETRIED`): a request that only reads (`list_rooms`,
+`list_records`, `get_record`, `ping`, `sync`) is sent again as it is; one
+that changes something (`ready`, `create_room`, `join_room`, `spectate`,
+`leave_room`, `start_game`, `add_bot`, `remove_bot`) is checked first
+against the resumed mirror (after a `ping` round trip, so that the resume's
+pushes are in it): done already, it is answered ``ok`` without being sent
+again; not done, it is sent again. Chat lines and game messages are never
+sent again by `request` (a line said twice is worse than one lost; a
+session's `Behaviour` answers a decision again by itself).
+`wait_until(test)` waits for the mirror to change until `test()` holds.
 
 A `Behaviour` (`oriflamme.client.bots`) makes the session play by itself:
 after every batch of pushes it sends what the behaviour says (the seed
@@ -29,7 +39,12 @@ answer before it reads on, so the mirror does not change under the bot.
 
 Secrets: with a `SecretStore`, a seat's secrets are read from it when a game
 starts (a client that was killed takes its seat back), and written to it
-before anything that binds them is sent; the session token is kept there
+before anything that binds them is sent (not before: a client that comes
+back to a game already over, whose secrets it deleted, writes none again);
+a game the mirror drops before its end (cancelled before it began, left,
+handed over) has its secrets deleted, and a game that ended has them
+deleted by whoever checks its record (`forget_secrets`: `oriflamme bot`,
+the terminal client), once it verifies. The session token is kept there
 too, per server: by the server's id (`welcome.server_id`), whatever address
 reached it. The token goes in `hello`, before the server's id is known, so
 the store keeps the id last learnt at each address, and a `Session` sends
@@ -57,6 +72,7 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from functools import partial
 
 import trio
 
@@ -77,7 +93,7 @@ from .bots import Behaviour, seen_position
 from .endpoint import CLIENT_NAME, ClientEndpoint
 from .seat_secrets import SeatSecrets
 from .secret_store import SecretStore
-from .state import ClientState
+from .state import ClientState, GameMirror
 from .thinking import think
 
 log = logging.getLogger("oriflamme.client")
@@ -107,6 +123,13 @@ async def _behave(behaviour: Behaviour, client: Session) -> list[m.Message]:
         position, options = seen_position(game), game.options()
         bot.ready(turn, await think(bot, position, options, turn))
     return behaviour.messages(client)
+
+
+def _kept_or_new(store: SecretStore, rules: Rules, game_id: bytes, seat: int) -> SeatSecrets:
+    """A seat's secrets: those `store` keeps, or new ones, written only when
+    something that binds them is sent (`Session._send`)."""
+    kept = store.load(game_id, seat)
+    return kept if kept is not None else SeatSecrets(rules, game_id, seat)
 
 
 def tcp(host: str, port: int) -> Connector:
@@ -218,7 +241,7 @@ class Session:
         self.client = client
         self._rng = rng if rng is not None else random.Random()
         if make_secrets is None and store is not None:
-            make_secrets = store.make_secrets
+            make_secrets = partial(_kept_or_new, store)
         self.state = ClientState(make_secrets=make_secrets)
         self.answered_turn: int | None = None
         self.token = token
@@ -269,6 +292,7 @@ class Session:
                         limit = self.backoff.first_attempts
                     if limit is not None and attempt >= limit:
                         self.ended = SessionEnded(f"cannot reach the server: {reason}")
+                        self._notify()  # (what waits for a connection learns there is none)
                         raise self.ended from None
                     delay = self.backoff.delay(attempt, self._rng)
                     log.log(
@@ -338,7 +362,10 @@ class Session:
         endpoint = link.endpoint
         while not endpoint.closed:
             data = await link.stream.receive_some(READ_SIZE)
+            before = self.state.game
             received = endpoint.receive_data(bytes(data))
+            if before is not None and self.state.game is not before and before.end is None:
+                self._dropped(before)
             if not data:
                 return
             for message in received:
@@ -369,6 +396,24 @@ class Session:
                 if self.behaviour is not None and self._connected.is_set():
                     for message in await _behave(self.behaviour, self):
                         await self._send(link, message)
+
+    def _dropped(self, game: GameMirror) -> None:
+        """The mirror let go of `game` before its end: it was cancelled before
+        it began, or our seat left it (`leave_room`, `hand_over`). It is not
+        ours to take back: its secrets are of no more use."""
+        if self.store is not None and game.seat is not None:
+            log.info(
+                "%s: game %s is not ours any more: its secrets are deleted",
+                self.name,
+                game.game_id.hex(),
+            )
+            self.store.forget(game.game_id, game.seat)
+
+    async def forget_secrets(self, game: GameMirror) -> None:
+        """Delete the secrets our store keeps for our seat in `game`, a game
+        over whose record verified: nothing is left to open or check."""
+        if self.store is not None and game.seat is not None:
+            await trio.to_thread.run_sync(self.store.forget, game.game_id, game.seat)
 
     def _switch(self, welcome: m.Welcome) -> bool:
         """Whether to leave the new session `welcome` opened for the one kept
@@ -435,32 +480,85 @@ class Session:
     # ------------------------------------------------------------ requests
 
     async def request(self, message: m.Message, *, timeout: float = 30.0) -> m.Message:
-        """Send `message` and wait for its answer (see the module docstring)."""
-        with trio.fail_after(timeout):
-            while True:
-                await self._connected.wait()
-                link = self._link
-                if link is not None and not link.lost:
-                    break
-            try:
-                request_id = await self._send(link, message)
-            except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
-                raise ConnectionLost(
-                    f"the connection went down while sending {message.TYPE}"
-                ) from None
-            except LocalProtocolError as exc:
-                if exc.code != WRONG_STATE:  # a message we may not send: our bug
-                    raise
-                # the server closed the connection just before: it is going down
-                raise ConnectionLost(f"the connection closed before {message.TYPE}") from None
-            event = link.waiting.get(request_id)
-            if event is not None:
-                await event.wait()
+        """Send `message` and wait for its answer (see the module docstring):
+        each try, waiting for a connection included, within `timeout`
+        seconds (`trio.TooSlowError`). A request `RETRIED` is asked again
+        whenever its connection goes down before its answer."""
+        retry = _Retry.of(message, self.state)
+        lost: _Link | None = None  # the connection the last try went down with
+        while True:
+            with trio.fail_after(timeout):
+                link = await self._live_link(other_than=lost)
+                try:
+                    if lost is not None:
+                        assert retry is not None
+                        # The pushes that resumed the session come before this
+                        # answer: after it, the mirror shows where things stand.
+                        await self._ask(link, m.Ping())
+                        if retry.done(self.state):
+                            log.info(
+                                "%s: %s was done before the connection went down",
+                                self.name,
+                                message.TYPE,
+                            )
+                            return m.Ok()
+                    answer = await self._ask(link, message)
+                except ConnectionLost as exc:
+                    if retry is None:
+                        raise
+                    log.info("%s: %s: asking again once the session resumes", self.name, exc)
+                    lost = link
+                    continue
+            break
+        if isinstance(answer, m.Error):
+            if lost is not None and retry is not None and retry.refusal_means_done(answer):
+                before = self.state.game
+                self.state.answered(message, m.Ok())
+                if before is not None and self.state.game is None and before.end is None:
+                    self._dropped(before)
+                self._notify()
+                return m.Ok()
+            raise RequestRefused(answer)
+        return answer
+
+    async def _live_link(self, *, other_than: _Link | None = None) -> _Link:
+        """The session's connection once it is up (welcomed), and not
+        `other_than` (one that went down); `SessionEnded` if the session is
+        over."""
+        while True:
+            if self.ended is not None:
+                raise self.ended
+            link = self._link
+            if (
+                link is not None
+                and link is not other_than
+                and not link.lost
+                and not link.endpoint.closed
+                and self._connected.is_set()
+            ):
+                return link
+            await self._changed.wait()
+
+    async def _ask(self, link: _Link, message: m.Message) -> m.Message:
+        """Send `message` on `link` and wait for its answer; `ConnectionLost`
+        if the connection goes down first."""
+        if link.lost:  # (the answers it was waiting for were let go of)
+            raise ConnectionLost(f"the connection went down before {message.TYPE}")
+        try:
+            request_id = await self._send(link, message)
+        except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
+            raise ConnectionLost(f"the connection went down while sending {message.TYPE}") from None
+        except LocalProtocolError as exc:
+            if exc.code != WRONG_STATE:  # a message we may not send: our bug
+                raise
+            # the server closed the connection just before: it is going down
+            raise ConnectionLost(f"the connection closed before {message.TYPE}") from None
+        event = link.waiting.get(request_id)
+        if event is not None:
+            await event.wait()
         answer = link.endpoint.answers.get(request_id)
         if answer is None:
             raise ConnectionLost(f"the connection went down before the answer to {message.TYPE}")
-        if isinstance(answer, m.Error):
-            raise RequestRefused(answer)
         return answer
 
     async def wait_until(self, test: Callable[[], bool], *, timeout: float = math.inf) -> None:
@@ -470,6 +568,99 @@ class Session:
                 if self.ended is not None:
                     raise self.ended
                 await self._changed.wait()
+
+
+# Requests that only read: asked again as they are.
+READS: tuple[type[m.Message], ...] = (m.ListRooms, m.ListRecords, m.GetRecord, m.Ping, m.Sync)
+# Requests that change the room, asked again unless the resumed mirror shows
+# them done (`_Retry.done`); entering a room only from no room, the others
+# only from a room.
+ENTERING: tuple[type[m.Message], ...] = (m.CreateRoom, m.JoinRoom, m.Spectate)
+IN_A_ROOM: tuple[type[m.Message], ...] = (
+    m.Ready,
+    m.StartGame,
+    m.AddBot,
+    m.RemoveBot,
+    m.LeaveRoom,
+)
+RETRIED = READS + ENTERING + IN_A_ROOM
+
+
+def _bots(room: m.RoomState | None) -> int:
+    """How many server bots sit in `room` (the stand-in is none)."""
+    if room is None:
+        return 0
+    return sum(1 for s in room.seats if s.bot is not None and s.bot != "stand_in")
+
+
+class _Retry:
+    """How a request whose answer was lost with its connection is asked again
+    (see the module docstring): where things stood when it was sent, and
+    what the resumed mirror must show for it to be done already."""
+
+    def __init__(self, message: m.Message, state: ClientState) -> None:
+        self.message = message
+        room = state.room
+        self.room = None if room is None else room.room
+        self.game = None if state.game is None else state.game.game_id
+        self.bots = _bots(room)
+        seat = getattr(message, "seat", None)
+        self.seat_bot = (
+            None
+            if room is None or seat is None or seat >= len(room.seats)
+            else room.seats[seat].bot
+        )
+
+    @classmethod
+    def of(cls, message: m.Message, state: ClientState) -> _Retry | None:
+        """How `message` is asked again, or None: it is not."""
+        if isinstance(message, READS):
+            return cls(message, state)
+        if isinstance(message, ENTERING) and state.room is None:
+            return cls(message, state)
+        if isinstance(message, IN_A_ROOM) and state.room is not None:
+            return cls(message, state)
+        return None
+
+    def done(self, state: ClientState) -> bool:
+        """Whether the resumed mirror `state` shows the request carried out
+        (else it is sent again)."""
+        message, room = self.message, state.room
+        if isinstance(message, READS):
+            return False
+        if isinstance(message, ENTERING):
+            if room is None:
+                return False
+            wanted = getattr(message, "room", None)
+            seated = room.seat is not None
+            return (wanted is None or room.room == wanted) and seated != isinstance(
+                message, m.Spectate
+            )
+        if room is None or room.room != self.room:
+            # (left: `leave_room` is sent again, and its refusal says it was done)
+            return False
+        game = None if state.game is None else state.game.game_id
+        started = room.state == "playing" or game != self.game
+        if isinstance(message, m.Ready):
+            if message.ready and started:  # the game began: we had said ready
+                return True
+            return room.seat is not None and room.seats[room.seat].ready == message.ready
+        if isinstance(message, m.StartGame):
+            return started
+        seat = getattr(message, "seat", None)
+        bot = None if seat is None or seat >= len(room.seats) else room.seats[seat].bot
+        if isinstance(message, m.AddBot):
+            if seat is not None:
+                return self.seat_bot is None and bot is not None
+            return _bots(room) > self.bots
+        if isinstance(message, m.RemoveBot):
+            return self.seat_bot is not None and bot is None
+        return False
+
+    def refusal_means_done(self, answer: m.Error) -> bool:
+        """Whether the server's refusal of the request sent again says the
+        first one was done: `leave_room` refused as we are in no room."""
+        return isinstance(self.message, m.LeaveRoom) and answer.code == WRONG_STATE
 
 
 @asynccontextmanager

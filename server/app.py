@@ -2,9 +2,9 @@
 
 It logs one line per connection, room and game event (never a token, never
 a hidden card: the core holds neither), keeps finished games' records in
-its data directory, and on SIGTERM or SIGINT stops accepting, tells every
-client (``shutting_down``: they may come back), finishes writing, and exits
-within a grace period.
+its database (`records`), and on SIGTERM or SIGINT stops accepting, tells
+every client (``shutting_down``: they may come back), finishes writing, and
+exits within a grace period.
 
 Its state outlives it: every input that changes the lobby is stored (in
 ``server.sqlite3``, before anything it caused is sent), so a server killed
@@ -21,6 +21,7 @@ import os
 import signal
 import socket
 import ssl
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from functools import partial
@@ -35,14 +36,15 @@ from oriflamme.server.core import GameFinished, Gateway, ServerConfig
 from .discovery import BEACON_PORT, run_beacon
 from .net import SNAPSHOT_EVERY, NetServer
 from .persistence import restore
-from .records import RecordWriter
-from .store import StoreError
+from .records import import_record_files, stored_record
+from .store import SqliteStore, StoreError
 from .tls import certificate_fingerprint, self_signed, server_context
 from .tuning import pin_malloc_thresholds, tune_gc
 
 log = logging.getLogger("oriflamme.server")
 
 DEFAULT_PORT = 7531
+DAY = 86400.0  # seconds
 
 
 def default_data_dir() -> Path:
@@ -72,6 +74,8 @@ class ServeOptions:
     # Journal entries between two snapshots of the lobby: fewer, a shorter
     # start after a crash; more, fewer snapshots (each a child process).
     snapshot_every: int = SNAPSHOT_EVERY
+    # Days a finished game's record is kept (None: for ever).
+    keep_records: float | None = None
 
     @property
     def tls(self) -> bool:
@@ -93,10 +97,18 @@ async def serve(
     restored = await trio.to_thread.run_sync(restore, options.data_dir, options.config)
     store, lobby = restored.store, restored.lobby
     try:
-        records = RecordWriter(options.data_dir / "records")
-        for effect in restored.replayed:  # a game that ended just before a crash
-            if isinstance(effect, GameFinished) and not records.path(effect.record_id).exists():
-                records.submit(effect)
+        # A game whose end is in the journal has its record in the store,
+        # unless a server before schema 3 wrote the journal: then it is made
+        # again (left as it is if it is kept), and the record files such a
+        # server wrote are imported.
+        ended = [stored_record(e) for e in restored.replayed if isinstance(e, GameFinished)]
+        if ended:
+            await trio.to_thread.run_sync(store.append, [], ended)
+        await trio.to_thread.run_sync(import_record_files, store, options.data_dir)
+        if options.keep_records is not None:  # (and every hour, by the server)
+            await trio.to_thread.run_sync(
+                store.forget_records, time.time() - options.keep_records * DAY
+            )
         if not restored.new:
             log.info(
                 "state restored: %d rooms, %d sessions (%d inputs replayed)",
@@ -106,8 +118,7 @@ async def serve(
             )
         server = NetServer(
             Gateway(lobby),
-            on_record=records.submit,
-            load_record=records.load,
+            load_record=partial(_read_record, store),
             store=store,
             bot_secrets=SecretStore(options.data_dir / "bots"),
             generation=store.next_generation(),
@@ -117,7 +128,7 @@ async def serve(
             restarted=not restored.new,
             entries_since_snapshot=restored.entries,
             snapshot_every=options.snapshot_every,
-            before_snapshot=records.settled,
+            keep_records=None if options.keep_records is None else options.keep_records * DAY,
         )
         context = tls_context(options)
         listeners: list[trio.abc.Listener[trio.abc.Stream]]
@@ -144,7 +155,6 @@ async def serve(
                 async with trio.open_nursery() as stopping:
                     # (server bots that search think in worker processes: `thinking`)
                     async with search_processes(), trio.open_nursery() as nursery:
-                        nursery.start_soon(records.run)
                         await nursery.start(server.run, listeners)
                         # The beacon runs until cancelled: it is, as soon as
                         # the server stops accepting (nothing is to be
@@ -175,7 +185,6 @@ async def serve(
                             stopping.start_soon(_while_stopping, signals, options)
                         beacon.cancel()
                         await server.shut_down(options.shutdown_grace)
-                        await records.drain()
                     stopping.cancel_scope.cancel()  # stopped: no signal is to be said now
         except* StoreError as failed:
             # The state can no longer be stored: stop, rather than send
@@ -191,6 +200,11 @@ async def serve(
     finally:
         store.close()
     log.info("stopped")
+
+
+async def _read_record(store: SqliteStore, record_id: str) -> bytes | None:
+    """A record kept in the store, read off the core task."""
+    return await trio.to_thread.run_sync(store.record, record_id)
 
 
 def announced(options: ServeOptions) -> bool:

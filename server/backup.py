@@ -2,10 +2,11 @@
 while the server runs.
 
 The database is copied with SQLite's online backup (a file copy of a live
-database in WAL mode could catch it half-written); the rest is copied as
-files: `secret.key` (without it the journal cannot be replayed: the
-server's randomness is derived from it), the finished games' records, the
-TLS certificate and key, and the server bots' secrets. The copy is a data
+database in WAL mode could catch it half-written), and with it the
+finished games' records (they are in it); the rest is copied as files:
+`secret.key` (without it the journal cannot be replayed: the server's
+randomness is derived from it), the TLS certificate and key, the server
+bots' secrets, and the record files of a server before schema 3, if any. The copy is a data
 directory: stop the server, put it in place of the old one (or start a
 server on it), and it goes on from the moment of the backup.
 

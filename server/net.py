@@ -25,7 +25,8 @@ TCP socket (TLS, a server bot's memory stream) always goes by its writer.
 With a `Store`, the lobby keeps a journal (`JournaledLobby`): a batch
 carries the journal entries its inputs made, and the committer appends the
 entries of every batch waiting to the store in one transaction (in a worker
-thread) before it sends anything they caused. Every accepted decision is
+thread), with the records of the games they ended (`server.records`),
+before it sends anything they caused. Every accepted decision is
 stored before anything about it is sent. The core task gives that commit a
 head start (`HEAD_START`) before it takes the next inputs, and goes on with
 them while a slow disk finishes it. Now and then the core task starts a
@@ -61,6 +62,7 @@ import logging
 import math
 import os
 import random
+import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Hashable
 from dataclasses import dataclass, field
@@ -93,6 +95,7 @@ from oriflamme.server.core import (
 from oriflamme.server.core.admission import REFUSAL, Admission
 from oriflamme.server.core.journal import Entry, JournaledLobby
 
+from .records import stored_record
 from .snapshots import SnapshotFailed, SnapshotJob, start_snapshot
 from .store import Store, StoreError
 from .tls import PLAIN_REFUSAL, begins_tls
@@ -102,6 +105,7 @@ log = logging.getLogger("oriflamme.server")
 INBOX = 4096  # inputs waiting for the core task
 BATCH = 256  # inputs handled together, and stored in one transaction
 SNAPSHOT_EVERY = 50_000  # journal entries between two snapshots (by default)
+MAINTAIN_EVERY = 3600.0  # seconds between two tidyings of the store (`NetServer._maintain`)
 COMMIT_QUEUE = 16  # batches handled by the core task, waiting for their commit
 HEAD_START = 0.02  # seconds the core task waits for the batches before it to be sent
 MAX_QUEUED = 1 << 20  # bytes waiting for one connection's socket: more, and it is dropped
@@ -164,7 +168,8 @@ class NetServer:
         restarted: bool = False,
         entries_since_snapshot: int = 0,
         snapshot_every: int = SNAPSHOT_EVERY,
-        before_snapshot: Callable[[], Awaitable[None]] | None = None,
+        keep_records: float | None = None,
+        maintain_every: float = MAINTAIN_EVERY,
     ) -> None:
         self.gateway = gateway
         self.send_timeout = send_timeout
@@ -175,7 +180,10 @@ class NetServer:
         self.generation = generation
         self.time_offset = time_offset
         self.restarted = restarted
-        self.before_snapshot = before_snapshot
+        # Seconds a finished game's record is kept (None: for ever), and
+        # how often the store is tidied (old records deleted, WAL truncated).
+        self.keep_records = keep_records
+        self.maintain_every = maintain_every
         self._since_snapshot = entries_since_snapshot
         self.snapshot_every = snapshot_every
         self._snapshots_wanted: list[trio.Event] = []
@@ -215,6 +223,8 @@ class NetServer:
                 nursery.start_soon(self._core)
                 nursery.start_soon(self._committer)
                 nursery.start_soon(self._watchdog)
+                if self.store is not None:
+                    nursery.start_soon(self._maintain)
                 for listener in listeners or []:
                     nursery.start_soon(self._accept, listener)
                 task_status.started()
@@ -490,10 +500,18 @@ class NetServer:
                 except trio.WouldBlock:
                     break
             entries = [entry for batch in group for entry in batch.entries]
-            if entries:
-                assert self.store is not None
+            # The records of the games these inputs ended: in the same transaction.
+            ended = [
+                effect
+                for batch in group
+                for effect in batch.effects
+                if isinstance(effect, GameFinished)
+            ]
+            if self.store is not None and (entries or ended):
                 async with self._store_lock:
-                    self._stored_up_to = await trio.to_thread.run_sync(self.store.append, entries)
+                    self._stored_up_to = await trio.to_thread.run_sync(
+                        _append, self.store, entries, ended
+                    )
             for batch in group:
                 self._flush(batch.outputs)
                 self._effects(batch.effects)
@@ -533,14 +551,6 @@ class NetServer:
                 return
             if previous is not None:
                 await previous.wait()
-            if self.before_snapshot is not None:
-                # The records of the games it covers must be on disk first (a
-                # start replays only what follows it: it would not make them again).
-                with trio.move_on_after(10) as waited:
-                    await self.before_snapshot()
-                if waited.cancelled_caught:
-                    log.warning("snapshot put off: records are still being written")
-                    return
             async with self._store_lock:
                 await trio.to_thread.run_sync(self.store.save_snapshot, file, covers)
         finally:
@@ -549,6 +559,26 @@ class NetServer:
             saved.set()
             for event in done:
                 event.set()
+
+    async def _maintain(self) -> None:
+        """Every `maintain_every` seconds: delete the records older than
+        `keep_records`, and truncate the WAL. (Neither is needed to store
+        what is sent: one that fails is logged, and tried again later.)"""
+        while True:
+            await trio.sleep(self.maintain_every)
+            async with self._store_lock:
+                try:
+                    await trio.to_thread.run_sync(self._tidy)
+                except StoreError as exc:
+                    log.error("the store could not be tidied (tried again later): %s", exc)
+
+    def _tidy(self) -> None:
+        assert self.store is not None
+        if self.keep_records is not None:
+            deleted = self.store.forget_records(time.time() - self.keep_records)
+            if deleted:
+                log.info("%d records older than --keep-records deleted", deleted)
+        self.store.checkpoint()
 
     def _flush(self, outputs: list[tuple[Hashable, bytes, bool, bool]]) -> None:
         for conn, data, must_close, wanted in outputs:
@@ -625,7 +655,7 @@ class NetServer:
         if self.load_record is not None:
             try:
                 data = await self.load_record(effect.record_id)
-            except OSError as exc:
+            except (OSError, StoreError) as exc:
                 log.error("record %s could not be read: %s", effect.record_id, exc)
         fetched = FetchedRecord(effect.request_id, effect.record_id, data)
         await self._inbox_send.send(("record", effect.conn, fetched))
@@ -712,6 +742,13 @@ async def _until_readable(connection: _Connection, *, held: bool) -> None:
         if connection.drained is None or connection.drained.is_set():
             connection.drained = trio.Event()
         await connection.drained.wait()
+
+
+def _append(store: Store, entries: list[Entry], ended: list[GameFinished]) -> int:
+    """Store `entries` and the records of the games `ended` (in a worker thread)."""
+    if not ended:
+        return store.append(entries)
+    return store.append(entries, [stored_record(finished) for finished in ended])
 
 
 def _wake(connection: _Connection) -> None:

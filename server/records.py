@@ -1,92 +1,148 @@
-"""Finished games' records on disk, written off the core task.
+"""Finished games' records: kept in the store, imported from files, exported as files.
 
-Each record is one file, ``<record id>.oriflamme`` (its msgpack bytes, as
-`oriflamme verify` reads them), in the data directory's ``records/``. The
-core task only hands a finished game to `RecordWriter.submit`; a task of the
-writer's own writes it in a worker thread, so a slow disk never holds a room.
+A record is kept in the database (`server.store`, table ``records``), in
+the same transaction as the journal entry of the input that ended its game
+(`NetServer`'s committer hands the store the `GameFinished` effects of the
+batches it commits): a record exists exactly when its game has ended, and
+nothing about the end is sent before both are stored. `get_record` reads it
+from there.
+
+A data directory written by a server before this one kept its records as
+files, ``records/<record id>.oriflamme``: they are imported at start
+(`import_record_files`; once imported, a file is left as it was and never
+read again). `oriflamme export-records` writes the records kept as files
+of that form again (`export_records`), each one `oriflamme verify` reads.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import re
+import time
 from pathlib import Path
 
-import trio
-
-from oriflamme.protocol.record import encode_record
+from oriflamme.protocol.record import (
+    MAX_RECORD_SIZE,
+    Record,
+    RecordError,
+    decode_record,
+    encode_record,
+)
 from oriflamme.server.core import GameFinished
+
+from .store import SqliteStore, StoredRecord, StoreError, read_records
 
 log = logging.getLogger("oriflamme.server")
 
 RECORD_SUFFIX = ".oriflamme"
-PENDING = 1024
+RECORDS_DIR = "records"  # where servers before schema 3 wrote them
+_ID = re.compile(r"[0-9a-f]{1,64}")  # the record ids a server gives
 
 
-class RecordWriter:
-    """Writes finished games' records into `directory`."""
+def stored_record(finished: GameFinished, when: float | None = None) -> StoredRecord:
+    """What the store keeps of a finished game (its record encoded)."""
+    return _summary(
+        finished.record_id,
+        encode_record(finished.record),
+        finished.record,
+        finished.room,
+        finished.room_name or f"room {finished.room}",
+        time.time() if when is None else when,
+    )
 
-    def __init__(self, directory: Path) -> None:
-        self.directory = directory
-        self._send, self._receive = trio.open_memory_channel[GameFinished](PENDING)
-        # Records on their way to the disk, by id: `load` finds them already.
-        self._writing: dict[str, bytes] = {}
-        self._queued = 0  # records submitted and not yet tried
-        self._idle = trio.Event()  # set whenever nothing is queued
-        self._idle.set()
 
-    def path(self, record_id: str) -> Path:
-        return self.directory / f"{record_id}{RECORD_SUFFIX}"
+def _summary(
+    record_id: str, data: bytes, record: Record, room: int, room_name: str, when: float
+) -> StoredRecord:
+    return StoredRecord(
+        id=record_id,
+        data=data,
+        room=room,
+        room_name=room_name,
+        names=tuple(s.name for s in record.seats),
+        scores=tuple(record.results.scores),
+        winners=tuple(record.results.winners),
+        valid=record.results.complete and all(v.ok for v in record.verdicts),
+        finished=when,
+    )
 
-    def submit(self, finished: GameFinished) -> None:
-        """Queue a record to write (from the core task: never waits)."""
+
+def import_record_files(store: SqliteStore, data_dir: Path) -> int:
+    """Put the record files of `data_dir` (as a server before schema 3 wrote
+    them) that the store lacks into it, once: at the first start of a server
+    of schema 3 (the files are left as they were, and never read again);
+    how many. A file that is not a readable record (a 0-byte file left by a
+    power cut) is logged and left."""
+    if store.files_imported():
+        return 0
+    directory = data_dir / RECORDS_DIR
+    try:
+        paths = sorted(directory.glob(f"*{RECORD_SUFFIX}"))
+    except OSError as exc:
+        raise StoreError(f"cannot read the records in {directory}: {exc.strerror}") from None
+    if not paths:
+        store.mark_files_imported()
+        return 0
+    kept = store.record_ids()
+    found: list[StoredRecord] = []
+    for path in paths:
+        record_id = path.name[: -len(RECORD_SUFFIX)]
+        if record_id in kept or not _ID.fullmatch(record_id):
+            continue
         try:
-            self._send.send_nowait(finished)
-            self._writing[finished.record_id] = encode_record(finished.record)
-            if not self._queued:
-                self._idle = trio.Event()
-            self._queued += 1
-        except trio.WouldBlock:
-            log.error("record %s not written: %d records wait already", finished.record_id, PENDING)
+            with open(path, "rb") as f:
+                data = f.read(MAX_RECORD_SIZE + 1)
+                when = os.fstat(f.fileno()).st_mtime
+            record = decode_record(data)
+        except OSError as exc:
+            log.error("record file %s not imported: %s", path, exc.strerror)
+            continue
+        except RecordError as exc:
+            log.error("record file %s not imported: not a readable record (%s)", path, exc)
+            continue
+        found.append(_summary(record_id, data, record, 0, "", when))
+    if found:
+        store.append([], found)
+        log.info(
+            "%d record files imported into the database from %s (the files are no longer"
+            " read: `oriflamme export-records` writes them out)",
+            len(found),
+            directory,
+        )
+    store.mark_files_imported()
+    return len(found)
 
-    async def run(self) -> None:
-        async for finished in self._receive:
-            data = self._writing[finished.record_id]
-            path = self.path(finished.record_id)
-            try:
-                await trio.to_thread.run_sync(_write, path, data)
-                log.info("record %s written (%d bytes)", path.name, len(data))
-                del self._writing[finished.record_id]
-            except OSError as exc:
-                log.error("record %s not written (kept in memory): %s", path.name, exc)
-            finally:
-                self._queued -= 1
-                if not self._queued:
-                    self._idle.set()
 
-    async def load(self, record_id: str) -> bytes | None:
-        """The bytes of record `record_id`, or None if there is none."""
-        if not re.fullmatch(r"[0-9a-f]{1,64}", record_id):
-            return None  # only names this server gives: never a path
-        if record_id in self._writing:
-            return self._writing[record_id]
-        path = self.path(record_id)
+def export_records(database: Path, destination: Path) -> int:
+    """Write every record kept in `database` into `destination` as
+    ``<record id>.oriflamme`` (each synced to the disk); how many. A file
+    already there with the same bytes is left alone."""
+    destination.mkdir(parents=True, exist_ok=True)
+    written = 0
+    for record_id, data, when in read_records(database):
+        path = destination / f"{record_id}{RECORD_SUFFIX}"
         try:
-            return await trio.to_thread.run_sync(path.read_bytes)
+            if path.read_bytes() == data:
+                written += 1
+                continue
         except FileNotFoundError:
-            return None
+            pass
+        temporary = path.with_suffix(".tmp")
+        with open(temporary, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        temporary.replace(path)
+        os.utime(path, (when, when))
+        written += 1
+    _sync_directory(destination)
+    return written
 
-    async def settled(self) -> None:
-        """Return when every record submitted so far is on disk (or failed to be)."""
-        await self._idle.wait()
 
-    async def drain(self) -> None:
-        """Close the queue and return when what it held is written."""
-        await self._send.aclose()
-
-
-def _write(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_suffix(".tmp")
-    temporary.write_bytes(data)
-    temporary.replace(path)
+def _sync_directory(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

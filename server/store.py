@@ -15,11 +15,21 @@ drops the entries up to the position it covers and keeps the later ones.
 Positions are never reused while the store is open (the store numbers the
 entries itself: SQLite would start again at 1 after the journal emptied).
 
-SQLite in WAL mode with ``synchronous=NORMAL``: a commit is durable once
-``commit`` returns as far as a crash of the server process goes (SIGKILL
-included); a power cut may lose the last transactions, never corrupt the
-file. The database holds no secret: no token, no seed (they come from the
-server's key, kept in a file of its own, `secret.key`).
+Finished games' records are kept here too (table ``records``: the
+record's bytes, as `oriflamme verify` reads them, and the summary the lobby
+lists), written in the same transaction as the journal entries of the
+input that ended the game: a record exists exactly when its game has ended.
+`oriflamme export-records` writes them out as files.
+
+SQLite in WAL mode with ``synchronous=FULL``: a commit is on the disk
+(fsync'd) once ``commit`` returns, so neither a killed process nor a power
+cut loses what was acknowledged; the shell commits every batch of inputs
+waiting in one transaction, so that is one fsync a batch, not one an input.
+The WAL is checkpointed and truncated after each snapshot and every hour
+(`checkpoint`, from `NetServer`), and its file kept under `WAL_LIMIT`
+bytes at rest. The
+database holds no secret: no token, no seed (they come from the server's
+key, kept in a file of its own, `secret.key`).
 
 `Store` is the narrow interface the shell uses, so that another database
 (PostgreSQL, for many server processes) can take its place.
@@ -29,8 +39,12 @@ from __future__ import annotations
 
 import fcntl
 import io
+import json
 import sqlite3
 import tempfile
+import threading
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, BinaryIO, Protocol
 
@@ -39,12 +53,49 @@ from oriflamme.server.core.journal import Entry
 # 2: a snapshot's sessions keep their pushes as frames (a server of schema 1
 # would load such a snapshot and then fail on a resume); its journal is
 # schema 1's, and schema 1's snapshots load here.
-SCHEMA_VERSION = 2
+# 3: finished games' records are in the database (table `records`); a
+# server of schema 2 would write them as files again, beside the others.
+SCHEMA_VERSION = 3
 SNAPSHOT_PIECE = 1 << 20  # bytes written at a time
 ROWS_A_STATEMENT = 500  # journal entries inserted by one statement
 
+WAL_LIMIT = 4 << 20  # bytes the WAL file keeps at rest, once checkpointed
+
 _INSERT = "INSERT INTO journal (seq, kind, conn, at, data) VALUES "
 _ROW = "(?, ?, ?, ?, ?)"
+_INSERT_RECORD = (
+    "INSERT OR IGNORE INTO records (id, data, room, room_name, names, scores, winners,"
+    " valid, finished) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+
+
+@dataclass(frozen=True)
+class StoredRecord:
+    """A finished game's record as the store keeps it: its bytes and the
+    summary a list of finished games shows; `finished`: Unix time."""
+
+    id: str
+    data: bytes
+    room: int
+    room_name: str
+    names: tuple[str, ...]
+    scores: tuple[int, ...]
+    winners: tuple[int, ...]
+    valid: bool
+    finished: float
+
+    def row(self) -> tuple[object, ...]:
+        return (
+            self.id,
+            self.data,
+            self.room,
+            self.room_name,
+            json.dumps(self.names),
+            json.dumps(self.scores),
+            json.dumps(self.winners),
+            int(self.valid),
+            self.finished,
+        )
 
 
 class StoreError(Exception):
@@ -56,9 +107,22 @@ class Store(Protocol):
         """The last snapshot (or None), and the entries after it, in order."""
         ...
 
-    def append(self, entries: list[Entry]) -> int:
-        """Add entries, durably, in one transaction; the position of the last
-        entry stored (of any, if `entries` is empty)."""
+    def append(self, entries: list[Entry], records: Iterable[StoredRecord] = ()) -> int:
+        """Add entries, and the records of the games they ended, durably, in
+        one transaction; the position of the last entry stored (of any, if
+        `entries` is empty). A record already kept is left as it is."""
+        ...
+
+    def record(self, record_id: str) -> bytes | None:
+        """The bytes of a record kept, or None (from any thread)."""
+        ...
+
+    def forget_records(self, before: float) -> int:
+        """Delete the records of games that finished before `before`."""
+        ...
+
+    def checkpoint(self) -> int:
+        """Bound the database's log (SQLite: the WAL truncated); its size."""
         ...
 
     def snapshot_file(self) -> BinaryIO:
@@ -87,7 +151,8 @@ class SqliteStore:
         try:
             self._db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
             self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.execute("PRAGMA synchronous=FULL")
+            self._db.execute(f"PRAGMA journal_size_limit={WAL_LIMIT}")
             self._db.executescript(
                 """
                 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
@@ -96,8 +161,17 @@ class SqliteStore:
                     at REAL NOT NULL, data BLOB);
                 CREATE TABLE IF NOT EXISTS snapshot (
                     id INTEGER PRIMARY KEY CHECK (id = 1), data BLOB NOT NULL);
+                CREATE TABLE IF NOT EXISTS records (
+                    id TEXT PRIMARY KEY, data BLOB NOT NULL, room INTEGER NOT NULL,
+                    room_name TEXT NOT NULL, names TEXT NOT NULL, scores TEXT NOT NULL,
+                    winners TEXT NOT NULL, valid INTEGER NOT NULL, finished REAL NOT NULL);
+                CREATE INDEX IF NOT EXISTS records_by_time ON records (finished);
                 """
             )
+            # Records are read by other threads than the committer's, on a
+            # connection of their own (WAL: readers never wait for the writer).
+            self._reader = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+            self._reading = threading.Lock()
         except sqlite3.Error as exc:
             self._lock.close()
             raise StoreError(f"cannot open the database {path}: {exc}") from None
@@ -145,9 +219,21 @@ class SqliteStore:
             raise StoreError(f"cannot read the database {self.path}: {exc}") from None
         return (None if row is None else bytes(row[0])), entries
 
-    def append(self, entries: list[Entry]) -> int:
-        if not entries:
+    def append(self, entries: list[Entry], records: Iterable[StoredRecord] = ()) -> int:
+        rows = [r.row() for r in records]
+        if not entries and not rows:
             return self._last_position
+        with self._transaction():
+            self._append(entries)
+            if rows:
+                self._db.executemany(_INSERT_RECORD, rows)
+        # (counted once committed: a transaction that failed stored nothing)
+        self._last_position += len(entries)
+        return self._last_position
+
+    def _append(self, entries: list[Entry]) -> None:
+        if not entries:
+            return
         first = self._last_position + 1
         # Many rows to a statement, not `executemany`: sqlite3 lets go of the
         # interpreter lock around each statement it steps, and this runs in a
@@ -155,15 +241,55 @@ class SqliteStore:
         # for up to the switch interval (5 ms) before the worker gets it back:
         # a row a step made a batch of 50 entries take 25 to 150 ms.
         rows = self._rows_a_statement
+        for start in range(0, len(entries), rows):
+            chunk = entries[start : start + rows]
+            values: list[object] = []
+            for seq, e in enumerate(chunk, first + start):
+                values += (seq, e.kind, e.conn, e.now, e.data)
+            self._db.execute(_INSERT + ",".join([_ROW] * len(chunk)), values)
+
+    def record(self, record_id: str) -> bytes | None:
+        try:
+            with self._reading:
+                row = self._reader.execute(
+                    "SELECT data FROM records WHERE id = ?", (record_id,)
+                ).fetchone()
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot read the record {record_id}: {exc}") from None
+        return None if row is None else bytes(row[0])
+
+    def files_imported(self) -> bool:
+        """Whether the record files of a server before schema 3 were imported."""
+        return bool(self._meta("records_imported"))
+
+    def mark_files_imported(self) -> None:
         with self._transaction():
-            for start in range(0, len(entries), rows):
-                chunk = entries[start : start + rows]
-                values: list[object] = []
-                for seq, e in enumerate(chunk, first + start):
-                    values += (seq, e.kind, e.conn, e.now, e.data)
-                self._db.execute(_INSERT + ",".join([_ROW] * len(chunk)), values)
-        self._last_position += len(entries)
-        return self._last_position
+            self._set_meta("records_imported", 1)
+
+    def record_ids(self) -> set[str]:
+        """The ids of every record kept."""
+        with self._reading:
+            return {row[0] for row in self._reader.execute("SELECT id FROM records")}
+
+    def forget_records(self, before: float) -> int:
+        """Delete the records of games finished before `before` (Unix time):
+        the retention setting, `--keep-records`; how many were deleted."""
+        with self._transaction():
+            deleted = self._db.execute("DELETE FROM records WHERE finished < ?", (before,))
+        return deleted.rowcount
+
+    def checkpoint(self) -> int:
+        """Copy the WAL into the database and truncate it (if no reader holds
+        it: then it is left for the next time); the WAL's size after."""
+        try:
+            self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        except sqlite3.Error as exc:
+            raise StoreError(f"the database could not be written: {exc}") from None
+        wal = self.path.with_name(self.path.name + "-wal")
+        try:
+            return wal.stat().st_size
+        except FileNotFoundError:
+            return 0
 
     def snapshot_file(self) -> BinaryIO:
         # Beside the database: on its disk, not in a /tmp that may be memory.
@@ -197,6 +323,7 @@ class SqliteStore:
                     raise StoreError(f"the snapshot ended at {blob.tell()} of {size} bytes")
             covered = self._last_position if covers is None else covers
             self._db.execute("DELETE FROM journal WHERE seq <= ?", (covered,))
+        self.checkpoint()  # (the journal just dropped need not stay in the WAL)
 
     def next_generation(self) -> int:
         with self._transaction():
@@ -208,8 +335,30 @@ class SqliteStore:
         return _Transaction(self._db)
 
     def close(self) -> None:
+        self._reader.close()
         self._db.close()
         self._lock.close()  # and with it the lock
+
+
+def read_records(database: Path) -> Iterator[tuple[str, bytes, float]]:
+    """Each record kept in `database` (id, bytes, Unix time it finished),
+    read without writing anything: a server may be running on it."""
+    try:
+        db = sqlite3.connect(f"file:{database}?mode=ro", uri=True, timeout=30)
+    except sqlite3.Error as exc:
+        raise StoreError(f"cannot open the database {database}: {exc}") from None
+    try:
+        ids = [row[0] for row in db.execute("SELECT id FROM records ORDER BY finished, id")]
+        for record_id in ids:  # (one at a time: records may be many)
+            row = db.execute(
+                "SELECT data, finished FROM records WHERE id = ?", (record_id,)
+            ).fetchone()
+            if row is not None:
+                yield record_id, bytes(row[0]), float(row[1])
+    except sqlite3.Error as exc:
+        raise StoreError(f"cannot read the records of {database}: {exc}") from None
+    finally:
+        db.close()
 
 
 def _lock(path: Path) -> IO[bytes]:

@@ -825,6 +825,12 @@ class GameController:
             self.status = (
                 "This is the start of the log" if back else "These are the newest lines of the log"
             )
+        if new <= first:
+            # The start: kept as such (0), not as the end that shows it at
+            # this height: the box may be shorter when it is drawn (another
+            # footer, a line more in the players' panel), and the log's first
+            # line must still be at its top.
+            new = 0
         self.log_end = None if new >= total else new + self.log.dropped
 
     def _round_over(self, round_: int, scores: list[int], show: bool = True) -> None:

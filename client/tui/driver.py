@@ -5,7 +5,8 @@ answer to the pending decision, a chat line, a request of the lobby, a
 record to download, play again, quit; a refusal goes back to the screen in
 the server's words. Beside it, at the end of every game, the game's record
 is downloaded, checked with `oriflamme verify`'s code, and kept in the
-state directory's `records/`.
+state directory's `records/`; once it verifies, the seat's secrets of that
+game are deleted from the state directory's `games/`.
 """
 
 from __future__ import annotations
@@ -182,7 +183,8 @@ async def _answer(session: Session, bridge: Bridge, command: Answer) -> None:
 
 
 async def _keep_records(session: Session, bridge: Bridge, records: Path) -> None:
-    """At the end of each game: download its record, check it, keep it."""
+    """At the end of each game: download its record, check it, keep it; once
+    it verifies, delete our seat's secrets of that game (kept otherwise)."""
     saved: set[str] = set()
     while True:
         await session.wait_until(
@@ -204,6 +206,8 @@ async def _keep_records(session: Session, bridge: Bridge, records: Path) -> None
         else:
             controller.saved = f"Record: {path.name}"
             controller.log.note(f"The game's record is saved in {path}")
-            if not ok:
+            if ok:  # nothing is left to open or check: the seat's secrets go
+                await session.forget_secrets(game)
+            else:  # (kept: what our seat really held, should anyone ask)
                 controller.verified = f"The record does NOT verify: {why}"[:200]
         bridge.changed()

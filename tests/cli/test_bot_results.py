@@ -64,9 +64,9 @@ async def test_the_bot_command_prints_each_games_scores_winner_record_and_verdic
                 await trio.to_thread.run_sync(command, abandon_on_cancel=True)
     out = capsys.readouterr().out
     assert codes == [0], out
+    assert cli.main(["export-records", str(tmp_path / "server"), str(tmp_path / "exported")]) == 0
     records = {
-        p.stem: decode_record(p.read_bytes())
-        for p in (tmp_path / "server" / "records").glob("*.oriflamme")
+        p.stem: decode_record(p.read_bytes()) for p in (tmp_path / "exported").glob("*.oriflamme")
     }
     assert len(records) == GAMES
     games = re.split(r"(?m)^(?=game \d+: )", out)

@@ -2,7 +2,7 @@
 inside a private mount namespace by `test_disk.py`, over a real filesystem
 of its own (a small tmpfs mounted at MOUNT), and prints what it saw as JSON.
 
-    python -m tests.network.disk_scenario full|read-only MOUNT LOG
+    python -m tests.network.disk_scenario full|read-only|inodes MOUNT LOG
 
 `full`: a game is played until round 2; the filesystem is then filled to
 the last byte. The server must stop with a clear message, and nothing it
@@ -12,6 +12,13 @@ again and the game goes on to its end, verified by every seat.
 `read-only`: a server that stored a room is stopped; the filesystem is
 remounted read-only. The server must refuse to start, with a clear message,
 and change nothing; remounted read-write, it starts with the room.
+
+`inodes`: the filesystem runs out of inodes (files) while the server runs,
+with room left for bytes: SQLite goes on, no new file can be made. A game
+is played to its end meanwhile; room is made, the server is stopped cleanly
+and started again: the game's record is served, and verifies. (A server
+that kept records as files lost them so: never written, and the clean
+stop's snapshot dropped the journal that could have made them again.)
 """
 
 from __future__ import annotations
@@ -27,9 +34,11 @@ from typing import Any
 import trio
 
 from oriflamme.client.bots import Behaviour, Bot
-from oriflamme.client.commands import list_rooms
+from oriflamme.client.commands import download_record, list_rooms
 from oriflamme.client.session import Session, tcp
 from oriflamme.protocol import messages as m
+from oriflamme.protocol.record import decode_record
+from oriflamme.protocol.verify import verify_record
 from oriflamme.server.persistence import DATABASE_FILE
 from tests.deadlines import GAME_HANG, HANG
 from tests.network.server_process import ServerProcess
@@ -135,9 +144,72 @@ async def read_only(mount: Path, log: Path) -> dict[str, Any]:
     return seen
 
 
+def use_every_inode(mount: Path) -> int:
+    """Make empty files in `mount` until no file more can be made; how many."""
+    filler = mount / "inodes"
+    filler.mkdir()
+    made = 0
+    try:
+        while True:
+            (filler / str(made)).touch()
+            made += 1
+    except OSError as exc:
+        if exc.errno != errno.ENOSPC:
+            raise
+    return made
+
+
+async def inodes(mount: Path, log: Path) -> dict[str, Any]:
+    server = ServerProcess(mount / "data", log_path=log)
+    port = server.start()
+    seen: dict[str, Any] = {"files_made": use_every_inode(mount)}
+    sessions = [
+        Session(tcp("127.0.0.1", port), name, behaviour=Behaviour(Bot("random")))
+        for name in ("Ann", "Bob", "Cid")
+    ]
+    ann = sessions[0]
+    async with trio.open_nursery() as nursery:
+        for s in sessions:
+            await nursery.start(s.run)
+        settings = m.RoomSettings(
+            players=PLAYERS, variant="standard", edition="revised", first_player="host"
+        )
+        await ann.request(m.CreateRoom(settings=settings))
+        assert ann.state.room is not None
+        for s in sessions[1:]:
+            await s.request(m.JoinRoom(room=ann.state.room.room))
+        for s in sessions:
+            await s.request(m.Ready(ready=True))
+        await ann.request(m.StartGame())
+        await ann.wait_until(lambda: game_over(ann), timeout=HANG)
+        assert ann.state.game is not None and ann.state.game.end is not None
+        record_id = ann.state.game.end.record_id
+        for s in sessions:
+            s.close()
+    seen["still_full"] = _no_inode_left(mount)
+    for path in (mount / "inodes").iterdir():
+        path.unlink()
+    seen["stopped"] = server.terminate()
+    server.start()
+    data = await download_record("127.0.0.1", server.port, record_id)
+    seen["verified"] = verify_record(decode_record(data)).ok
+    server.stop()
+    seen["log"] = server.log()
+    return seen
+
+
+def _no_inode_left(mount: Path) -> bool:
+    try:
+        (mount / "probe").touch()
+    except OSError as exc:
+        return exc.errno == errno.ENOSPC
+    (mount / "probe").unlink()
+    return False
+
+
 def main() -> None:
     scenario, mount, log = sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3])
-    run = {"full": full, "read-only": read_only}[scenario]
+    run = {"full": full, "read-only": read_only, "inodes": inodes}[scenario]
 
     async def within_deadline() -> dict[str, Any]:
         # (a hang only: a scenario starts servers several times, waiting for each)

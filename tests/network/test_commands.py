@@ -84,7 +84,9 @@ def test_three_bot_processes_play_a_game_whose_record_verifies(
             assert "2 game(s) played" in out
     finally:
         stop_every(bots)
-    records = sorted((data / "records").glob("*.oriflamme"))
+    exported = run("export-records", str(data), str(tmp_path / "exported"))
+    assert exported.returncode == 0, exported.stderr
+    records = sorted((tmp_path / "exported").glob("*.oriflamme"))
     assert len(records) == 2
     for record in records:
         # Downloaded from the server, as a player would, then checked offline.
@@ -123,6 +125,17 @@ def bot_process(port: int, name: str, state_dir: Path, *extra: str) -> subproces
     )
 
 
+def tallied(state_dir: Path) -> int | None:
+    """How many games the bot of `state_dir` has counted (`bot-games.json`)."""
+    import json
+
+    try:
+        played = json.loads((state_dir / "bot-games.json").read_text())["played"]
+    except (OSError, ValueError, KeyError):
+        return None
+    return played if type(played) is int else None
+
+
 @pytest.mark.parametrize("games", [1, 2])
 def test_a_bot_process_killed_in_its_last_game_and_started_again_finishes_it(
     server: tuple[int, Path, subprocess.Popen[bytes]], tmp_path: Path, games: int
@@ -133,11 +146,14 @@ def test_a_bot_process_killed_in_its_last_game_and_started_again_finishes_it(
     many = ("--games", str(games))
     bots = [bot_process(port, f"bot{i}", tmp_path / f"bot{i}", *many) for i in range(3)]
     try:
-        # The bot writes its seat's secrets when a game starts, before it
+        # The bot writes its seat's secrets as a game starts, before it
         # commits to them: from then on the game cannot go on without it.
+        # (Those of a game over go once its record verifies, before the
+        # game is counted in bot-games.json: its last game is the one whose
+        # secrets are there once the games before it are counted.)
         secrets = tmp_path / "bot0" / "games"
         deadline = time.monotonic() + GAME_HANG
-        while not (secrets.is_dir() and len(list(secrets.glob("*.secrets"))) == games):
+        while not (tallied(tmp_path / "bot0") == games - 1 and list(secrets.glob("*.secrets"))):
             assert time.monotonic() < deadline, "the last game never started"
             assert bots[0].poll() is None, bots[0].communicate()
             time.sleep(0.005)
@@ -155,7 +171,9 @@ def test_a_bot_process_killed_in_its_last_game_and_started_again_finishes_it(
             assert f"{games} game(s) played" in out
     finally:
         stop_every(bots)
-    records = sorted((data / "records").glob("*.oriflamme"))
+    exported = run("export-records", str(data), str(tmp_path / "exported"))
+    assert exported.returncode == 0, exported.stderr
+    records = sorted((tmp_path / "exported").glob("*.oriflamme"))
     assert len(records) == games
     for record in records:
         verified = run("verify", str(record))

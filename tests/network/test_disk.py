@@ -37,13 +37,14 @@ def namespaces_work(tmp_path: Path) -> str | None:
     return None if probe.returncode == 0 else f"no private mount: {probe.stderr.strip()}"
 
 
-def scenario(name: str, tmp_path: Path) -> dict[str, Any]:
+def scenario(name: str, tmp_path: Path, inodes: int | None = None) -> dict[str, Any]:
     why_not = namespaces_work(tmp_path)
     if why_not is not None:
         pytest.skip(why_not)
     mount = tmp_path / "mount"
     mount.mkdir()
-    script = f'mount -t tmpfs -o size={SIZE},mode=0700 oriflamme-test "$0" && exec "$@"'
+    options = f"size={SIZE},mode=0700" + ("" if inodes is None else f",nr_inodes={inodes}")
+    script = f'mount -t tmpfs -o {options} oriflamme-test "$0" && exec "$@"'
     done = subprocess.run(
         [
             "unshare",
@@ -96,3 +97,12 @@ def test_a_read_only_data_directory_is_refused_clearly_and_left_as_it_was(
     assert "Traceback" not in seen["log"]
     assert seen["unchanged"] and seen["integrity"] == "ok"
     assert seen["rooms"] == ["kept"]
+
+
+def test_a_disk_out_of_inodes_loses_no_record(tmp_path: Path) -> None:
+    seen = scenario("inodes", tmp_path, inodes=64)
+    assert seen["files_made"] > 0 and seen["still_full"], seen["log"][-2000:]
+    assert seen["stopped"] == 0
+    assert seen["verified"], seen["log"][-2000:]
+    assert "not written" not in seen["log"]
+    assert "Traceback" not in seen["log"]

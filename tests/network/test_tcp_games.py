@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import random
 import re
-import tempfile
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from functools import partial
@@ -25,7 +24,6 @@ from oriflamme.protocol.record import encode_record
 from oriflamme.protocol.verify import verify_record
 from oriflamme.server.core import GameFinished, Gateway, Lobby, ServerConfig
 from oriflamme.server.net import NetServer
-from oriflamme.server.records import RecordWriter
 from tests.deadlines import GAME_HANG, until
 
 pytestmark = pytest.mark.network
@@ -38,23 +36,24 @@ async def running_server(
     config: ServerConfig | None = None,
 ) -> AsyncIterator[tuple[int, list[GameFinished], NetServer]]:
     records: list[GameFinished] = []
-    with tempfile.TemporaryDirectory() as directory:
-        writer = RecordWriter(Path(directory))  # real files, served by get_record
+    kept: dict[str, bytes] = {}  # served by get_record
 
-        def on_record(finished: GameFinished) -> None:
-            records.append(finished)
-            writer.submit(finished)
+    def on_record(finished: GameFinished) -> None:
+        records.append(finished)
+        kept[finished.record_id] = encode_record(finished.record)
 
-        server = NetServer(
-            Gateway(Lobby(config or ServerConfig())), on_record=on_record, load_record=writer.load
-        )
-        listeners = await trio.open_tcp_listeners(0, host="127.0.0.1")
-        port = listeners[0].socket.getsockname()[1]
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(writer.run)
-            await nursery.start(server.run, listeners)
-            yield port, records, server
-            nursery.cancel_scope.cancel()
+    async def load_record(record_id: str) -> bytes | None:
+        return kept.get(record_id)
+
+    server = NetServer(
+        Gateway(Lobby(config or ServerConfig())), on_record=on_record, load_record=load_record
+    )
+    listeners = await trio.open_tcp_listeners(0, host="127.0.0.1")
+    port = listeners[0].socket.getsockname()[1]
+    async with trio.open_nursery() as nursery:
+        await nursery.start(server.run, listeners)
+        yield port, records, server
+        nursery.cancel_scope.cancel()
 
 
 def settings(players: int, variant: str, turn_timer: int | None = None) -> m.RoomSettings:

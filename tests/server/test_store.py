@@ -6,6 +6,7 @@ import sqlite3
 import stat
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,13 @@ from oriflamme.protocol import messages as m
 from oriflamme.server.core import ServerConfig
 from oriflamme.server.core.journal import CLOSED, TICK, Entry
 from oriflamme.server.persistence import DATABASE_FILE, KEY_FILE, restore, with_limits
-from oriflamme.server.store import SCHEMA_VERSION, SqliteStore, StoreError
+from oriflamme.server.store import (
+    SCHEMA_VERSION,
+    SqliteStore,
+    StoredRecord,
+    StoreError,
+    read_records,
+)
 from tests.deadlines import HANG
 
 
@@ -82,7 +89,7 @@ def test_a_database_from_an_older_server_is_read_and_marked_as_this_one_s(
     store.close()
     with sqlite3.connect(path) as db:
         (version,) = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-    assert version == SCHEMA_VERSION == 2
+    assert version == SCHEMA_VERSION == 3
 
 
 def test_two_servers_cannot_share_a_data_directory(tmp_path: Path) -> None:
@@ -247,3 +254,64 @@ def test_positions_are_not_reused_once_the_journal_is_empty(tmp_path: Path) -> N
         assert again.append([Entry("hello", "c3", 3.0, b"c")]) == b + 1
     finally:
         again.close()
+
+
+def _record(record_id: str, finished: float) -> StoredRecord:
+    return StoredRecord(
+        id=record_id,
+        data=b"record " + record_id.encode(),
+        room=1,
+        room_name="a table",
+        names=("Ann", "Bob"),
+        scores=(3, 4),
+        winners=(1,),
+        valid=True,
+        finished=finished,
+    )
+
+
+def test_a_record_is_stored_with_the_entries_of_its_game_s_end_or_not_at_all(
+    tmp_path: Path,
+) -> None:
+    store = SqliteStore(tmp_path / "s.sqlite3")
+    try:
+        store.append([Entry("hello", "c1", 1.0, b"a")], [_record("ab", 10.0)])
+        assert store.record("ab") == b"record ab"
+        assert store.record("cd") is None
+        # Kept once: the same record again (a replay) changes nothing.
+        store.append([], [replace(_record("ab", 99.0), data=b"other")])
+        assert store.record("ab") == b"record ab"
+        assert [r[0] for r in read_records(tmp_path / "s.sqlite3")] == ["ab"]
+    finally:
+        store.close()
+
+
+def test_a_checkpoint_truncates_the_wal(tmp_path: Path) -> None:
+    path = tmp_path / "s.sqlite3"
+    wal = tmp_path / "s.sqlite3-wal"
+    store = SqliteStore(path)
+    try:
+        for i in range(200):
+            store.append([Entry("hello", f"c{i}", float(i), bytes(1000))])
+        assert wal.stat().st_size > 100_000
+        assert store.checkpoint() == 0
+        assert wal.stat().st_size == 0
+        store.append([Entry("hello", "c", 1.0, bytes(1000))])
+        assert 0 < wal.stat().st_size < 100_000
+        store.save_snapshot(b"snapshot")  # a snapshot truncates it too
+        assert wal.stat().st_size == 0
+        assert store.load() == (b"snapshot", [])
+    finally:
+        store.close()
+
+
+def test_retention_deletes_only_the_records_older_than_it(tmp_path: Path) -> None:
+    store = SqliteStore(tmp_path / "s.sqlite3")
+    try:
+        store.append([], [_record("01", 100.0), _record("02", 200.0), _record("03", 300.0)])
+        assert store.forget_records(before=200.0) == 1
+        assert store.record("01") is None
+        assert store.record("02") == b"record 02" and store.record("03") == b"record 03"
+        assert store.forget_records(before=150.0) == 0
+    finally:
+        store.close()

@@ -19,7 +19,7 @@ import re
 BEGIN = "<!-- generated: {} -->"
 END = "<!-- end generated -->"
 _BLOCK = re.compile(
-    r"<!-- generated: (?P<name>[a-z0-9_:]+) -->\n(?P<body>.*?)<!-- end generated -->", re.S
+    r"<!-- generated: (?P<name>[a-z0-9_:-]+) -->\n(?P<body>.*?)<!-- end generated -->", re.S
 )
 
 

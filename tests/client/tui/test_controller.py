@@ -229,6 +229,21 @@ def test_the_log_scrolls_back_and_forth_with_the_keys(table: Table) -> None:
     assert c.log_end is None and log_column(screen_text(c.lines(80, 24)))[-1] == "line 64"
 
 
+def test_home_shows_the_first_line_even_when_the_log_box_shrinks(table: Table) -> None:
+    """Under tmux, Home was pressed as the screen changed (another footer,
+    a line more among the players): the log drawn in a shorter box began
+    with the second half of its first line."""
+    c = table.controller
+    c.log.lines.clear()
+    c.log.note("── Back in the game (3 players): the game so far")  # two lines at 80
+    for i in range(40):
+        c.log.note(f"line {i}")
+    c.lines(80, 30)  # laid out taller
+    c.key("home")
+    start = log_column(screen_text(c.lines(80, 24)))  # drawn shorter
+    assert start[:2] == ["── Back in the game (3 players):", "the game so far"], start
+
+
 def test_the_log_stays_put_when_its_oldest_lines_are_forgotten(table: Table) -> None:
     c = table.controller
     c.log.kept = 50
