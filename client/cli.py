@@ -224,6 +224,7 @@ def _serve(args: argparse.Namespace) -> int:
     if args.check:
         return _check(args)
     from oriflamme.server.app import ServeOptions, default_data_dir, serve
+    from oriflamme.server.persistence import ReplayDisagreed
     from oriflamme.server.store import StoreError
 
     _logging(args.log_level)
@@ -257,11 +258,15 @@ def _serve(args: argparse.Namespace) -> int:
     if args.snapshot_every is not None:
         options.snapshot_every = args.snapshot_every
     options.keep_records = args.keep_records
+    options.strict_replay = args.strict_replay
     try:
         trio.run(serve, options)
     except KeyboardInterrupt:  # Ctrl-C before the server took over its signals
         print("oriflamme serve: interrupted while starting; nothing was served", file=sys.stderr)
         return 130
+    except ReplayDisagreed as exc:
+        print(f"oriflamme serve: {exc}", file=sys.stderr)
+        return 3
     except StoreError as exc:
         print(f"oriflamme serve: {exc}", file=sys.stderr)
         return 2
@@ -846,6 +851,12 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="DAYS",
         help="delete finished games' records older than DAYS (default: keep them all;"
         " docs/SERVER.md)",
+    )
+    sv.add_argument(
+        "--strict-replay",
+        action="store_true",
+        help="do not start (exit status 3) if replaying the journal disagrees with a game in"
+        " progress, rather than keep that game out of play (docs/SERVER.md)",
     )
     limits = sv.add_argument_group("abuse limits (docs/SERVER.md)")
     for name, kind, help_text in SERVER_LIMITS:

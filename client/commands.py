@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import logging
 import random
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -152,7 +152,9 @@ async def run_bot(
         while tally.played < games:
             # The game before this one: the next may start as soon as we are ready.
             previous = None if session.state.game is None else session.state.game.game_id
-            game = await _play_one(session, previous)
+            game = await _play_one(
+                session, previous, partial(_sit, session, room, players, turn_timer)
+            )
             if game is None:
                 log.info("%s: the game was cancelled before it began", session.name)
                 continue
@@ -405,10 +407,14 @@ def _moved(started: Callable[[], bool], state: ClientState, seen: m.RoomState | 
     return started() or state.room is not seen
 
 
-async def _play_one(session: Session, previous: bytes | None) -> GameMirror | None:
+async def _play_one(
+    session: Session, previous: bytes | None, sit: Callable[[], Awaitable[None]]
+) -> GameMirror | None:
     """Play a game after `previous`: say we are ready (again, whenever the
     room shows us not ready: after a game, or one cancelled before it
     began), start it as host once all are ready, and play it to its end.
+    In no room (the session is a new one: the server no longer knew ours,
+    restored from before it), `sit` down again first.
     The game, over; None if it was cancelled before it began."""
     state = session.state
 
@@ -417,6 +423,9 @@ async def _play_one(session: Session, previous: bytes | None) -> GameMirror | No
 
     while not started():
         table = state.room
+        if table is None:
+            await sit()
+            continue
         if table is not None and table.state in ("waiting", "finished"):
             mine = None if table.seat is None else table.seats[table.seat]
             if mine is not None and not mine.ready:

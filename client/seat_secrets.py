@@ -13,7 +13,9 @@ A commitment is made for the pid the card will get (`view.next_pid`) before
 the `place` request is sent, so it is *pending* until the server's
 `placed` event confirms it (`confirm`); a refused placement is simply made
 again, for the same pid, with a fresh nonce. The hand is what the deal and
-the draws gave, less the confirmed placements.
+the draws gave, less the confirmed placements. A server restored from a
+backup may not have a placement we saw confirmed: `forget_placements`
+drops it, and its card is in hand again.
 
 Everything here must survive a crash of the client: `to_bytes` is the whole
 state (write it to disk, atomically, before sending the commitment that
@@ -151,6 +153,17 @@ class SeatSecrets:
         if entry is None:
             raise SecretsError(f"seat {self.seat} made no commitment for card {pid}")
         entry.confirmed = True
+
+    def forget_placements(self, *, keep: set[int]) -> list[int]:
+        """Forget every commitment but those for the pids in `keep` (the
+        placements of ours a server's snapshot shows): a server restored
+        from a backup never accepted the others, so their cards are in hand
+        again. The pids forgotten that were confirmed (placed, as we saw)."""
+        gone = [pid for pid in self._committed if pid not in keep]
+        placed = [pid for pid in gone if self._committed[pid].confirmed]
+        for pid in gone:
+            del self._committed[pid]
+        return placed
 
     def card(self, pid: int) -> Card | None:
         """Our card `pid`, if we placed it."""

@@ -126,6 +126,11 @@ class SecretStore:
         if len(self._forgotten) > FORGOTTEN_KEPT:
             del self._forgotten[next(iter(self._forgotten))]
 
+    def keep_again(self, game_id: bytes, seat: int) -> None:
+        """The game of a seat we forgot is being played again (the server went
+        back to an earlier state: a restore): its secrets are written again."""
+        self._forgotten.pop(self.secrets_path(game_id, seat), None)
+
     def make_secrets(self, rules: Rules, game_id: bytes, seat: int) -> SeatSecrets:
         """The secrets of a seat: those stored, or new ones, stored at once."""
         secrets = self.load(game_id, seat)

@@ -56,7 +56,16 @@ the server lets go a minute later (one that never sat in a room), the
 first time an address is used. A kept token the server refuses
 (``bad_token``: the session expired, or another server now answers at
 the address) is not the end of it: the session goes on without it, as a
-new one (a token given to the `Session` itself still ends it).
+new one (a token given to the `Session` itself still ends it); so does a
+token the server gave this session and no longer knows (it was restored
+from a backup taken before, or the session expired while away).
+
+A server restored from a backup, or that lost its last transactions, may
+be behind what the session saw (a placement it never accepted, a game we
+saw end still in play): it is authoritative. The mirror reconciles
+(`state`: the placement is forgotten and decided again, the game goes on),
+says so in `state.notices`, which the session logs, and a game we saw end
+that goes on has its secrets written again (`SecretStore.keep_again`).
 
     async with open_session(tcp("example.org", 7531), "Ann") as session:
         rooms = await session.request(messages.ListRooms())
@@ -245,6 +254,8 @@ class Session:
         self.state = ClientState(make_secrets=make_secrets)
         self.answered_turn: int | None = None
         self.token = token
+        self._given = token  # a token the caller gave: refused, it ends the session
+        self._notices = 0  # how many of `state.notices` are logged
         self.seq: int | None = None
         # The server's id, from its last `welcome` (None: not known, or it sends none).
         self.server_id: bytes | None = None
@@ -366,6 +377,7 @@ class Session:
             received = endpoint.receive_data(bytes(data))
             if before is not None and self.state.game is not before and before.end is None:
                 self._dropped(before)
+            self._went_back()
             if not data:
                 return
             for message in received:
@@ -391,6 +403,13 @@ class Session:
                     if event is not None:
                         event.set()
             self.seq = endpoint.seq
+            if self.state.out_of_step and self._connected.is_set():
+                # (a restored server's pushes that do not follow from ours)
+                self.state.out_of_step = False
+                log.warning(
+                    "%s: the server's pushes do not fit our game: asking for a snapshot", self.name
+                )
+                await self._send(link, m.Sync())
             if received:
                 self._notify()
                 if self.behaviour is not None and self._connected.is_set():
@@ -408,6 +427,18 @@ class Session:
                 game.game_id.hex(),
             )
             self.store.forget(game.game_id, game.seat)
+
+    def _went_back(self) -> None:
+        """Log what the mirror says (`state.notices`: the server went back to
+        an earlier state); the secrets of a game that goes on again are
+        written again, even if its record had verified."""
+        notices = self.state.notices
+        while self._notices < len(notices):
+            log.warning("%s: %s", self.name, notices[self._notices])
+            self._notices += 1
+            game = self.state.game
+            if self.store is not None and game is not None and game.seat is not None:
+                self.store.keep_again(game.game_id, game.seat)
 
     async def forget_secrets(self, game: GameMirror) -> None:
         """Delete the secrets our store keeps for our seat in `game`, a game
@@ -433,12 +464,22 @@ class Session:
 
     def _without_kept(self, error: m.Error, endpoint: ClientEndpoint) -> bool:
         """Whether the server refused a kept token (`bad_token` before the
-        first `welcome` of this token): then the session goes on without it,
-        as the spare one or a new one, and this connection ends."""
-        if error.code != BAD_TOKEN or self._kept is None or endpoint.token != self._kept:
+        first `welcome` of this token), or one it gave this session (it went
+        back to before it, or the session expired): then the session goes on
+        without it, as the spare one or a new one, and this connection ends.
+        A token given to the `Session` itself ends it."""
+        token = endpoint.token
+        if error.code != BAD_TOKEN or token is None or token == self._given:
             return False
-        log.info("the session kept for %s is over: going on with a new one", self.server)
-        self._refused.add(self._kept)
+        if token == self._kept:
+            log.info("the session kept for %s is over: going on with a new one", self.server)
+        else:
+            log.warning(
+                "%s: the server no longer knows our session (restored from before it,"
+                " or it expired): going on with a new one",
+                self.name,
+            )
+        self._refused.add(token)
         self.token, self._spare, self._kept = self._spare, None, None
         self._at_once = True
         return True

@@ -19,6 +19,19 @@ sends one (committing to a placed card, opening a revealed one), and
 commitment, the opening of an eliminated card, the final reveal. Secrets
 change when a commitment is made: save `secrets.to_bytes()` before sending.
 
+A server restored from a backup (or that lost its last transactions) is
+behind what the client saw, and is authoritative: a snapshot that does not
+show a placement our secrets hold as made has it forgotten (the card is in
+hand again, and the decision is asked again); a snapshot without the server
+seed has our seed commitment sent again (the same seed: it is fixed per
+game); a game we saw end that the snapshot shows in play goes on, its end
+kept as `seen_end`. Each time, `ClientState.notices` says so (`WENT_BACK`).
+A push that does not fit the mirror (a game's push for another game than
+ours: a restored server numbers its pushes again, and a resume may get
+others than those it missed) sets `out_of_step`: the client asks for a
+snapshot (`sync`). The mirror keeps the last games it saw end (`ENDED_KEPT`), with their
+secrets, so that a restore that brings one back finds them.
+
 The mirror also checks what it can: the server seed against the server's
 commitment, every opening against its commitment, and at the end every
 seat's seed and deal (`check_end`), so that a player sees for themselves
@@ -68,6 +81,8 @@ from oriflamme.protocol.verify import check_seat
 from .seat_secrets import SeatSecrets
 
 CHAT_KEPT = 200
+ENDED_KEPT = 8  # the games seen end, kept for a server that goes back to one
+WENT_BACK = "the server went back to an earlier state (a restore): the game goes on from there"
 
 
 def rules_of(started: m.GameStarted) -> Rules:
@@ -85,6 +100,7 @@ class GameMirror:
         started: m.GameStarted,
         make_secrets: Callable[[Rules, bytes, int], SeatSecrets],
         problems: list[str],
+        notices: list[str] | None = None,
     ) -> None:
         self.started = started
         self.game_id = started.game
@@ -94,6 +110,7 @@ class GameMirror:
             None if started.seat is None else make_secrets(self.rules, started.game, started.seat)
         )
         self.problems = problems
+        self.notices = notices if notices is not None else []
         self.server_seed: bytes | None = None
         self.seed_commitments: tuple[bytes, ...] = ()
         self.state: m.GameState | None = None
@@ -104,6 +121,9 @@ class GameMirror:
         self.open_request: m.OpenRequest | None = None
         self.final_request: m.FinalRevealRequest | None = None
         self.end: m.GameEnd | None = None
+        # The end we saw before the server went back to the game in play (a restore).
+        self.seen_end: m.GameEnd | None = None
+        self._told = False  # this snapshot has said the server went back
         self._drawn_at: dict[int, int] = {}  # pid -> cards its owner had drawn when placing it
         self._sent: set[tuple[Any, ...]] = set()
 
@@ -117,10 +137,49 @@ class GameMirror:
         elif isinstance(message, m.OpenRequest):
             self.open_request = message
         elif isinstance(message, m.FinalRevealRequest):
+            if self.end is not None:  # a game we saw end waits for our final reveal
+                self._went_back()
             self.final_request = message
         elif isinstance(message, m.GameEnd):
             self.end = message
             self.final_request = None
+
+    def restarted(self, started: m.GameStarted) -> None:
+        """`game_started` again for this game: a snapshot begins (a resume, a
+        `sync`), and replaces what the server had shown. The server seed
+        comes again if it was out; if it does not, the server went back to
+        before every seat had committed, and `automatic` sends our seed
+        commitment again (the same: the seed is fixed per game)."""
+        self.started = started
+        self.server_seed = None
+        self.seed_commitments = ()
+        self.state = None
+        self.open_request = None
+        self.final_request = None
+        self._told = False
+
+    def _went_back(self) -> None:
+        """The server is behind what we saw: it is right, and we go on from
+        where it is (see the module docstring)."""
+        if self.end is not None:
+            self.seen_end, self.end = self.end, None
+        if not self._told:
+            self._told = True
+            self.notices.append(WENT_BACK)
+
+    def _reconcile(self, message: m.GameState) -> None:
+        """A snapshot that is behind what we saw: our placements it does not
+        show are forgotten (the card is in hand again), and a game we saw
+        end goes on."""
+        shown = {c.pid for c in message.commitments}
+        for pid in [pid for pid in self._drawn_at if pid not in shown]:
+            del self._drawn_at[pid]
+        if self.secrets is not None:
+            ours = {c.pid for c in message.commitments if c.seat == self.seat}
+            if self.secrets.forget_placements(keep=ours):
+                self._went_back()
+        if self.end is not None and message.view.get("step") != "over":
+            self._went_back()
 
     def _server_seed(self, message: m.ServerSeed) -> None:
         self.server_seed = message.seed
@@ -131,12 +190,22 @@ class GameMirror:
             self.problems.append("the server's seed does not match the commitment it made")
         if self.secrets is not None and self.secrets.server_seed is None:
             self.secrets.learn_server_seed(message.seed)
+        seat = self.seat
+        if (
+            self.secrets is not None
+            and seat is not None
+            and seat < len(message.commitments)
+            and message.commitments[seat] != self.secrets.seed_commitment
+        ):
+            # (our secrets of this game were lost: this seat cannot open its cards)
+            self.problems.append("the server holds another seed commitment for our seat")
 
     def _game_state(self, message: m.GameState) -> None:
         if message.snapshot:
             self.commitments.clear()
             self.openings.clear()
             self.settled.clear()
+            self._reconcile(message)
         self.state = message
         if message.snapshot and message.past is not None:
             # The game so far: what we had is its start (events are public).
@@ -399,6 +468,12 @@ class ClientState:
         self.chat: deque[m.ChatMessage] = deque(maxlen=CHAT_KEPT)
         self.game: GameMirror | None = None
         self.problems: list[str] = []
+        # What the client should tell its user: `WENT_BACK` (see the module docstring).
+        self.notices: list[str] = []
+        # The last games seen end, by id (a restore may bring one back in play).
+        self.ended: dict[bytes, GameMirror] = {}
+        # A push did not fit the mirror: the client should send `sync`.
+        self.out_of_step = False
         self._make_secrets = make_secrets or (
             lambda rules, game, seat: SeatSecrets(rules, game, seat)
         )
@@ -410,22 +485,38 @@ class ClientState:
     def receive(self, message: m.Message) -> None:
         """Take one message from the server (pushes and answers)."""
         if isinstance(message, m.Welcome):
+            if not message.resumed and self.player is not None:
+                # A new session where we had one (the server no longer knows it:
+                # a restore from before it, or it expired): in no room.
+                self.room = None
+                self._set_game(None)
             self.player = message.player
         elif isinstance(message, m.RoomState):
             self.room = None if message.state == "closed" else message
             if self.room is None:
-                self.game = None
+                self._set_game(None)
             elif message.state == "waiting" and self.game is not None and self.game.end is None:
                 self.game = None  # cancelled before it began (a seat did not commit in time)
         elif isinstance(message, m.ChatMessage):
             self.chat.append(message)
         elif isinstance(message, m.GameStarted):
-            if self.game is None or self.game.game_id != message.game:
-                self.game = GameMirror(message, self._make_secrets, self.problems)
+            if self.game is not None and self.game.game_id == message.game:
+                self.game.restarted(message)
+                return
+            kept = self.ended.pop(message.game, None)
+            if kept is not None and kept.seat == message.seat:
+                # A game we saw end, in a snapshot: its secrets are the seat's.
+                self._set_game(kept)
+                kept.restarted(message)
             else:
-                self.game.started = message
+                self._set_game(GameMirror(message, self._make_secrets, self.problems, self.notices))
         elif self.game is not None and getattr(message, "game", None) == self.game.game_id:
             self.game.receive(message)
+        elif getattr(message, "game", None) is not None and message.ROLE == "push":
+            # A push of a game we are not in: the server's pushes do not follow
+            # from what we saw (restored from a backup, it numbered others as
+            # those we had): ask for a snapshot (`sync`).
+            self.out_of_step = True
 
     def answered(self, request: m.Message | None, answer: m.Message) -> None:
         """The answer to one of our requests. Leaving takes us out of the room
@@ -437,7 +528,16 @@ class ClientState:
             and (ok or (isinstance(answer, m.Error) and answer.code == "bad_opening"))
         ):
             self.room = None
-            self.game = None
+            self._set_game(None)
+
+    def _set_game(self, game: GameMirror | None) -> None:
+        """Let the game we had go for `game`: one we saw end is kept a while."""
+        old = self.game
+        if old is not None and old is not game and old.end is not None:
+            self.ended[old.game_id] = old
+            while len(self.ended) > ENDED_KEPT:
+                del self.ended[next(iter(self.ended))]
+        self.game = game
 
     def adopt_secrets(self, secrets: SeatSecrets) -> None:
         """Use secrets kept from before (a client restarted mid-game)."""

@@ -76,6 +76,10 @@ class ServeOptions:
     snapshot_every: int = SNAPSHOT_EVERY
     # Days a finished game's record is kept (None: for ever).
     keep_records: float | None = None
+    # Do not start when the journal's replay disagrees with a game in
+    # progress (`persistence.ReplayDisagreed`), rather than keep that game
+    # out of play and serve the others.
+    strict_replay: bool = False
 
     @property
     def tls(self) -> bool:
@@ -94,7 +98,9 @@ async def serve(
     await trio.socket.getaddrinfo(
         options.host, options.port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
     )
-    restored = await trio.to_thread.run_sync(restore, options.data_dir, options.config)
+    restored = await trio.to_thread.run_sync(
+        partial(restore, strict=options.strict_replay), options.data_dir, options.config
+    )
     store, lobby = restored.store, restored.lobby
     try:
         # A game whose end is in the journal has its record in the store,

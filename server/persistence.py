@@ -18,6 +18,12 @@ its data directory, and says so when it is given others.
 
 The snapshot is a pickle: the data directory must be as trusted as the
 server's code (it is the server's own, mode 0700).
+
+A replay that disagrees: each decision in the journal has the digest of
+what it produced; a game whose replay by this version comes out otherwise
+is logged (room, game, turn, input) and kept out of play, and the other
+games go on; or, with `strict`, the server does not start
+(`ReplayDisagreed`, exit status 3).
 """
 
 from __future__ import annotations
@@ -32,7 +38,7 @@ from oriflamme.client.secret_store import write_private
 from oriflamme.server.core import Effect, ServerConfig
 from oriflamme.server.core.config import LIMITS
 from oriflamme.server.core.entropy import KeyedEntropy
-from oriflamme.server.core.journal import JournaledLobby, replay
+from oriflamme.server.core.journal import Disagreement, JournaledLobby, replay
 
 from .store import SqliteStore, StoreError
 from .tuning import collector_paused
@@ -55,6 +61,12 @@ class Restored:
     replayed: list[Effect]
     entries: int
     new: bool
+    disagreements: list[Disagreement] = dataclasses.field(default_factory=list)
+
+
+class ReplayDisagreed(StoreError):
+    """The journal's replay by this version disagreed with what a game did,
+    and the server was told not to start then (`--strict-replay`)."""
 
 
 def server_key(path: Path) -> bytes:
@@ -76,9 +88,10 @@ def server_key(path: Path) -> bytes:
     return key
 
 
-def restore(data_dir: Path, config: ServerConfig) -> Restored:
+def restore(data_dir: Path, config: ServerConfig, *, strict: bool = False) -> Restored:
     """The lobby of `data_dir` (see the module docstring); StoreError with a
-    message for a person if it cannot be had."""
+    message for a person if it cannot be had; `ReplayDisagreed` if `strict`
+    and the journal's replay disagrees with a game (nothing is stored then)."""
     try:
         data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
         key = server_key(data_dir / KEY_FILE)
@@ -103,9 +116,25 @@ def restore(data_dir: Path, config: ServerConfig) -> Restored:
         # snapshot says so before any input is taken under them.
         kept = with_limits(lobby.config, lobby.config)  # (defaults for what it predates)
         lobby.config = kept
+        disagreements: list[Disagreement] = []
         with collector_paused():
-            replayed = replay(lobby, entries)
+            replayed = replay(lobby, entries, disagreements)
         lobby.take()  # the replay noted the journal again: it is stored already
+        for found in disagreements:
+            log.error(
+                "%s: this server version cannot restore the game%s",
+                found.describe(),
+                "" if strict else "; it is kept out of play, and its players are told",
+            )
+        if disagreements and strict:
+            games = ", ".join(f"{d.game.hex()} (turn {d.turn})" for d in disagreements)
+            raise ReplayDisagreed(
+                f"the journal's replay by this server version disagrees with {len(disagreements)}"
+                f" game(s) in progress: {games}; see the log for each. Started with"
+                " --strict-replay, it does not serve: start it without --strict-replay to"
+                " serve the other games and keep those out of play, or start the version that"
+                ' played them again (deploy/README.md, "Upgrading")'
+            )
         lobby.config = with_limits(kept, config)
         for room in lobby.rooms.values():
             room.config = lobby.config
@@ -116,7 +145,9 @@ def restore(data_dir: Path, config: ServerConfig) -> Restored:
             )
         if lobby.config != kept:
             store.save_snapshot(_pickled(lobby))
-        return Restored(lobby, store, replayed, len(entries), new=False)
+        return Restored(
+            lobby, store, replayed, len(entries), new=False, disagreements=disagreements
+        )
     except BaseException:
         store.close()
         raise

@@ -61,8 +61,8 @@ ROWS_A_STATEMENT = 500  # journal entries inserted by one statement
 
 WAL_LIMIT = 4 << 20  # bytes the WAL file keeps at rest, once checkpointed
 
-_INSERT = "INSERT INTO journal (seq, kind, conn, at, data) VALUES "
-_ROW = "(?, ?, ?, ?, ?)"
+_INSERT = "INSERT INTO journal (seq, kind, conn, at, data, digest) VALUES "
+_ROW = "(?, ?, ?, ?, ?, ?)"
 _INSERT_RECORD = (
     "INSERT OR IGNORE INTO records (id, data, room, room_name, names, scores, winners,"
     " valid, finished) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
@@ -158,7 +158,7 @@ class SqliteStore:
                 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
                 CREATE TABLE IF NOT EXISTS journal (
                     seq INTEGER PRIMARY KEY, kind TEXT NOT NULL, conn TEXT,
-                    at REAL NOT NULL, data BLOB);
+                    at REAL NOT NULL, data BLOB, digest BLOB);
                 CREATE TABLE IF NOT EXISTS snapshot (
                     id INTEGER PRIMARY KEY CHECK (id = 1), data BLOB NOT NULL);
                 CREATE TABLE IF NOT EXISTS records (
@@ -168,6 +168,13 @@ class SqliteStore:
                 CREATE INDEX IF NOT EXISTS records_by_time ON records (finished);
                 """
             )
+            # The digests of the decisions each entry made (`Entry.digest`):
+            # a column a journal written before them lacks, and gets (NULL in
+            # its rows: replayed unchecked). A server of schema 3 without
+            # them names its columns, and reads and writes such a journal.
+            columns = [row[1] for row in self._db.execute("PRAGMA table_info(journal)")]
+            if "digest" not in columns:
+                self._db.execute("ALTER TABLE journal ADD COLUMN digest BLOB")
             # Records are read by other threads than the committer's, on a
             # connection of their own (WAL: readers never wait for the writer).
             self._reader = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
@@ -181,9 +188,9 @@ class SqliteStore:
             self.close()
             raise StoreError(f"cannot read the database {path}: {exc}") from None
         self._last_position = last or 0
-        # (SQLite before 3.32 takes 999 parameters to a statement, five a row)
+        # (SQLite before 3.32 takes 999 parameters to a statement, six a row)
         limit = self._db.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER)
-        self._rows_a_statement = max(1, min(ROWS_A_STATEMENT, limit // 5))
+        self._rows_a_statement = max(1, min(ROWS_A_STATEMENT, limit // 6))
         version = self._meta("schema_version")
         if version is None or version < SCHEMA_VERSION:  # (new, or upgraded in place)
             self._set_meta("schema_version", SCHEMA_VERSION)
@@ -210,9 +217,9 @@ class SqliteStore:
         try:
             row = self._db.execute("SELECT data FROM snapshot WHERE id = 1").fetchone()
             entries = [
-                Entry(kind, conn, at, data)
-                for kind, conn, at, data in self._db.execute(
-                    "SELECT kind, conn, at, data FROM journal ORDER BY seq"
+                Entry(kind, conn, at, data, digest)
+                for kind, conn, at, data, digest in self._db.execute(
+                    "SELECT kind, conn, at, data, digest FROM journal ORDER BY seq"
                 )
             ]
         except sqlite3.Error as exc:
@@ -245,7 +252,7 @@ class SqliteStore:
             chunk = entries[start : start + rows]
             values: list[object] = []
             for seq, e in enumerate(chunk, first + start):
-                values += (seq, e.kind, e.conn, e.now, e.data)
+                values += (seq, e.kind, e.conn, e.now, e.data, e.digest)
             self._db.execute(_INSERT + ",".join([_ROW] * len(chunk)), values)
 
     def record(self, record_id: str) -> bytes | None:

@@ -220,6 +220,7 @@ class GameController:
         self.verified = ""
         self.saved = ""
         self._game: bytes | None = None
+        self._notices = 0  # how many of the mirror's notices were said
         self._seen_events = 0
         self._announced = False
         self._catching_up = 0  # events of the game that happened before we came
@@ -322,9 +323,16 @@ class GameController:
         (the app rings the bell then)."""
         self._now = now
         game = self.state.game
+        notices = self.state.notices[self._notices :]
+        self._notices = len(self.state.notices)
+        if notices:
+            # The server went back (a restore): the game is shown again from
+            # what it says, as a game we come back to.
+            self._game = None
         if game is None:
             self.chooser = None
             self._take_chat()
+            self._say(notices)
             return False
         if game.game_id != self._game:
             self._game = game.game_id
@@ -346,6 +354,7 @@ class GameController:
             self._announced = True
             self.log.learn_view(view)
             self._catching_up = self._announce(game, view)
+        self._say(notices)
         first = self._seen_events
         new = game.events[first:]
         self._seen_events = len(game.events)
@@ -425,6 +434,13 @@ class GameController:
                 self.turns_rung.add(d.turn)
                 return True
         return False
+
+    def _say(self, notices: list[str]) -> None:
+        """What the mirror tells the user (the server went back), in the log
+        and the status line."""
+        for notice in notices:
+            self.log.note(f"── {notice[0].upper()}{notice[1:]}")
+            self.status = notice[0].upper() + notice[1:]
 
     def revealed_view(self) -> dict[str, Any] | None:
         """The view, and once the game is over every face-down card shown as

@@ -21,6 +21,16 @@ the new tokens come again from the randomness.
 Inputs that change nothing are not noted: `ping`, the room and record
 lists, `get_record`, a `hello` refused, a tick with nothing due.
 
+A replay that disagrees is caught. Each note also keeps a `digest` of the
+game decisions its input made: for each game whose referee ruled on it
+(a placement, a reveal, an opening, a choice, a time-out, the stand-in),
+the game id, the turn the ruling began at, and `referee.events_digest` of
+the events it produced. `replay` makes them again and compares: a game
+whose events come out otherwise (another version of the engine) is named
+in a `Disagreement` and kept out of play (`Room.suspend`), and the others
+go on. A note made before digests were (`digest` None) is replayed
+unchecked.
+
 >>> from oriflamme.server.core.entropy import KeyedEntropy
 >>> live = JournaledLobby(KeyedEntropy(bytes(32)))
 >>> hello = m.Hello(versions=(1,), client="doc", name="Ann")
@@ -34,7 +44,7 @@ lists, `get_record`, a `hello` refused, a tick with nothing due.
 from __future__ import annotations
 
 from collections.abc import Hashable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import msgpack
 
@@ -45,6 +55,7 @@ from .config import ServerConfig
 from .effects import Effect
 from .entropy import Entropy, KeyedEntropy
 from .lobby import Lobby
+from .room import Room
 
 HELLO, RESUME, REQUEST, CLOSED, TICK, RESTARTED = (
     "hello",
@@ -68,6 +79,45 @@ class Entry:
     conn: str | None
     now: float
     data: bytes | None = None
+    # msgpack: [[game id, turn, digest], ...] for each game the input made
+    # a decision in (an empty array: none); None in a note made before
+    # digests were, which is replayed unchecked.
+    digest: bytes | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Disagreement:
+    """A replayed input whose decision in game `game` (of room `room`, None if
+    the replay has no such game) came out otherwise than when it was played:
+    the decision at `turn`; `entry`, the input."""
+
+    room: int | None
+    game: bytes
+    turn: int
+    entry: Entry
+
+    def describe(self) -> str:
+        """For the log: the room, the game, the decision, the input (its kind,
+        its message type and connection, never its contents: an opening or
+        a handed seat's secrets)."""
+        where = "no room" if self.room is None else f"room {self.room}"
+        return (
+            f"{where}: game {self.game.hex()}: the decision at turn {self.turn}"
+            f" ({describe_input(self.entry)}) came out otherwise than when it was played"
+        )
+
+
+def describe_input(entry: Entry) -> str:
+    """An input as the log names it, without its contents."""
+    what = entry.kind
+    if entry.kind == REQUEST and entry.data is not None:
+        data = _unpack(entry.data)
+        what = f"request {data.get('type')!r}"
+        if isinstance(data.get("turn"), int):
+            what += f" for turn {data['turn']}"
+    if entry.conn is not None:
+        what += f" from connection {entry.conn}"
+    return f"{what}, at {entry.now:.3f}"
 
 
 def _pack(value: object) -> bytes:
@@ -101,6 +151,30 @@ class JournaledLobby(Lobby):
         self._notes.append(entry)
         self.last_time = max(self.last_time, entry.now)
 
+    def _rooms_of(self, conn: Hashable | None = None, player: int | None = None) -> list[Room]:
+        """The rooms an input may make decisions in: the room of the session
+        of `conn` (or of `player`); every room, for neither."""
+        if conn is None and player is None:
+            return list(self.rooms.values())
+        session = self._conns.get(conn) if player is None else self.sessions.by_player.get(player)
+        room = None if session is None or session.room is None else self.rooms.get(session.room)
+        return [] if room is None else [room]
+
+    def _digest(self, index: int, rooms: list[Room], after: list[Room]) -> None:
+        """Keep with note `index` the digests of the decisions its input made
+        in `rooms` (those before it) and `after` (those after it)."""
+        decided: list[list[object]] = []
+        seen: set[int] = set()
+        for room in (*rooms, *after):
+            table = room.table
+            if id(room) in seen or table is None or room.suspended is not None:
+                continue
+            seen.add(id(room))
+            made = table.referee.take_digest()
+            if made is not None:
+                decided.append([table.referee.game_id, *made])
+        self._notes[index] = replace(self._notes[index], digest=_pack(decided))
+
     def rekey(self, key: bytes) -> None:
         """Give the key of its `KeyedEntropy` back, after loading it from a
         snapshot (the key is never pickled)."""
@@ -120,6 +194,8 @@ class JournaledLobby(Lobby):
         if hello.token is None:
             note = {"hello": _hello_data(hello), "address": address}
             self._note(Entry(HELLO, str(conn), now, _pack(note)))
+            # (no game decides anything at a new session's hello)
+            self._notes[-1] = replace(self._notes[-1], digest=_pack([]))
         # A resume notes itself (`resume`).
         return super().hello(conn, hello, now, address=address)
 
@@ -128,63 +204,138 @@ class JournaledLobby(Lobby):
     ) -> list[Effect]:
         note = {"hello": _hello_data(hello), "player": player, "current": current_one}
         self._note(Entry(RESUME, str(conn), now, _pack(note)))
-        return super().resume(conn, player, current_one, hello, now)
+        index, rooms = len(self._notes) - 1, self._rooms_of(player=player)
+        effects = super().resume(conn, player, current_one, hello, now)
+        self._digest(index, rooms, self._rooms_of(player=player))
+        return effects
 
     def request(self, conn: Hashable, message: m.Message, now: float) -> list[Effect]:
-        if not isinstance(message, READ_ONLY):
-            self._note(Entry(REQUEST, str(conn), now, _pack(m.to_data(message))))
-        return super().request(conn, message, now)
+        if isinstance(message, READ_ONLY):
+            return super().request(conn, message, now)
+        self._note(Entry(REQUEST, str(conn), now, _pack(m.to_data(message))))
+        index, rooms = len(self._notes) - 1, self._rooms_of(conn)
+        effects = super().request(conn, message, now)
+        self._digest(index, rooms, self._rooms_of(conn))
+        return effects
 
     def closed(self, conn: Hashable, now: float) -> list[Effect]:
         self._note(Entry(CLOSED, str(conn), now))
-        return super().closed(conn, now)
+        index, rooms = len(self._notes) - 1, self._rooms_of(conn)
+        effects = super().closed(conn, now)
+        self._digest(index, rooms, [])
+        return effects
 
     def restarted(self, now: float) -> list[Effect]:
         self._note(Entry(RESTARTED, None, now))
-        return super().restarted(now)
+        index, rooms = len(self._notes) - 1, self._rooms_of()
+        effects = super().restarted(now)
+        self._digest(index, rooms, [])
+        return effects
 
     def tick(self, now: float) -> list[Effect]:
         due = self.next_deadline()
-        if due is not None and due <= now:
-            self._note(Entry(TICK, None, now))
-        return super().tick(now)
+        if due is None or due > now:
+            return super().tick(now)
+        self._note(Entry(TICK, None, now))
+        index, rooms = len(self._notes) - 1, self._rooms_of()
+        effects = super().tick(now)
+        self._digest(index, rooms, [])
+        return effects
 
 
-def replay(lobby: Lobby, entries: Iterable[Entry]) -> list[Effect]:
+def replay(
+    lobby: Lobby, entries: Iterable[Entry], disagreements: list[Disagreement] | None = None
+) -> list[Effect]:
     """Give `entries` to `lobby`, in order; the effects they make (the shell
-    keeps what still matters: bots to run, records to keep)."""
+    keeps what still matters: bots to run, records to keep). A
+    `JournaledLobby` checks each decision against the digest noted with it
+    (the module docstring): a game that comes out otherwise is kept out of
+    play, and named in `disagreements` (if given).
+
+    Each note a `JournaledLobby` makes here is the entry again: the shell
+    drops them (`take`), as they are stored already."""
     effects: list[Effect] = []
+    kept_out: set[bytes] = set()  # the games found to disagree
+    journaled = lobby if isinstance(lobby, JournaledLobby) else None
     for entry in entries:
-        conn, now = entry.conn, entry.now
-        if entry.kind == TICK:
-            effects += lobby.tick(now)
-        elif entry.kind == RESTARTED:
-            effects += lobby.restarted(now)
-        elif entry.kind == CLOSED:
-            effects += lobby.closed(conn, now)
-        elif entry.kind == HELLO:
-            assert entry.data is not None
-            note = _unpack(entry.data)
-            address: str | None = None
-            if "hello" in note:  # (a note made before addresses were: the hello alone)
-                noted = note["address"]
-                assert noted is None or isinstance(noted, str)
-                address = noted
-                note = note["hello"]  # type: ignore[assignment]
-            hello = m.from_data(note, "client")
-            assert isinstance(hello, m.Hello)
-            effects += lobby.hello(conn, hello, now, address=address)
-        elif entry.kind == RESUME:
-            assert entry.data is not None
-            note = _unpack(entry.data)
-            hello = m.from_data(note["hello"], "client")  # type: ignore[arg-type]
-            assert isinstance(hello, m.Hello)
-            player, current = note["player"], note["current"]
-            assert isinstance(player, int) and isinstance(current, bool)
-            effects += lobby.resume(conn, player, current, hello, now)
-        elif entry.kind == REQUEST:
-            assert entry.data is not None
-            effects += lobby.request(conn, m.from_data(_unpack(entry.data), "client"), now)
-        else:
-            raise ValueError(f"no journal entry of kind {entry.kind!r}")
+        noted = 0 if journaled is None else len(journaled._notes)
+        effects += _apply(lobby, entry)
+        if entry.digest is None or journaled is None:
+            continue  # (a note made before digests were, or a lobby that makes none)
+        made = journaled._notes[-1].digest if len(journaled._notes) > noted else None
+        if made == entry.digest:
+            continue
+        for found in _compare(lobby, entry, made, kept_out):
+            kept_out.add(found.game)
+            if disagreements is not None:
+                disagreements.append(found)
+            room = lobby.rooms.get(found.room) if found.room is not None else None
+            if room is not None and room.suspended is None:
+                why = (
+                    f"its decision at turn {found.turn} came out otherwise than when it was played"
+                )
+                effects += room.suspend(why)
     return effects
+
+
+def _decisions(digest: bytes | None) -> dict[bytes, tuple[int, bytes]]:
+    """The decisions a note's `digest` holds: game id -> (turn, digest)."""
+    if not digest:
+        return {}
+    value = unpack_untrusted(
+        digest, max_str_len=0, max_bin_len=64, max_array_len=1 << 16, max_map_len=0
+    )
+    assert isinstance(value, list)
+    found: dict[bytes, tuple[int, bytes]] = {}
+    for game, turn, made in value:
+        found[bytes(game)] = (int(turn), bytes(made))
+    return found
+
+
+def _compare(
+    lobby: Lobby, entry: Entry, made: bytes | None, kept_out: set[bytes]
+) -> list[Disagreement]:
+    """The games whose decisions `entry` noted (`entry.digest`) and the
+    replay made (`made`) differ, those already kept out of play aside."""
+    noted, again = _decisions(entry.digest), _decisions(made)
+    rooms = {room.table.referee.game_id: room.id for room in lobby.rooms.values() if room.table}
+    return [
+        Disagreement(rooms.get(game), game, (noted.get(game) or again[game])[0], entry)
+        for game in sorted({*noted, *again})
+        if game not in kept_out and noted.get(game) != again.get(game)
+    ]
+
+
+def _apply(lobby: Lobby, entry: Entry) -> list[Effect]:
+    """Give one entry to `lobby`."""
+    conn, now = entry.conn, entry.now
+    if entry.kind == TICK:
+        return lobby.tick(now)
+    if entry.kind == RESTARTED:
+        return lobby.restarted(now)
+    if entry.kind == CLOSED:
+        return lobby.closed(conn, now)
+    if entry.kind == HELLO:
+        assert entry.data is not None
+        note = _unpack(entry.data)
+        address: str | None = None
+        if "hello" in note:  # (a note made before addresses were: the hello alone)
+            noted = note["address"]
+            assert noted is None or isinstance(noted, str)
+            address = noted
+            note = note["hello"]  # type: ignore[assignment]
+        hello = m.from_data(note, "client")
+        assert isinstance(hello, m.Hello)
+        return lobby.hello(conn, hello, now, address=address)
+    if entry.kind == RESUME:
+        assert entry.data is not None
+        note = _unpack(entry.data)
+        hello = m.from_data(note["hello"], "client")  # type: ignore[arg-type]
+        assert isinstance(hello, m.Hello)
+        player, current = note["player"], note["current"]
+        assert isinstance(player, int) and isinstance(current, bool)
+        return lobby.resume(conn, player, current, hello, now)
+    if entry.kind == REQUEST:
+        assert entry.data is not None
+        return lobby.request(conn, m.from_data(_unpack(entry.data), "client"), now)
+    raise ValueError(f"no journal entry of kind {entry.kind!r}")

@@ -242,8 +242,11 @@ class Lobby:
         ]
         if not resumed:
             return effects
-        missed = None if hello.seq is None else session.missed_since(hello.seq)
         room = self._room_of(session)
+        # (a game kept out of play is not what its players last saw, nor
+        # are their pushes since: a snapshot says where it stands, and why)
+        suspended = room is not None and room.suspended is not None
+        missed = None if hello.seq is None or suspended else session.missed_since(hello.seq)
         if missed is not None:
             # Sent again as they were made, but for the time left to answer.
             effects += [
@@ -648,9 +651,10 @@ class Lobby:
         return None
 
     def _held(self, session: Session) -> bool:
-        """A seated player's session lasts as long as the game being played."""
+        """A seated player's session lasts as long as the game being played
+        (not one kept out of play: `Room.suspend`)."""
         room = self._room_of(session)
-        return room is not None and room.state == PLAYING and session.seat is not None
+        return room is not None and room.in_play() and session.seat is not None
 
     def tick(self, now: float) -> list[Effect]:
         """Time passed: the rooms' timers, and sessions away too long."""

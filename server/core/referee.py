@@ -57,9 +57,12 @@ oriflamme.server.core.referee.Refusal: stale_turn: turn 0 is over (the pending d
 from __future__ import annotations
 
 import enum
+import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
+
+import msgpack
 
 from oriflamme.engine import (
     BACKS,
@@ -77,6 +80,7 @@ from oriflamme.engine import (
     Rules,
     Step,
     Target,
+    event_to_data,
     view,
 )
 from oriflamme.engine.actions import At
@@ -119,6 +123,17 @@ from oriflamme.protocol.verify import (
 )
 
 from .entropy import Entropy, SystemEntropy
+
+DIGEST_SIZE = 16  # bytes of a ruling's digest (`events_digest`)
+
+
+def events_digest(events: Sequence[Event]) -> bytes:
+    """A short digest of what a ruling produced: the first 16 bytes of
+    SHA-256 over the msgpack of its events' data (`event_to_data`). The
+    journal keeps it with each decision, so that a replay by another version
+    of the engine that comes out otherwise is caught (`journal.replay`)."""
+    packed = msgpack.packb([event_to_data(e) for e in events], use_bin_type=True)
+    return hashlib.sha256(packed).digest()[:DIGEST_SIZE]
 
 
 class Phase(enum.StrEnum):
@@ -181,6 +196,11 @@ class Referee:
     # The seats that voted to end the game, once it was ended by vote (a
     # class default: a referee saved before votes existed was not).
     votes: tuple[int, ...] | None = None
+    # How far the journal has digested the game (`take_digest`): the events
+    # and the turn then (class defaults: a referee saved before digests
+    # were kept has had none digested).
+    digested: int = 0
+    digested_turn: int = 0
 
     def __init__(
         self,
@@ -285,6 +305,14 @@ class Referee:
 
     def forfeited(self, seat: int) -> bool:
         return any(f.seat == seat for f in self.forfeits)
+
+    def take_digest(self) -> tuple[int, bytes] | None:
+        """The turn and the digest (`events_digest`) of the events since the
+        last call, made by the inputs between: None if there are none."""
+        events = self.events[self.digested :]
+        turn = self.digested_turn
+        self.digested, self.digested_turn = len(self.events), self._turn
+        return (turn, events_digest(events)) if events else None
 
     # ------------------------------------------------------------ inputs
 

@@ -89,6 +89,9 @@ class Outcome:
     effects: list[Effect] = field(default_factory=list)
 
 
+# What a room whose game is kept out of play still takes (`Room.suspend`).
+_WHILE_SUSPENDED = (m.LeaveRoom, m.Sync, m.Chat)
+
 # Opens a session for a server bot: (strategy, name) -> (session, token).
 BotSessions = Callable[[str, str], tuple[Session, bytes]]
 
@@ -109,6 +112,11 @@ class Room:
     # resume, and they keep no pushes that would tell them so; the lobby
     # lets them go (a class default: set only while a room closes).
     left_away: tuple[Session, ...] = ()
+    # Why the room's game is kept out of play (None: it is not): a replay
+    # of the journal by this server's version disagreed with what the game
+    # did when it was played (`suspend`). A class default: a room saved
+    # before suspensions existed is not suspended.
+    suspended: str | None = None
 
     def __init__(
         self,
@@ -169,7 +177,9 @@ class Room:
         )
 
     def next_deadline(self) -> float | None:
-        return None if self.table is None else self.table.next_deadline()
+        if self.table is None or self.suspended is not None:
+            return None
+        return self.table.next_deadline()
 
     # ------------------------------------------------------------ members
 
@@ -218,7 +228,7 @@ class Room:
         elif session.seat is not None:
             index = session.seat
             seat = self.seats[index]
-            if self.state == PLAYING and self.table is not None and not self.table.over:
+            if self.in_play() and self.table is not None and not self.table.over:
                 self.seats[index] = Seat(ghost=session.name)
                 effects.append(self.event(f"{session.logged_as} left seat {index} during a game"))
                 left = f"{session.name} left before every seed was in"
@@ -251,7 +261,7 @@ class Room:
 
     def _close_if_empty(self) -> list[Effect]:
         """Close the room when no human is seated and no game is being played."""
-        if self.humans() or self.state == PLAYING or self.state == CLOSED:
+        if self.humans() or self.in_play() or self.state == CLOSED:
             return []
         self.state = CLOSED
         effects: list[Effect] = [self.event("closed: no player is left in it")]
@@ -272,7 +282,7 @@ class Room:
         if session.seat is None:
             return []
         effects = self._room_state()
-        if self.table is not None and session.seat is not None and self.state == PLAYING:
+        if self.table is not None and session.seat is not None and self.in_play():
             update = self.table.connection(session.seat, session.connected, now)
             effects += self._table_update(update, now)
         return effects
@@ -288,6 +298,9 @@ class Room:
         effects = session.push(m.RoomState, **self._room_fields(session))
         if self.table is not None and self._shows_game(session):
             effects += self._deliver(self.table.snapshot(session.seat, now), only=session)
+        if self.suspended is not None:  # (the notice again: a snapshot has no chat)
+            text = (self.suspended + ".")[:500]
+            effects += session.push(m.ChatMessage, room=self.id, name="server", text=text)
         return effects
 
     def _shows_game(self, session: Session) -> bool:
@@ -306,6 +319,8 @@ class Room:
     def handle(self, session: Session, message: m.Message, now: float) -> Outcome:
         """A request from a member (see the module docstring)."""
         try:
+            if self.suspended is not None and not isinstance(message, _WHILE_SUSPENDED):
+                raise _refuse(WRONG_STATE, self.suspended)
             if isinstance(message, GAME_MESSAGES):
                 return self._game_message(session, message, now)
             if isinstance(message, m.Chat):
@@ -367,7 +382,10 @@ class Room:
         ]
 
     def restart_bots(self, new_token: Callable[[Session], bytes]) -> list[Effect]:
-        """The server started again: its bots, run anew, each with a new token."""
+        """The server started again: its bots, run anew, each with a new token
+        (none for a game kept out of play: it has nothing for them to do)."""
+        if self.suspended is not None:
+            return []
         return [
             StartBot(
                 seat.session.player, self.id, index, seat.bot, new_token(seat.session), seat.handed
@@ -523,7 +541,7 @@ class Room:
         return effects
 
     def tick(self, now: float) -> list[Effect]:
-        if self.table is None or self.state != PLAYING:
+        if self.table is None or not self.in_play():
             return []
         return self._table_update(self.table.tick(now), now)
 
@@ -579,6 +597,27 @@ class Room:
             effects += self._room_state()
             effects += self._close_if_empty()
         return effects
+
+    def in_play(self) -> bool:
+        """A game is being played here, and not kept out of play."""
+        return self.state == PLAYING and self.suspended is None
+
+    def suspend(self, why: str) -> list[Effect]:
+        """Keep this room's game out of play: a replay of the journal by this
+        server's version came out otherwise than the game did when it was
+        played (`why` says where). Its timers stop, the stand-in plays no
+        seat, its server bots are not run again, and every request but
+        `leave_room`, `sync` and `chat` is refused ``wrong_state`` with
+        `suspended`; its members are told in a notice. Its players may leave
+        (their seats are then free, and the room closes with its last one);
+        their sessions are not held by the game."""
+        assert self.table is not None
+        self.suspended = (
+            f"this game could not be restored by this server version: {why}."
+            " It is kept out of play (the server's operator is told); leave the room"
+        )
+        logged = f"game {self.table.record_id} kept out of play: {why}"
+        return [self.event(logged), *self._room_state(), *self.notice(self.suspended + ".")]
 
     # ------------------------------------------------------------ pushes
 

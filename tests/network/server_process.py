@@ -26,7 +26,9 @@ class ServerProcess:
         port: int = 0,
         log_path: Path | None = None,
         options: tuple[str, ...] = (),
+        command: list[str] | None = None,
     ) -> None:
+        self.command = command or COMMAND  # (a test may run the server's main its own way)
         self.data_dir = data_dir
         self.options = options  # more `oriflamme serve` options
         self.port = port
@@ -44,7 +46,7 @@ class ServerProcess:
         with open(self.log_path, "ab") as log:
             self.process = subprocess.Popen(
                 [
-                    *COMMAND,
+                    *self.command,
                     "serve",
                     "--port",
                     str(self.port),
