@@ -25,7 +25,8 @@ show a placement our secrets hold as made has it forgotten (the card is in
 hand again, and the decision is asked again); a snapshot without the server
 seed has our seed commitment sent again (the same seed: it is fixed per
 game); a game we saw end that the snapshot shows in play goes on, its end
-kept as `seen_end`. Each time, `ClientState.notices` says so (`WENT_BACK`).
+kept as `seen_end`, and what was sent for it before (openings, final reveal)
+is sent again. Each time, `ClientState.notices` says so (`WENT_BACK`).
 A push that does not fit the mirror (a game's push for another game than
 ours: a restored server numbers its pushes again, and a resume may get
 others than those it missed) sets `out_of_step`: the client asks for a
@@ -506,7 +507,11 @@ class ClientState:
             kept = self.ended.pop(message.game, None)
             if kept is not None and kept.seat == message.seat:
                 # A game we saw end, in a snapshot: its secrets are the seat's.
+                # What we sent for it went to a server that no longer has it
+                # (and the new connection's `reconnected` was of the game in
+                # play then): its openings and final reveal go again.
                 self._set_game(kept)
+                kept.reconnected()
                 kept.restarted(message)
             else:
                 self._set_game(GameMirror(message, self._make_secrets, self.problems, self.notices))

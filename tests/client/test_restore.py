@@ -7,6 +7,7 @@ would send it on resuming."""
 
 from __future__ import annotations
 
+import dataclasses
 import random
 
 from oriflamme.client.bots import Behaviour, Bot, Seated
@@ -179,3 +180,37 @@ def test_a_push_of_another_game_than_ours_asks_for_a_snapshot() -> None:
     state = ClientState()
     state.receive(pushed)
     assert state.out_of_step
+
+
+def test_a_game_seen_ending_that_comes_back_has_its_final_reveal_sent_again() -> None:
+    """A game seen end that a restore brings back after the next began: what
+    was sent for it before (its final reveal, its openings) went to a server
+    that no longer has it, and is sent again when asked for. (The new
+    connection's `reconnected` is of the game in play then: the next one.)"""
+    world, clients = game_of(manual=0)
+    host = clients[0]
+    decide(world, host, "place")
+    backup = snapshot_of(world, host)
+    host.behaviour = Behaviour(Bot("random", rng=random.Random(5)))
+    world.run(lambda: bool(world.records))
+    world.settle()
+    first = host.state.game
+    asked = [
+        x for x in host.received if isinstance(x, m.FinalRevealRequest) and x.game == first.game_id
+    ]
+    assert asked and first.end is not None
+    for c in clients:
+        c.send(m.Ready(ready=True))
+    world.settle()
+    clients[0].send(m.StartGame())
+    world.run(lambda: host.state.game is not first and host.state.game.server_seed is not None)
+
+    host.state.game.reconnected()  # (a new connection, to the restored server)
+    restore(host.state, backup)  # back to the first game, in play
+    assert host.state.game is first and first.end is None
+    # The restored game is played to its end again (our cards it has, hidden).
+    hidden = tuple(sorted(p for p in first.secrets.placed_cards() if p not in first.openings))
+    first.receive(dataclasses.replace(asked[-1], pids=hidden))
+    sent = first.automatic()
+    assert [type(x) for x in sent] == [m.FinalReveal]
+    assert host.state.problems == []

@@ -55,12 +55,6 @@ async def _cli(*args: str) -> None:
     assert done.returncode == 0, done.stderr.decode(errors="replace")
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="issue 26 (restores), left: under load, a room whose bots saw its game"
-    " end and the next begin can sit still after the restore until the game's"
-    " timers forfeit every seat; passes when run alone",
-)
 @pytest.mark.trio
 async def test_a_server_restored_from_a_backup_mid_game_has_every_game_finish(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
