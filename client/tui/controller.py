@@ -714,7 +714,7 @@ class GameController:
     # ------------------------------------------------------------ resigning, ending by vote
 
     def _resign(self) -> None:
-        """[R]: ask how to resign (`RESIGN_QUESTION`), if there is a game of ours to leave."""
+        """[R]: ask how to resign (`_resign_lines`), if there is a game of ours to leave."""
         game = self.state.game
         d = game.decision if game is not None else None
         if not self._playing():

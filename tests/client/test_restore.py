@@ -45,6 +45,31 @@ def restore(state: ClientState, snapshot: list[m.Message]) -> None:
         state.receive(message)
 
 
+def backup_then_played_to_end() -> tuple[InProcess, list[Client], list[m.Message]]:
+    """A game whose backup is taken at our (seat 0's) placement, and which
+    our bot then plays to its end: the world, its clients, the backup."""
+    world, clients = game_of(manual=0)
+    host = clients[0]
+    decide(world, host, "place")
+    backup = snapshot_of(world, host)
+    host.behaviour = Behaviour(Bot("random", rng=random.Random(5)))
+    world.run(lambda: bool(world.records))
+    world.settle()
+    return world, clients, backup
+
+
+def next_game(world: InProcess, clients: list[Client]) -> None:
+    """The next game begins: every seat ready again, the host starts it,
+    and its server seed is out."""
+    host = clients[0]
+    before = host.state.game
+    for c in clients:
+        c.send(m.Ready(ready=True))
+    world.settle()
+    host.send(m.StartGame())
+    world.run(lambda: host.state.game is not before and host.state.game.server_seed is not None)
+
+
 def test_a_placement_the_restored_server_never_accepted_is_decided_again() -> None:
     world, clients = game_of(manual=0)
     host = clients[0]
@@ -119,13 +144,8 @@ def test_a_seed_commitment_the_restored_server_never_got_is_sent_again() -> None
 
 
 def test_a_game_seen_ending_that_the_restored_server_has_in_play_goes_on() -> None:
-    world, clients = game_of(manual=0)
+    world, clients, backup = backup_then_played_to_end()
     host = clients[0]
-    decide(world, host, "place")
-    backup = snapshot_of(world, host)
-    host.behaviour = Behaviour(Bot("random", rng=random.Random(5)))
-    world.run(lambda: bool(world.records))
-    world.settle()
     game = host.state.game
     end = game.end
     assert end is not None
@@ -138,20 +158,10 @@ def test_a_game_seen_ending_that_the_restored_server_has_in_play_goes_on() -> No
 
 
 def test_a_game_seen_ending_comes_back_with_its_secrets_after_the_next_began() -> None:
-    world, clients = game_of(manual=0)
+    world, clients, backup = backup_then_played_to_end()
     host = clients[0]
-    decide(world, host, "place")
-    backup = snapshot_of(world, host)
-    host.behaviour = Behaviour(Bot("random", rng=random.Random(5)))
-    world.run(lambda: bool(world.records))
-    world.settle()
     first = host.state.game
-    # The next game begins (every seat ready again, the host starts it).
-    for c in clients:
-        c.send(m.Ready(ready=True))
-    world.settle()
-    clients[0].send(m.StartGame())
-    world.run(lambda: host.state.game is not first and host.state.game.server_seed is not None)
+    next_game(world, clients)
 
     restore(host.state, backup)  # back to the first game, in play
     game = host.state.game
@@ -187,23 +197,14 @@ def test_a_game_seen_ending_that_comes_back_has_its_final_reveal_sent_again() ->
     was sent for it before (its final reveal, its openings) went to a server
     that no longer has it, and is sent again when asked for. (The new
     connection's `reconnected` is of the game in play then: the next one.)"""
-    world, clients = game_of(manual=0)
+    world, clients, backup = backup_then_played_to_end()
     host = clients[0]
-    decide(world, host, "place")
-    backup = snapshot_of(world, host)
-    host.behaviour = Behaviour(Bot("random", rng=random.Random(5)))
-    world.run(lambda: bool(world.records))
-    world.settle()
     first = host.state.game
     asked = [
         x for x in host.received if isinstance(x, m.FinalRevealRequest) and x.game == first.game_id
     ]
     assert asked and first.end is not None
-    for c in clients:
-        c.send(m.Ready(ready=True))
-    world.settle()
-    clients[0].send(m.StartGame())
-    world.run(lambda: host.state.game is not first and host.state.game.server_seed is not None)
+    next_game(world, clients)
 
     host.state.game.reconnected()  # (a new connection, to the restored server)
     restore(host.state, backup)  # back to the first game, in play

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import re
 import signal
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -36,16 +35,6 @@ from .proxy import LAST, Proxy
 from .test_sessions import memory_connector
 
 pytestmark = [pytest.mark.network, pytest.mark.process]
-
-
-@pytest.fixture
-def served(tmp_path: Path) -> Iterator[ServerProcess]:
-    process = ServerProcess(tmp_path / "data")
-    process.start()
-    try:
-        yield process
-    finally:
-        process.stop()
 
 
 async def start_bot(port: int, name: str, games: int, tmp_path: Path) -> trio.Process:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,16 +18,6 @@ from tests.deadlines import GAME_HANG, HANG
 from tests.network.server_process import COMMAND, ServerProcess
 
 pytestmark = [pytest.mark.network, pytest.mark.process]
-
-
-@pytest.fixture
-def served(tmp_path: Path) -> Iterator[ServerProcess]:
-    process = ServerProcess(tmp_path / "data")
-    process.start()
-    try:
-        yield process
-    finally:
-        process.stop()
 
 
 @pytest.fixture
