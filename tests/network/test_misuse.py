@@ -1376,7 +1376,9 @@ async def test_a_client_that_sends_without_reading_is_not_read_either() -> None:
     unlimited = ServerConfig(message_rate=1e9, message_burst=10**9)
     with trio.fail_after(HANG):
         async with (
-            running_server(config=unlimited) as (port, _, server),
+            # (never dropped for not reading while the test looks: on a loaded
+            # machine Bo's pings may take longer than the 10 s default)
+            running_server(config=unlimited, send_timeout=100 * HANG) as (port, _, server),
             trio.open_nursery() as nursery,
         ):
             bo = Session(tcp(HOST, port), "Bo")
