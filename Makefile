@@ -55,11 +55,12 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	mkdir -p $(TYPECHECK)/oriflamme
-	for pkg in engine protocol server client; do \
+	for pkg in engine protocol server client launcher; do \
 		ln -sfn ../../../$$pkg $(TYPECHECK)/oriflamme/$$pkg; done
 	for dir in tools tests bench; do ln -sfn ../../$$dir $(TYPECHECK)/$$dir; done
 	cd $(TYPECHECK) && ../bin/mypy --config-file ../../pyproject.toml \
 		-p oriflamme.engine -p oriflamme.protocol -p oriflamme.server -p oriflamme.client \
+		-p oriflamme.launcher \
 		-p tools -p tests
 	cd $(TYPECHECK) && ../bin/mypy --config-file ../../pyproject.toml bench
 

@@ -95,7 +95,7 @@ from _load_client import frame, rss_kb, set_death_signal
 
 HOST = "127.0.0.1"  # the server's address, and every attacker's
 PINGER_ADDRESS = "127.0.0.2"  # the well-behaved client's: another address
-SERVER_COMMAND = [sys.executable, "-m", "oriflamme.client.cli", "serve"]
+SERVER_COMMAND = [sys.executable, "-m", "oriflamme.launcher.cli", "serve"]
 CLOCK_TICK = os.sysconf("SC_CLK_TCK")
 TARGET_P95_RATIO = 3.0
 TARGET_RSS_MB = 50.0

@@ -1,7 +1,7 @@
 """The server's core: complete games through it, against the engine alone.
 
 Plays whole 4-player games the way the server referees them, in one process
-(`oriflamme.client.inprocess`): one client creates the room and adds three
+(`oriflamme.launcher.inprocess`): one client creates the room and adds three
 server bots (clients too, with their own secrets), every frame encoded,
 decoded and checked on both sides, every commitment made and opened, every
 push numbered and kept, the record written and verified at the end. In the
@@ -23,8 +23,8 @@ import time
 from functools import partial
 
 from oriflamme.client.bots import Bot
-from oriflamme.client.inprocess import InProcess
 from oriflamme.engine import RandomPlayer, new_game
+from oriflamme.launcher.inprocess import InProcess
 from oriflamme.protocol import messages as m
 from oriflamme.protocol.codec import encode_frame
 from oriflamme.protocol.verify import verify_record

@@ -109,7 +109,7 @@ HOST = "127.0.0.1"
 TARGET_KB = 8.0  # RSS per idle connection
 STOP_TIMEOUT = 90.0  # SIGTERM to exit, at most (it stores a snapshot of its lobby first)
 FD_HEADROOM = 100  # open files the server keeps for itself (listener, journal, log, trio)
-SERVER_COMMAND = [sys.executable, "-m", "oriflamme.client.cli", "serve"]
+SERVER_COMMAND = [sys.executable, "-m", "oriflamme.launcher.cli", "serve"]
 
 
 # ---------------------------------------------------------------- /proc

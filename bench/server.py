@@ -98,10 +98,10 @@ import trio
 from _load_client import one_address_limits  # (bench/, this script's folder)
 
 from oriflamme.client.bots import Behaviour, Bot, Seated
-from oriflamme.client.inprocess import InProcess
 from oriflamme.client.session import Backoff, RequestRefused, Session, tcp
 from oriflamme.client.state import GameMirror
 from oriflamme.engine import Action
+from oriflamme.launcher.inprocess import InProcess
 from oriflamme.protocol import codec
 from oriflamme.protocol import messages as m
 from oriflamme.protocol.codec import encode_frame
@@ -118,7 +118,7 @@ TARGET_P99_MS = 20.0
 TARGET_K = 200
 PROBE_EVERY = 0.025  # seconds between two pings of the lone client
 DISTURBED = 0.15  # CPU of neither the server nor the drivers, in cores: other load
-SERVER_COMMAND = [sys.executable, "-m", "oriflamme.client.cli", "serve"]
+SERVER_COMMAND = [sys.executable, "-m", "oriflamme.launcher.cli", "serve"]
 
 # The server under cProfile, on only while the window is open: SIGUSR1 turns
 # it on, SIGUSR2 off and writes the stats (a server that stopped cleanly
@@ -127,7 +127,7 @@ SERVER_COMMAND = [sys.executable, "-m", "oriflamme.client.cli", "serve"]
 # then `oriflamme`'s.
 PROFILE_BOOT = """
 import cProfile, signal, sys, time
-from oriflamme.client.cli import main
+from oriflamme.launcher.cli import main
 clock = time.thread_time if sys.argv[2] == "cpu" else time.perf_counter
 profiler = cProfile.Profile(clock)
 def stop(*_):

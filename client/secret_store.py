@@ -51,7 +51,9 @@ def default_state_dir() -> Path:
 
 
 def write_private(path: Path, data: bytes) -> None:
-    """Write `data` to `path` atomically, readable by its owner alone."""
+    """Write `data` to `path` atomically, readable by its owner alone.
+    (The server has its twin, `oriflamme.server.files.write_private`: the
+    two share no module.)"""
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)

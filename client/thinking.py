@@ -10,7 +10,8 @@ of 76 ms (`python bench/thinking.py`). A server with one room of hard bots
 would serve every other room at that pace.
 
 So a program that hosts bots for others (`oriflamme serve`, and the server
-inside `oriflamme play`) opens `search_processes()` around its run: each
+inside `oriflamme play`: their house bots, `oriflamme.launcher.house_bots`)
+opens `search_processes()` around its run: each
 search is then sent, with the bot, the position and the options, to a pool
 of worker processes (`concurrent.futures`, spawned: never a fork of a
 running trio process), and the loop waits for the answer without holding

@@ -10,6 +10,9 @@ Its state outlives it: every input that changes the lobby is stored (in
 ``server.sqlite3``, before anything it caused is sent), so a server killed
 at any moment and started again over the same data directory has every
 room, seat, session and game as it was (`persistence`).
+
+Its bots are played by the `BotHost` it is given (`bot_host`): the
+launcher's house bots, or None (a room's bots are then played by nobody).
 """
 
 from __future__ import annotations
@@ -29,10 +32,9 @@ from pathlib import Path
 
 import trio
 
-from oriflamme.client.secret_store import SecretStore
-from oriflamme.client.thinking import search_processes
 from oriflamme.server.core import GameFinished, Gateway, ServerConfig
 
+from .bot_host import BotHost
 from .discovery import BEACON_PORT, run_beacon
 from .net import SNAPSHOT_EVERY, NetServer
 from .persistence import restore
@@ -72,7 +74,8 @@ class ServeOptions:
     tls_key: Path | None = None
     tls_self_signed: bool = False
     # Journal entries between two snapshots of the lobby: fewer, a shorter
-    # start after a crash; more, fewer snapshots (each a child process).
+    # start after a crash; more, fewer takings of the lobby's facts (the rooms
+    # wait while the core task takes them: docs/SERVER.md).
     snapshot_every: int = SNAPSHOT_EVERY
     # Days a finished game's record is kept (None: for ever).
     keep_records: float | None = None
@@ -87,11 +90,15 @@ class ServeOptions:
 
 
 async def serve(
-    options: ServeOptions, *, task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED
+    options: ServeOptions,
+    bots: BotHost | None,
+    *,
+    task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED,
 ) -> None:
-    """Run the server until SIGTERM or SIGINT; started with the port it listens
-    on. `StoreError` (with a message for a person) if its data directory
-    cannot be used."""
+    """Run the server until SIGTERM or SIGINT, its bots played by `bots`
+    (None: by nobody, `bot_host`); started with the port it listens on.
+    `StoreError` (with a message for a person) if its data directory cannot
+    be used."""
     if options.stop is None:  # a process of its own: before the snapshot is read
         pin_malloc_thresholds()
     # A host name that does not resolve is said before the data directory is made.
@@ -126,7 +133,7 @@ async def serve(
             Gateway(lobby),
             load_record=partial(_read_record, store),
             store=store,
-            bot_secrets=SecretStore(options.data_dir / "bots"),
+            bots=bots,
             generation=store.next_generation(),
             # the core's time goes on from the last input stored: time the
             # server was down does not count against anyone's timer
@@ -159,8 +166,12 @@ async def serve(
             # halfway through its last writes, is never taken).
             with _stop_signals(options) as signals:
                 async with trio.open_nursery() as stopping:
-                    # (server bots that search think in worker processes: `thinking`)
-                    async with search_processes(), trio.open_nursery() as nursery:
+                    # (what the bots need while it serves: the house bots' search
+                    # processes, say)
+                    serving: contextlib.AbstractAsyncContextManager[object] = (
+                        bots.serving() if bots is not None else contextlib.nullcontext()
+                    )
+                    async with serving, trio.open_nursery() as nursery:
                         await nursery.start(server.run, listeners)
                         # The beacon runs until cancelled: it is, as soon as
                         # the server stops accepting (nothing is to be

@@ -29,10 +29,11 @@ thread), with the records of the games they ended (`server.records`),
 before it sends anything they caused. Every accepted decision is
 stored before anything about it is sent. The core task gives that commit a
 head start (`HEAD_START`) before it takes the next inputs, and goes on with
-them while a slow disk finishes it. Now and then the core task starts a
-snapshot of the lobby (`server.snapshots`: a forked child pickles it); a
-task of its own waits for it and stores it, while the committer goes on
-storing later batches (the snapshot drops only the entries it covers).
+them while a slow disk finishes it. Now and then the core task takes the
+lobby's facts (`server.core.facts`: plain data, each game as its log,
+taken between two inputs, in this process); a task of its own stores them,
+while the committer goes on storing later batches (the facts replace the
+journal entries they cover, and only those).
 
 A client that does not read is never waited for: when more than
 `MAX_QUEUED` bytes (1 MiB) wait in its outbox, or its socket takes longer
@@ -48,10 +49,12 @@ large answers at once gets them at the pace it reads them. The core task wakes u
 for the core's next deadline (`Gateway.next_deadline`), with trio's clock as
 the core's time, so tests run it on `autojump_clock`.
 
-Server bots (`StartBot`) are clients like any other, run inside the server
-over an in-memory stream pair, so they speak the protocol and keep their own
-secrets. Records of finished games go to `on_record`; faults of the core are
-logged.
+Server bots (`StartBot`) are clients like any other, played by the
+`BotHost` the server is given (`bot_host`: the launcher's house bots, or
+None) over an in-memory stream pair, so they speak the protocol and keep
+their own secrets; the shell runs each in a task, and cancels it for
+`StopBot`. Records of finished games go to `on_record`; faults of the core
+are logged.
 """
 
 from __future__ import annotations
@@ -61,7 +64,6 @@ import itertools
 import logging
 import math
 import os
-import random
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Hashable
@@ -71,11 +73,6 @@ from functools import partial
 import trio
 import trio.testing
 
-from oriflamme.client.bots import Behaviour, Bot
-from oriflamme.client.seat_secrets import SeatSecrets
-from oriflamme.client.secret_store import SecretStore
-from oriflamme.client.session import Backoff, Session
-from oriflamme.engine import Rules
 from oriflamme.protocol import messages as m
 from oriflamme.protocol.codec import encode_frame
 from oriflamme.protocol.errors import TIMEOUT, RemoteProtocolError
@@ -87,18 +84,19 @@ from oriflamme.server.core import (
     GameFinished,
     GameOver,
     Gateway,
-    HandedSeat,
     LogLine,
     StartBot,
     StopBot,
 )
 from oriflamme.server.core.admission import REFUSAL, Admission
+from oriflamme.server.core.facts import encode, facts_of
 from oriflamme.server.core.journal import Entry, JournaledLobby
 
+from .bot_host import BotHost
 from .records import stored_record
-from .snapshots import SnapshotFailed, SnapshotJob, start_snapshot
 from .store import Store, StoreError
 from .tls import PLAIN_REFUSAL, begins_tls
+from .tuning import collector_paused
 
 log = logging.getLogger("oriflamme.server")
 
@@ -128,7 +126,7 @@ class _Batch:
     # (connection, bytes, close after, read it): see `Gateway.wants_data`
     outputs: list[tuple[Hashable, bytes, bool, bool]]
     effects: list[Effect]
-    snapshot: SnapshotJob | None = None  # the whole lobby, after these inputs
+    snapshot: bytes | None = None  # the lobby's facts, after these inputs
     done: list[trio.Event] = field(default_factory=list)  # set once it is all stored
 
 
@@ -158,11 +156,11 @@ class NetServer:
         self,
         gateway: Gateway,
         *,
+        bots: BotHost | None,
         send_timeout: float = 10.0,
         on_record: Callable[[GameFinished], None] | None = None,
         load_record: Callable[[str], Awaitable[bytes | None]] | None = None,
         store: Store | None = None,
-        bot_secrets: SecretStore | None = None,
         generation: int = 0,
         time_offset: float = 0.0,
         restarted: bool = False,
@@ -176,7 +174,7 @@ class NetServer:
         self.on_record = on_record
         self.load_record = load_record
         self.store = store
-        self.bot_secrets = bot_secrets
+        self.bots = bots  # who plays the server's bots (None: nobody, see `bot_host`)
         self.generation = generation
         self.time_offset = time_offset
         self.restarted = restarted
@@ -193,7 +191,7 @@ class NetServer:
         self._store_lock = trio.Lock()  # one store call at a time (one SQLite connection)
         self._stored_up_to = 0  # the store's position of the last entry appended
         self._last_snapshot: trio.Event | None = None  # set once the last one is saved (or not)
-        self._snapshot_jobs: set[SnapshotJob] = set()  # started, not yet closed
+        self._snapshots_saving = 0  # taken, not yet stored
         self._inbox_send, self._inbox = trio.open_memory_channel[tuple[str, Hashable, object]](
             INBOX
         )
@@ -217,21 +215,16 @@ class NetServer:
     ) -> None:
         """Serve `listeners` (and in-memory streams given to `serve_stream`)
         until cancelled."""
-        try:
-            async with trio.open_nursery() as nursery:
-                self._nursery = nursery
-                nursery.start_soon(self._core)
-                nursery.start_soon(self._committer)
-                nursery.start_soon(self._watchdog)
-                if self.store is not None:
-                    nursery.start_soon(self._maintain)
-                for listener in listeners or []:
-                    nursery.start_soon(self._accept, listener)
-                task_status.started()
-        finally:
-            for job in self._snapshot_jobs:  # (stopped before they were saved)
-                job.close()
-            self._snapshot_jobs.clear()
+        async with trio.open_nursery() as nursery:
+            self._nursery = nursery
+            nursery.start_soon(self._core)
+            nursery.start_soon(self._committer)
+            nursery.start_soon(self._watchdog)
+            if self.store is not None:
+                nursery.start_soon(self._maintain)
+            for listener in listeners or []:
+                nursery.start_soon(self._accept, listener)
+            task_status.started()
 
     async def _accept(self, listener: trio.abc.Listener[trio.abc.Stream]) -> None:
         async with listener:
@@ -464,18 +457,18 @@ class NetServer:
         batch = _Batch(entries, outputs, effects)
         self._since_snapshot += len(entries)
         # (one periodic snapshot at a time: a slow one is not joined by more)
-        due = self._since_snapshot >= self.snapshot_every and not self._snapshot_jobs
+        due = self._since_snapshot >= self.snapshot_every and not self._snapshots_saving
         if journal is not None and (self._snapshots_wanted or due):
-            # A snapshot covers every entry taken so far (the committer tells
+            # The facts cover every entry taken so far (the committer tells
             # the store up to which position) and none after.
-            assert self.store is not None
             self._since_snapshot = 0
             try:
-                batch.snapshot = start_snapshot(journal, self.store.snapshot_file())
-            except StoreError as exc:
-                log.error("snapshot not made (the journal keeps every input): %s", exc)
+                with collector_paused():
+                    batch.snapshot = encode(facts_of(journal))
+            except Exception:  # (a bug of ours; the journal keeps every input)
+                log.exception("the lobby's facts were not taken (the journal keeps every input)")
             else:
-                self._snapshot_jobs.add(batch.snapshot)
+                self._snapshots_saving += 1
         batch.done, self._snapshots_wanted = self._snapshots_wanted, []
         if entries or outputs or effects or batch.snapshot is not None or batch.done:
             self._unsent += 1
@@ -533,29 +526,23 @@ class NetServer:
 
     async def _save_snapshot(
         self,
-        job: SnapshotJob,
+        facts: bytes,
         covers: int,
         previous: trio.Event | None,
         saved: trio.Event,
         done: list[trio.Event],
     ) -> None:
-        """Wait for a snapshot to be pickled, then store it (after the one
-        before it, if it is still on its way). One that fails is logged: the
-        journal still holds every entry, a start replays them all."""
+        """Store the lobby's facts (after the ones before, if they are still
+        on their way), in place of the journal entries they cover. A store
+        that fails stops the server, as for the journal."""
         assert self.store is not None
         try:
-            try:
-                file = await job.wait()
-            except SnapshotFailed as exc:
-                log.error("snapshot not saved (the journal keeps every input): %s", exc)
-                return
             if previous is not None:
                 await previous.wait()
             async with self._store_lock:
-                await trio.to_thread.run_sync(self.store.save_snapshot, file, covers)
+                await trio.to_thread.run_sync(self.store.save_snapshot, facts, covers)
         finally:
-            job.close()
-            self._snapshot_jobs.discard(job)
+            self._snapshots_saving -= 1
             saved.set()
             for event in done:
                 event.set()
@@ -622,7 +609,8 @@ class NetServer:
                 if self.on_record is not None:
                     self.on_record(effect)
             elif isinstance(effect, GameOver):
-                self._forget_bot_secrets(effect)
+                if self.bots is not None and self._nursery is not None:
+                    self._nursery.start_soon(self.bots.game_over, effect)
             elif isinstance(effect, LogLine):
                 log.info("%s", effect.text)
             elif isinstance(effect, FetchRecord):
@@ -636,15 +624,6 @@ class NetServer:
                     told.why = f"by the server, after a fatal {error.code}"
             elif isinstance(effect, Fault):
                 log.error("the core failed (%s): %s", effect.conn, effect.what)
-
-    def _forget_bot_secrets(self, over: GameOver) -> None:
-        """The game is over: its bots' secrets are of no more use."""
-        store = self.bot_secrets
-        if store is None or self._nursery is None:
-            return
-        for seat in over.bot_seats:
-            forget = partial(store.forget, over.game_id, seat)
-            self._nursery.start_soon(partial(trio.to_thread.run_sync, forget))
 
     async def _fetch(self, effect: FetchRecord) -> None:
         """Read a record off the core task, and give it to the core task."""
@@ -663,6 +642,17 @@ class NetServer:
     # ------------------------------------------------------------ bots
 
     def _start_bot(self, effect: StartBot) -> None:
+        if self.bots is None:
+            log.warning(
+                "bot %d (%s) for room %d seat %d not started: this server was given no"
+                " bot host, so nobody plays the seat (a game it is in is cancelled before"
+                " it begins: no seed is committed for it)",
+                effect.player,
+                effect.strategy,
+                effect.room,
+                effect.seat,
+            )
+            return
         assert self._nursery is not None
         scope = trio.CancelScope()
         self._bots[effect.player] = scope
@@ -676,46 +666,21 @@ class NetServer:
         )
 
     async def _bot(self, effect: StartBot, scope: trio.CancelScope) -> None:
-        """A server bot: a client session over an in-memory stream."""
-        server = self
-
-        async def connect() -> trio.abc.Stream:
-            near, far = trio.testing.memory_stream_pair()
-            assert server._nursery is not None
-            server._nursery.start_soon(
-                partial(server.serve_stream, far, f"bot {effect.player}", ours=True)
-            )
-            return near
-
-        session = Session(
-            connect,
-            f"bot {effect.player}",
-            token=effect.token,
-            behaviour=Behaviour(Bot(effect.strategy, rng=random.Random())),
-            make_secrets=partial(self._bot_secrets, handed=effect.handed),
-            store=self.bot_secrets,  # what it commits to is on disk before it is sent
-            backoff=Backoff(first=0.5, attempts=None),
-        )
+        """A server bot, played by the bot host until `scope` is cancelled."""
+        assert self.bots is not None
         with scope:
             try:
-                await session.run()
+                await self.bots.play(effect, partial(self._connect_bot, effect.player))
             except Exception as exc:  # a bot's failure must not take the server down
                 log.exception("bot %d stopped: %s", effect.player, exc)
 
-    def _bot_secrets(
-        self, rules: Rules, game_id: bytes, seat: int, *, handed: HandedSeat | None
-    ) -> SeatSecrets:
-        """A bot's secrets for a seat: kept on disk (a bot started again after
-        a restart finds its own), or a handed-over seat's for the game it was
-        handed in, or new (the room's next games: the bot stays seated)."""
-        store = self.bot_secrets
-        kept = None if store is None else store.load(game_id, seat)
-        if kept is not None:
-            return kept
-        secrets = _handed(rules, game_id, seat, handed=handed)
-        if store is not None:
-            store.save(secrets)
-        return secrets
+    async def _connect_bot(self, player: int) -> trio.abc.Stream:
+        """A new connection for the bot of `player`: an in-memory stream pair,
+        its far end served as any connection (but counted by no abuse limit)."""
+        near, far = trio.testing.memory_stream_pair()
+        assert self._nursery is not None
+        self._nursery.start_soon(partial(self.serve_stream, far, f"bot {player}", ours=True))
+        return near
 
     # ------------------------------------------------------------ shutting down
 
@@ -776,23 +741,6 @@ def _drop_unread(conn: Hashable, connection: _Connection, seen: str) -> None:
     log.info("connection %s dropped: %s", conn, seen)
     connection.why = "dropped: it did not read"
     connection.cancel.cancel()
-
-
-def _handed(rules: Rules, game_id: bytes, seat: int, *, handed: HandedSeat | None) -> SeatSecrets:
-    """New secrets for `seat` of game `game_id`: those of the seat handed over
-    to a bot, rebuilt from what it handed, if it was handed in that game;
-    else secrets of the bot's own (what a player handed is of no other game)."""
-    if handed is None or handed.game != game_id:
-        return SeatSecrets(rules, game_id, seat)
-    return SeatSecrets.resume(
-        rules,
-        game_id,
-        seat,
-        seed=handed.seed,
-        server_seed=handed.server_seed,
-        openings=handed.openings,
-        drawn=handed.drawn,
-    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,18 +6,25 @@ The data directory holds `secret.key` (32 random bytes, mode 0600: every
 token, seed and invite code the server makes comes from it, through
 `KeyedEntropy`, and so does the server's public id, `welcome.server_id`,
 the same at every start and never in the journal) and `server.sqlite3`
-(the `Store`: a snapshot of the lobby and the journal of the inputs since). At start the snapshot is loaded, given
-its key back, and the journal is replayed on it: the lobby is as it was at
-the last input stored. A new data directory gets a new key and a snapshot of
-a new lobby at once, so that there is always a snapshot, and with it the
-settings the journal was written under (a replay under other settings would
-not come out the same).
+(the `Store`: the lobby's facts, and the journal of the inputs since). At
+start the lobby is rebuilt from its facts (`server.core.facts`: plain,
+versioned data; each game from its log), and the journal is replayed on it:
+the lobby is as it was at the last input stored. A new data directory gets
+a new key and the facts of a new lobby at once, so that there are always
+facts, and with them the settings the journal was written under (a replay
+under other settings would not come out the same).
 
 The settings are part of the state: a server started again keeps those of
 its data directory, and says so when it is given others.
 
-The snapshot is a pickle: the data directory must be as trusted as the
-server's code (it is the server's own, mode 0700).
+A data directory of an earlier version (schema 3 and before) holds a
+pickle of the lobby instead: it is converted at the first start, once (its
+pickle loaded, its journal replayed, its facts taken and stored), if no game
+is in progress there; a game in progress was begun without a log, and
+cannot be taken up from facts, so then the server refuses to start and says
+how to finish those games with the earlier version first
+(`EarlierGamesInProgress`; deploy/README.md, "Upgrading"). A game over is
+left out (its record is kept).
 
 A replay that disagrees: each decision in the journal has the digest of
 what it produced; a game whose replay by this version comes out otherwise
@@ -31,16 +38,18 @@ from __future__ import annotations
 import dataclasses
 import logging
 import pickle
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from oriflamme.client.secret_store import write_private
 from oriflamme.server.core import Effect, ServerConfig
 from oriflamme.server.core.config import LIMITS
 from oriflamme.server.core.entropy import KeyedEntropy
-from oriflamme.server.core.journal import Disagreement, JournaledLobby, replay
+from oriflamme.server.core.facts import FactsError, decode, encode, facts_of, lobby_from
+from oriflamme.server.core.journal import Disagreement, Entry, JournaledLobby, replay
 
-from .store import SqliteStore, StoreError
+from .files import write_private
+from .store import SCHEMA_VERSION, SqliteStore, StoreError
 from .tuning import collector_paused
 
 log = logging.getLogger("oriflamme.server")
@@ -62,6 +71,11 @@ class Restored:
     entries: int
     new: bool
     disagreements: list[Disagreement] = dataclasses.field(default_factory=list)
+
+
+class EarlierGamesInProgress(StoreError):
+    """The data directory is an earlier version's, with games in progress
+    that this version cannot take up (see the module docstring)."""
 
 
 class ReplayDisagreed(StoreError):
@@ -104,11 +118,21 @@ def restore(data_dir: Path, config: ServerConfig, *, strict: bool = False) -> Re
         snapshot, entries = store.load()
         if snapshot is None:
             lobby = JournaledLobby(KeyedEntropy(key), config)
-            store.save_snapshot(_pickled(lobby))
+            store.save_snapshot(_facts(lobby))
+            store.set_schema()
             return Restored(lobby, store, [], 0, new=True)
+        if is_pickle(snapshot):  # (an earlier version's: converted once)
+            snapshot, entries = _convert(store, snapshot, entries, key, data_dir), []
+        elif store.found_schema != SCHEMA_VERSION:
+            store.set_schema()
+        broken: list[tuple[int, str]] = []
         with collector_paused():
-            lobby = _unpickle(snapshot)
-        lobby.rekey(key)
+            try:
+                lobby = lobby_from(decode(snapshot), KeyedEntropy(key), broken=broken)
+            except FactsError as exc:
+                raise StoreError(f"{exc}; start with another data directory") from None
+        for room_id, why in broken:
+            log.error("room %d: %s; it is kept out of play, and its players are told", room_id, why)
         # The journal's inputs were taken under the snapshot's settings (a
         # name or a chat line within its limits, a bot of its strategies):
         # they are replayed under those, or a replay would refuse what was
@@ -144,7 +168,7 @@ def restore(data_dir: Path, config: ServerConfig, *, strict: bool = False) -> Re
                 lobby.config,
             )
         if lobby.config != kept:
-            store.save_snapshot(_pickled(lobby))
+            store.save_snapshot(_facts(lobby))
         return Restored(
             lobby, store, replayed, len(entries), new=False, disagreements=disagreements
         )
@@ -166,6 +190,63 @@ def with_limits(kept: ServerConfig, given: ServerConfig) -> ServerConfig:
         for f in dataclasses.fields(ServerConfig)
     }
     return ServerConfig(**values)
+
+
+def is_pickle(snapshot: bytes) -> bool:
+    """Whether a snapshot is an earlier version's pickle (protocol 2 to 5
+    opens with PROTO, 0x80, then its number), not facts (msgpack: a map of
+    a dozen keys or more, which opens with 0x8c to 0x8f or 0xde)."""
+    return len(snapshot) > 1 and snapshot[0] == 0x80 and 2 <= snapshot[1] <= 5
+
+
+def _facts(lobby: JournaledLobby) -> bytes:
+    with collector_paused():
+        return encode(facts_of(lobby))
+
+
+def _convert(
+    store: SqliteStore, snapshot: bytes, entries: list[Entry], key: bytes, data_dir: Path
+) -> bytes:
+    """The facts of an earlier version's data directory (its pickle and its
+    journal), stored in its place; `EarlierGamesInProgress` if a game is in
+    progress there (nothing is changed then)."""
+    with collector_paused():
+        lobby = _unpickle(snapshot)
+    lobby.rekey(key)
+    lobby.config = with_limits(lobby.config, lobby.config)
+    with collector_paused():
+        replay(lobby, entries)
+    lobby.take()
+    playing = [
+        room
+        for room in lobby.rooms.values()
+        if room.table is not None and not room.table.over and not room.table.referee.first_seats
+    ]
+    if playing:
+        rooms = ", ".join(f"room {room.id} ({room.name!r})" for room in playing)
+        raise EarlierGamesInProgress(
+            f"the data directory {data_dir} was written by an earlier version of the server"
+            f" (schema {store.found_schema}), and {len(playing)} game(s) begun by it are still"
+            f" in progress: {rooms}. This version keeps each game as its log, which that"
+            " version did not keep, so it cannot take them up. Start the earlier version on"
+            " this directory again, stop it once `oriflamme rooms` shows no game playing,"
+            ' and start this one (deploy/README.md, "Upgrading"). Nothing was changed.'
+        )
+    for room in lobby.rooms.values():
+        if room.table is not None and not room.table.referee.first_seats:
+            room.table = None  # a game over, begun without a log (its record is kept)
+            room.finished_by = ()
+    facts = _facts(lobby)
+    earlier = store.found_schema
+    store.save_snapshot(facts)  # (covers the journal just replayed, and drops it)
+    store.set_schema()
+    log.warning(
+        "the data directory %s, of an earlier version (schema %s), was converted at %s",
+        data_dir,
+        earlier,
+        time.strftime("%Y-%m-%d %H:%M:%S"),
+    )
+    return facts
 
 
 def _pickled(lobby: JournaledLobby) -> bytes:

@@ -6,12 +6,12 @@ The core's state is a function of its inputs (`server.core.journal`), so the
 store keeps the inputs: each batch of journal entries is appended in one
 transaction, and the shell sends nothing a batch caused before the
 transaction is committed. At start, the entries are read back and replayed.
-Now and then (and at a clean shutdown) the whole lobby is saved as a
-snapshot, and the entries it covers are dropped, so a start replays only
-what came after. A snapshot is pickled while the server goes on
-(`server.snapshots`): entries appended meanwhile are not covered, so
-`append` tells the position of the last entry it stored, and a snapshot
-drops the entries up to the position it covers and keeps the later ones.
+Now and then (and at a clean shutdown) the lobby's facts are saved as its
+snapshot (`server.core.facts`; docs/STORAGE.md), and the entries they cover
+are dropped, so a start replays only what came after. They are stored while
+the server goes on: entries appended meanwhile are not covered, so `append`
+tells the position of the last entry it stored, and a snapshot drops the
+entries up to the position it covers and keeps the later ones.
 Positions are never reused while the store is open (the store numbers the
 entries itself: SQLite would start again at 1 after the journal emptied).
 
@@ -41,7 +41,6 @@ import fcntl
 import io
 import json
 import sqlite3
-import tempfile
 import threading
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -55,7 +54,11 @@ from oriflamme.server.core.journal import Entry
 # schema 1's, and schema 1's snapshots load here.
 # 3: finished games' records are in the database (table `records`); a
 # server of schema 2 would write them as files again, beside the others.
-SCHEMA_VERSION = 3
+# 4: the snapshot is the lobby's facts (`server.core.facts`), not a pickle;
+# a database of an earlier schema is converted by `persistence.restore`,
+# which then marks it as this one's (`set_schema`).
+SCHEMA_VERSION = 4
+FACTS_SCHEMA = 4  # the first schema whose snapshot is facts
 SNAPSHOT_PIECE = 1 << 20  # bytes written at a time
 ROWS_A_STATEMENT = 500  # journal entries inserted by one statement
 
@@ -125,10 +128,6 @@ class Store(Protocol):
         """Bound the database's log (SQLite: the WAL truncated); its size."""
         ...
 
-    def snapshot_file(self) -> BinaryIO:
-        """An empty file to pickle a snapshot into (unnamed: gone once closed)."""
-        ...
-
     def save_snapshot(self, snapshot: bytes | BinaryIO, covers: int | None = None) -> None:
         """Keep `snapshot` (bytes, or a file read from its start), which covers
         the entries up to position `covers` (None: every entry stored so
@@ -192,7 +191,10 @@ class SqliteStore:
         limit = self._db.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER)
         self._rows_a_statement = max(1, min(ROWS_A_STATEMENT, limit // 6))
         version = self._meta("schema_version")
-        if version is None or version < SCHEMA_VERSION:  # (new, or upgraded in place)
+        # (an earlier schema is marked as this one's once its snapshot is
+        # converted: until then, the version that wrote it can still read it)
+        self.found_schema = version
+        if version is None:  # a new database
             self._set_meta("schema_version", SCHEMA_VERSION)
         elif version > SCHEMA_VERSION:
             self.close()
@@ -201,6 +203,12 @@ class SqliteStore:
                 f" (schema {version}); this one reads schema {SCHEMA_VERSION}. Upgrade the"
                 " server, or start it with another data directory."
             )
+
+    def set_schema(self) -> None:
+        """Mark the database as this version's (its snapshot is facts now)."""
+        with self._transaction():
+            self._set_meta("schema_version", SCHEMA_VERSION)
+        self.found_schema = SCHEMA_VERSION
 
     def _meta(self, key: str) -> int | None:
         row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
@@ -297,15 +305,6 @@ class SqliteStore:
             return wal.stat().st_size
         except FileNotFoundError:
             return 0
-
-    def snapshot_file(self) -> BinaryIO:
-        # Beside the database: on its disk, not in a /tmp that may be memory.
-        try:
-            return tempfile.TemporaryFile(dir=self.path.parent, prefix="snapshot-")
-        except OSError as exc:
-            raise StoreError(
-                f"cannot make a file for a snapshot in {self.path.parent}: {exc.strerror}"
-            ) from None
 
     def save_snapshot(self, snapshot: bytes | BinaryIO, covers: int | None = None) -> None:
         # Written through a blob handle, a piece at a time, rather than bound

@@ -8,10 +8,17 @@ import pytest
 
 import oriflamme.client
 import oriflamme.engine
+import oriflamme.launcher
 import oriflamme.protocol
 import oriflamme.server
 
-PACKAGES = (oriflamme.engine, oriflamme.protocol, oriflamme.server, oriflamme.client)
+PACKAGES = (
+    oriflamme.engine,
+    oriflamme.protocol,
+    oriflamme.server,
+    oriflamme.client,
+    oriflamme.launcher,
+)
 MODULES = sorted(
     {p.__name__ for p in PACKAGES}
     | {m.name for p in PACKAGES for m in pkgutil.walk_packages(p.__path__, p.__name__ + ".")}

@@ -6,6 +6,7 @@ keys into commands, with no I/O and no prompt_toolkit: `text`, `words`,
 the game, `lobby`, `replay_screen`; `screens` switches between the lobby
 and the game). `app` is the prompt_toolkit shell around them, running on
 asyncio with trio in guest mode; `driver` is the trio side every screen
-shares (commands carried out, records kept); `play` (an embedded server
-and a table of bots) and `join` (a server elsewhere) are the programs.
+shares (commands carried out, records kept); `join` (a server elsewhere)
+is a program. `oriflamme play` (an embedded server and a table of bots)
+is the launcher's, `oriflamme.launcher.play`: it imports the server.
 """

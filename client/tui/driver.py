@@ -1,4 +1,4 @@
-"""The trio side every game screen's program shares (`play`, `join`).
+"""The trio side every game screen's program shares (`join`, and `oriflamme.launcher.play`).
 
 `drive` carries out the commands the keys give (`controller.Command`): an
 answer to the pending decision, a chat line, a request of the lobby, a

@@ -11,8 +11,9 @@ from HMAC-SHA256 under a secret key (32 bytes from the operating system,
 kept in a file of the server's own), in counter mode. They are as
 unpredictable as `secrets`' to anyone without the key, and the same again
 when the server replays its journal after a restart, so no token or seed
-ever needs to be written down. The key is not pickled with the state: it is
-given back (`rekey`) when the state is loaded.
+ever needs to be written down. The facts a server keeps hold a stream's
+`position`, never its key nor its bytes (an earlier version's pickle held
+no key either: it is given back with `rekey`).
 
 Each also gives the server's identity (`server_id`), the public id a
 `welcome` carries so that a client can tell the same server reached by
@@ -81,8 +82,13 @@ class SystemEntropy:
         return secrets.choice(options)
 
 
+BLOCK_SIZE = 32  # bytes of one block of the counter-mode streams (SHA-256)
+
+
 class _CounterMode:
-    """Blocks of 32 bytes in counter mode, and uniform choices from them."""
+    """Blocks of 32 bytes in counter mode, and uniform choices from them.
+    A stream's `position` says how far it went, and `seek` goes back there
+    (the facts a server keeps hold its position, never its bytes)."""
 
     def __init__(self) -> None:
         self._counter = 0
@@ -97,6 +103,32 @@ class _CounterMode:
             self._counter += 1
         out, self._buffer = self._buffer[:size], self._buffer[size:]
         return out
+
+    @property
+    def position(self) -> int:
+        """How many bytes of the stream were used: where the next come from.
+
+        >>> e = FixedEntropy("doc"); _ = e.token_bytes(5); e.position
+        5
+        """
+        return self._counter * BLOCK_SIZE - len(self._buffer)
+
+    def seek(self, position: int) -> None:
+        """Go on from `position` (a `position` this stream had): the bytes
+        after it come again, and none before it is kept."""
+        if position < 0:
+            raise ValueError("a position is not negative")
+        self._counter, self._buffer = position // BLOCK_SIZE, b""
+        self.token_bytes(position % BLOCK_SIZE)
+
+    def bytes_at(self, position: int, size: int) -> bytes:
+        """The `size` bytes the stream gave (or will give) from `position`,
+        without moving it."""
+        first, skip = divmod(position, BLOCK_SIZE)
+        blocks = b"".join(
+            self._block(c) for c in range(first, first + (skip + size) // BLOCK_SIZE + 1)
+        )
+        return blocks[skip : skip + size]
 
     def choice(self, options: Sequence[T]) -> T:
         if not options:

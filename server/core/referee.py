@@ -33,6 +33,14 @@ kept in a `CommitmentLedger`. `turn` counts the decisions settled so far
 opening count one together): the pending decision's `turn`, which an action
 must echo.
 
+The game's log: every input taken is noted, in order, in `inputs` (a
+message received, a time-out, the stand-in, a forfeit, the end by vote, a
+seat marked), and each choice the server made at random in `choices` (the
+index among the options). `rebuild` gives them to a new referee, which
+comes to the same state: that is how a server started again gets its games
+back (`server.core.facts`), rather than from a pickle of this object. A
+refused input is not noted (it changed nothing).
+
 Every decision the server makes for a seat is logged with `by_server`, and
 every forfeit with its place in the log, so that `oriflamme verify` can
 re-check them; the seats' verdicts in the record are `verify`'s own
@@ -126,6 +134,20 @@ from .entropy import Entropy, SystemEntropy
 
 DIGEST_SIZE = 16  # bytes of a ruling's digest (`events_digest`)
 
+# The inputs of a game's log (`Referee.inputs`), as the data directory's
+# facts keep them (docs/STORAGE.md): each a list, its kind then its arguments.
+RECEIVE = "receive"  # [seat, the message's data]
+TIME_OUT = "time_out"  # [turn or None]
+STAND_IN_INPUT = "stand_in"  # [seat, turn or None]
+FORFEIT = "forfeit"  # [seat, reason]
+ABORT = "abort"  # [[seats that voted]]
+MARK_SEAT = "mark_seat"  # [seat, change]
+INPUT_KINDS = (RECEIVE, TIME_OUT, STAND_IN_INPUT, FORFEIT, ABORT, MARK_SEAT)
+
+
+class RebuildFailed(Exception):
+    """A game's log could not be replayed by this version (`Referee.rebuild`)."""
+
 
 def events_digest(events: Sequence[Event]) -> bytes:
     """A short digest of what a ruling produced: the first 16 bytes of
@@ -201,6 +223,15 @@ class Referee:
     # were kept has had none digested).
     digested: int = 0
     digested_turn: int = 0
+    # The game's log, what `rebuild` replays (see "The game's log" in the
+    # module docstring); the seats as the game began; where in the server's
+    # keyed stream the server seed was drawn from (None: not keyed). Class
+    # defaults: a referee saved before they were kept has none.
+    inputs: tuple[tuple[Any, ...], ...] = ()
+    choices: tuple[int, ...] = ()
+    first_seats: tuple[SeatRecord, ...] = ()
+    seed_at: int | None = None
+    _replaying: list[int] | None = None
 
     def __init__(
         self,
@@ -219,6 +250,7 @@ class Referee:
         self.turn_timer = turn_timer
         self._entropy = entropy if entropy is not None else SystemEntropy()
         self.game_id = self._entropy.token_bytes(16)
+        self.seed_at = getattr(self._entropy, "position", None)
         self._server_seed = self._entropy.token_bytes(32)
         self.server_seed_commitment = seed_commitment(self.game_id, SERVER_SEAT, self._server_seed)
         self.seats = (
@@ -226,6 +258,9 @@ class Referee:
         )
         if len(self.seats) != n:
             raise ValueError(f"{n} seats are needed, not {len(self.seats)}")
+        self.first_seats = tuple(self.seats)
+        self.inputs = ()
+        self.choices = ()
         self._game = hidden_game(rules, first_player)
         self._ledger = CommitmentLedger(self.game_id)
         self.seed_commitments: list[bytes | None] = [None] * n
@@ -243,6 +278,74 @@ class Referee:
         self.settled: list[int] = []
         self.forfeits: list[Forfeit] = []
         self.seat_changes: list[SeatChange] = []
+
+    @classmethod
+    def rebuild(
+        cls,
+        rules: Rules,
+        *,
+        first_player: int,
+        seats: Sequence[SeatRecord],
+        turn_timer: int | None,
+        game_id: bytes,
+        server_seed: bytes,
+        inputs: Sequence[Sequence[Any]],
+        choices: Sequence[int],
+        entropy: Entropy,
+    ) -> Referee:
+        """The referee of a game as its log left it: a new one given `inputs`
+        again, in order, making the time-out `choices` noted (see "The game's
+        log"); then it draws from `entropy`. `RebuildFailed` if an input is
+        refused or the choices do not come out the same (another version of
+        the engine)."""
+        referee = cls(
+            rules,
+            first_player=first_player,
+            seats=seats,
+            turn_timer=turn_timer,
+            entropy=_Given(game_id, server_seed),
+        )
+        referee._replaying = list(reversed(choices))
+        try:
+            for index, (kind, *args) in enumerate(inputs):
+                try:
+                    referee._again(kind, args)
+                except (Refusal, ValueError, TypeError, IndexError, KeyError) as exc:
+                    raise RebuildFailed(
+                        f"game {game_id.hex()}: input {index} of its log ({kind}) was refused"
+                        f" by this version: {exc}"
+                    ) from None
+            if referee.choices != tuple(choices):
+                raise RebuildFailed(
+                    f"game {game_id.hex()}: its log's time-outs chose otherwise in this version"
+                )
+        finally:
+            referee._replaying = None
+        referee._entropy = entropy
+        return referee
+
+    def _again(self, kind: str, args: list[Any]) -> None:
+        """One input of a game's log, taken again."""
+        if kind == RECEIVE:
+            seat, data = args
+            self.receive(seat, m.from_data(data, "client"))
+        elif kind == TIME_OUT:
+            (turn,) = args
+            self.time_out(turn=turn)
+        elif kind == STAND_IN_INPUT:
+            seat, turn = args
+            self.stand_in(seat, turn=turn)
+        elif kind == FORFEIT:
+            seat, reason = args
+            self.forfeit(seat, reason)
+        elif kind == ABORT:
+            (votes,) = args
+            self.abort(votes)
+        elif kind == MARK_SEAT:
+            seat, change = args
+            self.mark_seat(seat, change)
+        else:
+            raise ValueError(f"no input of kind {kind!r}")
 
     # ------------------------------------------------------------ queries
 
@@ -325,6 +428,7 @@ class Referee:
         if handler is None:
             raise TypeError(f"{message.TYPE!r} is not a game message")
         handler(self, seat, message)
+        self._logged(RECEIVE, seat, m.to_data(message))
         ruling = self._since(mark)
         # A forfeit caused by a message is the sender's failed check.
         return replace(ruling, failure=ruling.forfeits[0]) if ruling.forfeits else ruling
@@ -340,16 +444,19 @@ class Referee:
         mark = self._mark()
         if self.phase is Phase.SEEDING:
             self.phase = Phase.CANCELLED
+            self._logged(TIME_OUT, turn)
             return replace(self._since(mark), cancelled=True)
         if self.phase is Phase.REVEALING:
             for seat in self.awaited_reveals():
                 self._forfeit(seat, "did not send its final reveal in time")
+            self._logged(TIME_OUT, turn)
             return self._since(mark)
         decision = self._pending(turn)
         if decision.kind == Step.OPEN:
             self._forfeit(decision.seat, f"did not open card {decision.pid} in time")
         else:
             self._default(decision)
+        self._logged(TIME_OUT, turn)
         return self._since(mark)
 
     def stand_in(self, seat: int, *, turn: int | None = None) -> Ruling:
@@ -360,6 +467,7 @@ class Referee:
         mark = self._mark()
         if self.phase is Phase.REVEALING and seat in self.awaited_reveals():
             self._forfeit(seat, "was away at the final reveal")
+            self._logged(STAND_IN_INPUT, seat, turn)
             return self._since(mark)
         decision = self._pending(turn)
         if decision.seat != seat:
@@ -368,6 +476,7 @@ class Referee:
             self._forfeit(seat, f"was away when card {decision.pid} had to be opened")
         else:
             self._default(decision)
+        self._logged(STAND_IN_INPUT, seat, turn)
         return self._since(mark)
 
     def forfeit(self, seat: int, reason: str) -> Ruling:
@@ -384,6 +493,7 @@ class Referee:
             raise Refusal(WRONG_STATE, f"nothing to forfeit: the game is {self.phase}")
         if self.phase is Phase.REVEALING and seat in self._answered:
             return self._since(mark)
+        self._logged(FORFEIT, seat, reason)
         # The decision pending now, and only it: settling an opening (which
         # `_forfeit` does) may hand the seat its next decision, which is not
         # played here (the stand-in or the timer does, as for any seat).
@@ -405,6 +515,7 @@ class Referee:
         if not votes or any(not 0 <= s < self.rules.players for s in votes):
             raise ValueError(f"the votes of seats {list(votes)} cannot end the game")
         mark = self._mark()
+        self._logged(ABORT, list(votes))
         self.votes = tuple(sorted(set(votes)))
         self.phase = Phase.REVEALING
         self._maybe_done()
@@ -421,6 +532,10 @@ class Referee:
             raise Refusal(WRONG_STATE, f"the game is {self.phase}")
         if self.votes is not None:
             return
+        self._logged(MARK_SEAT, seat, change)
+        self._mark_seat(seat, change)
+
+    def _mark_seat(self, seat: int, change: str) -> None:
         self.seat_changes.append(SeatChange(seat, len(self.log), change))
         info = self.seats[seat]
         self.seats[seat] = replace(  # the flags say what ever happened to the seat
@@ -547,7 +662,21 @@ class Referee:
         elif decision.kind == Step.REVEAL_OR_KEEP:
             self._apply(seat, KEEP, by_server=True)
         else:
-            self._apply(seat, self._entropy.choice(decision.options), by_server=True)
+            self._apply(seat, self._choose(decision.options), by_server=True)
+
+    def _choose(self, options: Sequence[Action]) -> Action:
+        """One of `options` at random, noted in `choices` (a rebuild makes
+        the choices noted again, in order)."""
+        if self._replaying is not None:
+            index = self._replaying.pop()
+        else:
+            index = self._entropy.choice(range(len(options)))
+        self.choices = (*self.choices, index)
+        return options[index]
+
+    def _logged(self, kind: str, *args: Any) -> None:
+        """Note an input taken in the game's log (`inputs`)."""
+        self.inputs = (*self.inputs, (kind, *args))
 
     def _forfeit(self, seat: int, reason: str, opening: Opening | None = None) -> Forfeit:
         """Record a forfeit (once per seat, except one per failed opening, which
@@ -714,7 +843,7 @@ class Referee:
             raise Refusal(WRONG_STATE, f"seat {seat} has already handed over its secrets")
         reason = self._secrets_failure(seat, msg.seed, msg.openings)
         if reason is None:
-            self.mark_seat(seat, HANDED_TO_BOT)
+            self._mark_seat(seat, HANDED_TO_BOT)  # (part of the hand-over: not an input)
             return
         # The secrets stay in the record as the seat's final reveal, so anyone
         # can see why it failed; the stand-in plays the seat from now on.
@@ -742,6 +871,25 @@ class Referee:
         m.FinalReveal: _final_reveal,
         m.HandOver: _hand_over,
     }
+
+
+class _Given:
+    """The entropy of a referee being rebuilt: its game id and server seed,
+    as they were drawn; its choices come from its log (`Referee.rebuild`)."""
+
+    def __init__(self, game_id: bytes, server_seed: bytes) -> None:
+        self._drawn = [server_seed, game_id]
+
+    def token_bytes(self, size: int) -> bytes:
+        value = self._drawn.pop()
+        assert len(value) == size
+        return value
+
+    def choice(self, options: Sequence[Any]) -> Any:
+        raise AssertionError("a referee being rebuilt makes the choices of its log")
+
+    def server_id(self) -> bytes:
+        raise AssertionError("a referee has no server id")
 
 
 # The client messages a game's referee takes; the others are the lobby's and the room's.

@@ -117,6 +117,9 @@ class Room:
     # did when it was played (`suspend`). A class default: a room saved
     # before suspensions existed is not suspended.
     suspended: str | None = None
+    # The facts of a game this version could not rebuild from its log
+    # (`server.core.facts`): kept as they were read, and written again.
+    unread_game: dict[str, Any] | None = None
 
     def __init__(
         self,

@@ -4,16 +4,20 @@ Read from the source (every import statement, at any depth of a module,
 including those inside functions and ``TYPE_CHECKING`` blocks), and checked
 again at run time in a fresh interpreter:
 
-    engine  <-  protocol  <-  server.core  <-  server's trio shell (net, store, app, ...)
-                         \\<-  client (secrets, state, bots, endpoint)  <-  client's shell, CLI
+    engine <- protocol <- server.core <- server's trio shell (net, store, app, ...) <-.
+                     \\                                                               launcher (cli, play,
+                      <- client (secrets, state, bots, endpoint) <- client's shell <-'  house_bots, inprocess)
 
 * engine, protocol, server.core and the client's sans-I/O modules import no
   trio, asyncio, socket, sqlite3, threading, selectors, subprocess,
   prompt_toolkit, and read no clock (time, datetime);
 * engine imports nothing of the project; protocol only the engine;
   server.core the engine and protocol; the client's sans-I/O modules the
-  engine, protocol and each other (the in-process runner and the CLI are the
-  deliberate meeting points that also import the server's core);
+  engine, protocol and each other;
+* client and server are siblings over the protocol: no module of the server
+  (its shell included) imports the client, and no module of the client
+  imports the server; the launcher is the one package that imports both,
+  and no runtime module outside it imports the launcher;
 * no runtime module imports the tools (doc generators);
 * no circle of imports among the project's modules.
 """
@@ -35,6 +39,7 @@ FOLDERS = {
     "protocol": "oriflamme.protocol",
     "server": "oriflamme.server",
     "client": "oriflamme.client",
+    "launcher": "oriflamme.launcher",
     "tools": "tools",
 }
 
@@ -73,13 +78,17 @@ SANS_IO_CLIENT = (
     "oriflamme.client.tui.replay_screen",
     "oriflamme.client.tui.screens",
 )
-# The client's modules that may import the server: the launcher, the
-# in-process runner and `oriflamme play` (which embeds a server).
-CLIENT_MEETS_SERVER = (
-    "oriflamme.client.cli",
-    "oriflamme.client.inprocess",
-    "oriflamme.client.tui.play",
-)
+# What each runtime package must not import, at any depth: client and
+# server are siblings over the protocol, and the launcher, which imports
+# both, is imported by nothing of the runtime (tools, tests and bench, which
+# are not installed, may import it).
+LAUNCHER = "oriflamme.launcher"
+NOT_IMPORTED = {
+    "oriflamme.engine": ("oriflamme.server", "oriflamme.client", LAUNCHER),
+    "oriflamme.protocol": ("oriflamme.server", "oriflamme.client", LAUNCHER),
+    "oriflamme.server": ("oriflamme.client", LAUNCHER),
+    "oriflamme.client": ("oriflamme.server", LAUNCHER),
+}
 
 # What each layer may import of the project.
 ALLOWED = {
@@ -148,15 +157,48 @@ def test_a_layer_imports_only_what_is_below_it(name: str) -> None:
     assert not io, f"{name} imports {io}: no I/O, threads or clock in the {layer} layer"
 
 
-def test_the_client_reaches_the_server_only_through_the_protocol() -> None:
-    wrong = sorted(
+def _within(name: str, package: str) -> bool:
+    return name == package or name.startswith(package + ".")
+
+
+def _crossings(imports: dict[str, set[str]]) -> list[tuple[str, str]]:
+    """(module, what it imports) for every import `NOT_IMPORTED` forbids."""
+    return sorted(
         (name, i)
-        for name, imports in IMPORTS.items()
-        if name.startswith("oriflamme.client") and name not in CLIENT_MEETS_SERVER
-        for i in imports
-        if i.startswith("oriflamme.server")
+        for name, imported in imports.items()
+        for package, forbidden in NOT_IMPORTED.items()
+        if _within(name, package)
+        for i in imported
+        if any(_within(i, f) for f in forbidden)
     )
-    assert not wrong, f"client modules import the server: {wrong}"
+
+
+def _meeting_points(imports: dict[str, set[str]]) -> list[str]:
+    """The modules that import both the client and the server."""
+    return sorted(
+        name
+        for name, imported in imports.items()
+        if any(_within(i, "oriflamme.client") for i in imported)
+        and any(_within(i, "oriflamme.server") for i in imported)
+    )
+
+
+def test_client_and_server_meet_only_through_the_protocol() -> None:
+    """No module of the server (its shell included) imports the client or
+    the launcher; no module of the client imports the server or the
+    launcher; nor do the engine and the protocol."""
+    wrong = _crossings(IMPORTS)
+    assert not wrong, (
+        "imports across the shells (client and server are siblings over the protocol;"
+        f" only the launcher imports both, and nothing of the runtime imports it): {wrong}"
+    )
+
+
+def test_only_the_launcher_imports_both_client_and_server() -> None:
+    both = [n for n in _meeting_points(IMPORTS) if not _within(n, "tools")]
+    wrong = [n for n in both if not _within(n, LAUNCHER)]
+    assert not wrong, f"modules outside the launcher that import client and server: {wrong}"
+    assert both, "the launcher imports both (`cli`, `play`): the check reads no import"
 
 
 def test_no_runtime_module_imports_the_tools() -> None:
@@ -226,7 +268,26 @@ def test_the_checks_see_a_circle_and_a_wrong_import() -> None:
     assert _cycles({"a": {"b"}, "b": {"a"}, "c": set()}) == [["a", "b"]]
     assert _layer("oriflamme.protocol.codec") == "oriflamme.protocol"
     assert _layer("oriflamme.server.core.table") == "oriflamme.server.core"
-    assert _layer("oriflamme.client.cli") is None  # the launcher may import anything
+    assert _layer("oriflamme.launcher.cli") is None  # the launcher may import anything
+    # A bot brought back into the server's shell, the client reaching for the
+    # server or the launcher, and the launcher importing both:
+    crossing = {
+        "oriflamme.server.net": {"oriflamme.client.bots", "oriflamme.server.core"},
+        "oriflamme.server.app": {"oriflamme.launcher.house_bots"},
+        "oriflamme.client.session": {"oriflamme.server.core", "oriflamme.protocol"},
+        "oriflamme.client.tui.app": {"oriflamme.launcher"},
+        "oriflamme.protocol.codec": {"oriflamme.client"},
+        "oriflamme.launcher.cli": {"oriflamme.client.bots", "oriflamme.server.app"},
+        "oriflamme.clientele": {"oriflamme.server"},  # (not the client: a name alike)
+    }
+    assert _crossings(crossing) == [
+        ("oriflamme.client.session", "oriflamme.server.core"),
+        ("oriflamme.client.tui.app", "oriflamme.launcher"),
+        ("oriflamme.protocol.codec", "oriflamme.client"),
+        ("oriflamme.server.app", "oriflamme.launcher.house_bots"),
+        ("oriflamme.server.net", "oriflamme.client.bots"),
+    ]
+    assert _meeting_points(crossing) == ["oriflamme.launcher.cli", "oriflamme.server.net"]
     fake = ROOT / "tests" / "architecture" / "_fake_module.py"
     fake.write_text("from ..server.core import lobby\nimport socket\n", encoding="utf-8")
     try:
@@ -257,6 +318,31 @@ def test_at_run_time_the_sans_io_layers_load_no_io_module() -> None:
         check=True,
     )
     assert result.stdout.strip() == "", f"loaded at import: {result.stdout.strip()}"
+
+
+@pytest.mark.process
+@pytest.mark.parametrize(
+    "side", ["oriflamme.server", "oriflamme.client", "oriflamme.engine", "oriflamme.protocol"]
+)
+def test_at_run_time_a_side_loads_nothing_it_must_not_import(side: str) -> None:
+    """Every module of `side`, imported in a fresh interpreter, loads no
+    module of what `NOT_IMPORTED` keeps it from (the server no client
+    module, the client no server module, neither the launcher)."""
+    names = sorted(n for n in MODULES if _within(n, side))
+    code = (
+        "import sys\n"
+        + "".join(f"import {name}\n" for name in names)
+        + "bad = sorted(m for m in sys.modules if any(m == f or m.startswith(f + '.') for f in %r))\n"
+        "print(','.join(bad))\n"
+    ) % (NOT_IMPORTED[side],)
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=HANG,
+        check=True,
+    )
+    assert result.stdout.strip() == "", f"{side} loaded: {result.stdout.strip()}"
 
 
 def test_every_package_folder_is_installed() -> None:

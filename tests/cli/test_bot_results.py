@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 import trio
 
-from oriflamme.client import cli
 from oriflamme.client.commands import GameResult, run_bot
+from oriflamme.launcher import cli
 from oriflamme.protocol.record import decode_record
 from oriflamme.server.app import ServeOptions, serve
 from tests.deadlines import GAME_HANG
@@ -29,7 +29,7 @@ async def server(data_dir: Path) -> AsyncIterator[int]:
     stop = trio.Event()
     options = ServeOptions(host="127.0.0.1", port=0, data_dir=data_dir, stop=stop, discovery=False)
     async with trio.open_nursery() as nursery:
-        port = await nursery.start(serve, options)
+        port = await nursery.start(serve, options, None)  # (no bot host: no server bots)
         yield port
         stop.set()
 

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from oriflamme.client.cli import main
+from oriflamme.launcher.cli import main
 from oriflamme.protocol.codec import MAX_DEPTH
 from oriflamme.protocol.record import MAX_RECORD_SIZE
 from tests.deadlines import HANG
@@ -284,7 +284,7 @@ def test_verify_exits_0_1_or_2_for_any_record_and_never_crashes(
 def test_serve_has_a_flag_for_every_abuse_limit_and_refuses_one_out_of_range(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    from oriflamme.client.cli import SERVER_LIMITS
+    from oriflamme.launcher.cli import SERVER_LIMITS
     from oriflamme.server.core.config import LIMITS, RANGES
 
     assert [name for name, _, _ in SERVER_LIMITS] == list(LIMITS) == list(RANGES)
@@ -297,7 +297,7 @@ def test_serve_has_a_flag_for_every_abuse_limit_and_refuses_one_out_of_range(
 def test_ctrl_c_before_a_command_takes_it_over_ends_it_plainly(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    import oriflamme.client.cli as cli
+    import oriflamme.launcher.cli as cli
 
     def interrupted(args: object) -> int:
         raise KeyboardInterrupt  # as Ctrl-C does while a command imports what it needs

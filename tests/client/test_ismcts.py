@@ -14,7 +14,6 @@ import pytest
 import trio
 
 from oriflamme.client.bots import STRATEGIES, Behaviour, Bot, Think, parse_think
-from oriflamme.client.inprocess import play_recorded_game
 from oriflamme.client.ismcts import Determinizer, ISMCTSPlayer
 from oriflamme.client.session import _behave
 from oriflamme.engine import (
@@ -30,6 +29,7 @@ from oriflamme.engine import (
     to_data,
     view,
 )
+from oriflamme.launcher.inprocess import play_recorded_game
 from oriflamme.protocol import messages as m
 from oriflamme.protocol.verify import verify_record_bytes
 
@@ -297,7 +297,7 @@ def test_a_kept_face_down_card_is_dealt_an_ambush_more_often() -> None:
 
 
 def test_the_command_line_offers_the_search() -> None:
-    from oriflamme.client.cli import build_parser
+    from oriflamme.launcher.cli import build_parser
 
     parser = build_parser()
     args = parser.parse_args(["bot", "example.org", "--room", "r", "--strategy", "ismcts"])
@@ -306,6 +306,6 @@ def test_the_command_line_offers_the_search() -> None:
     assert parse_think(args.think) == Think(iterations=50)
     assert parser.parse_args(["play", "--level", "hard"]).level == "hard"
     from oriflamme.client.tui.lobby import BOT_KEYS
-    from oriflamme.client.tui.play import LEVELS
+    from oriflamme.launcher.play import LEVELS
 
     assert LEVELS["hard"] == BOT_KEYS["h"] == "ismcts"

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from oriflamme.client.inprocess import play_recorded_game
 from oriflamme.client.replay import ReplayError, ReplayStep, replay_steps
 from oriflamme.engine import Event, event_from_data, from_data, mask_event, to_data
+from oriflamme.launcher.inprocess import play_recorded_game
 from oriflamme.protocol.record import Record, decode_record
 
 RECORDS = Path(__file__).resolve().parents[2] / "docs" / "records"

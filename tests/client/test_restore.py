@@ -11,9 +11,9 @@ import dataclasses
 import random
 
 from oriflamme.client.bots import Behaviour, Bot, Seated
-from oriflamme.client.inprocess import Client, InProcess
 from oriflamme.client.state import WENT_BACK, ClientState
 from oriflamme.engine import Place
+from oriflamme.launcher.inprocess import Client, InProcess
 from oriflamme.protocol import messages as m
 from tests.client.test_state import decide, game_of
 

@@ -9,10 +9,10 @@ import pytest
 
 from oriflamme.client.bots import Behaviour, Bot, Seated
 from oriflamme.client.endpoint import ClientEndpoint
-from oriflamme.client.inprocess import Client, InProcess
 from oriflamme.client.seat_secrets import SeatSecrets
 from oriflamme.client.state import ClientState
 from oriflamme.engine import Place, Rules, card_from_data
+from oriflamme.launcher.inprocess import Client, InProcess
 from oriflamme.protocol import messages as m
 from oriflamme.protocol.commitments import Opening
 from oriflamme.protocol.verify import verify_record

@@ -19,11 +19,12 @@ import re
 import shlex
 import shutil
 import subprocess
+import tomllib
 from pathlib import Path
 
 import pytest
 
-from oriflamme.client.cli import build_parser
+from oriflamme.launcher.cli import build_parser
 from tests.deadlines import HANG
 from tests.network.server_process import COMMAND
 
@@ -58,11 +59,18 @@ def test_the_dockerfile_reads_well_and_its_commands_are_real() -> None:
     words = [w for w, _ in instructions]
     assert set(words) <= INSTRUCTIONS, set(words) - INSTRUCTIONS
     assert words[0] == "FROM"
+    copied = set()
     for word, rest in instructions:
         if word == "COPY":
             *sources, _ = shlex.split(rest)
             for source in sources:
                 assert (ROOT / source).exists(), f"COPY {source}: no such file in the repository"
+            copied.update(sources)
+    # Every folder the package is built from (a new one, say the launcher's):
+    # `pip install .` in the image would leave out one not copied.
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    folders = set(config["tool"]["setuptools"]["package-dir"].values())
+    assert folders <= copied, f"folders not copied into the image: {sorted(folders - copied)}"
     user = [rest for word, rest in instructions if word == "USER"]
     assert user and user[-1] not in ("root", "0"), "the server must not run as root"
     assert "VOLUME" in words and "HEALTHCHECK" in words
@@ -147,7 +155,7 @@ def test_the_unit_restarts_only_when_that_can_help_and_bounds_its_memory() -> No
     # use, a bad option (see the next test): starting again would loop.
     assert "2" in " ".join(unit["Service.RestartPreventExitStatus"]).split()
     assert size_in_bytes(unit["Service.MemoryMax"][-1]) >= 1 << 30
-    # A snapshot child killed for memory must not stop the server.
+    # A bot's search worker killed for memory must not stop the server.
     assert unit["Service.OOMPolicy"] == ["continue"]
     assert "Service.TasksMax" in unit and "Unit.StartLimitBurst" in unit
     for hardening in ("NoNewPrivileges", "PrivateTmp", "DynamicUser"):

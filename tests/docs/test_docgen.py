@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 import tools.docgen
-from oriflamme.client.cli import build_parser
+from oriflamme.launcher.cli import build_parser
 from oriflamme.protocol.record import decode_record
 from oriflamme.protocol.verify import verify_record
 from tools.docgen import CATALOG, COMMANDS_DOC, PROTOCOL_DOC, RECORDS, VECTORS, check, commands

@@ -118,9 +118,9 @@ def test_no_file_points_outside_the_repository() -> None:
 
 
 # A file named by its path from the root (`docs/SERVER.md`,
-# `client/tui/play.py`, `deploy/oriflamme.service`), or a Markdown link to a
+# `launcher/play.py`, `deploy/oriflamme.service`), or a Markdown link to a
 # .md file, relative to the file that holds it.
-TOP_FOLDERS = "docs|bench|deploy|examples|tools|tests|engine|protocol|server|client"
+TOP_FOLDERS = "docs|bench|deploy|examples|tools|tests|engine|protocol|server|client|launcher"
 FILE_KINDS = "md|py|json|toml|oriflamme|yml|yaml|service|txt"
 NAMED_DOC = re.compile(rf"(?<![\w./-])(?:{TOP_FOLDERS})/[\w./-]*\.(?:{FILE_KINDS})\b")
 MARKDOWN_LINK = re.compile(r"\]\(([^)\s#]+\.md)(?:#[^)]*)?\)")

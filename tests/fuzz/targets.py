@@ -23,7 +23,7 @@ from typing import Any
 import msgpack
 
 from oriflamme.client.bots import Bot
-from oriflamme.client.inprocess import InProcess
+from oriflamme.launcher.inprocess import InProcess
 from oriflamme.protocol import messages as m
 from oriflamme.protocol.codec import FrameDecoder
 from oriflamme.protocol.verify import verify_record

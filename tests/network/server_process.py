@@ -12,7 +12,7 @@ from pathlib import Path
 
 from tests.deadlines import HANG
 
-COMMAND = [sys.executable, "-m", "oriflamme.client.cli"]
+COMMAND = [sys.executable, "-m", "oriflamme.launcher.cli"]
 
 
 class ServerProcess:

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 import trio
 
-from oriflamme.client import cli
 from oriflamme.client.bots import Bot
 from oriflamme.client.session import RequestRefused, Session, tcp
+from oriflamme.launcher import cli
 from oriflamme.protocol import messages as m
 from oriflamme.protocol.record import decode_record
 from oriflamme.protocol.verify import verify_record

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 import trio
 
-from oriflamme.client import cli
 from oriflamme.client.commands import list_rooms
 from oriflamme.client.session import open_session, tcp
+from oriflamme.launcher import cli
 from oriflamme.protocol import messages as m
 from oriflamme.server.app import ServeOptions, serve
 from oriflamme.server.backup import backup
@@ -28,7 +28,7 @@ async def server(data_dir: Path) -> AsyncIterator[int]:
     stop = trio.Event()
     options = ServeOptions(host="127.0.0.1", port=0, data_dir=data_dir, stop=stop, discovery=False)
     async with trio.open_nursery() as nursery:
-        yield await nursery.start(serve, options)
+        yield await nursery.start(serve, options, None)  # (no bot host: no server bots)
         stop.set()
 
 

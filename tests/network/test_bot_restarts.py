@@ -147,7 +147,7 @@ async def test_a_client_back_to_a_game_over_whose_secrets_went_writes_none_again
     `game_started` gives it a seat of that game, whose secrets it neither
     has nor needs, and writes none."""
     records: list[GameFinished] = []
-    server = NetServer(Gateway(Lobby(ServerConfig())), on_record=records.append)
+    server = NetServer(Gateway(Lobby(ServerConfig())), bots=None, on_record=records.append)
     with trio.fail_after(10_000):  # (seconds of the mock clock)
         async with trio.open_nursery() as nursery:
             await nursery.start(server.run)

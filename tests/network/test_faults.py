@@ -14,7 +14,7 @@ import pytest
 import trio
 
 from oriflamme.client.bots import Bot
-from oriflamme.client.inprocess import InProcess
+from oriflamme.launcher.inprocess import InProcess
 from oriflamme.protocol import messages as m
 from oriflamme.protocol.codec import encode_frame
 from oriflamme.protocol.verify import verify_record

@@ -23,6 +23,7 @@ import trio
 
 from oriflamme.client.commands import GameResult, run_bot
 from oriflamme.client.session import Session, tcp
+from oriflamme.launcher.house_bots import HouseBots
 from oriflamme.protocol import messages as m
 from oriflamme.protocol.record import encode_record
 from oriflamme.server.core import GameFinished, Gateway, Lobby, ServerConfig
@@ -60,7 +61,9 @@ async def serving() -> AsyncIterator[tuple[int, NetServer]]:
     async def load(record_id: str) -> bytes | None:
         return records.get(record_id)
 
-    server = NetServer(Gateway(Lobby(ServerConfig())), on_record=keep, load_record=load)
+    server = NetServer(
+        Gateway(Lobby(ServerConfig())), bots=HouseBots(), on_record=keep, load_record=load
+    )
     listeners = await trio.open_tcp_listeners(0, host="127.0.0.1")
     async with trio.open_nursery() as nursery:
         await nursery.start(server.run, listeners)

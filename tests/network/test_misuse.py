@@ -52,6 +52,7 @@ from oriflamme.engine import (
     Target,
     card,
 )
+from oriflamme.launcher.house_bots import HouseBots
 from oriflamme.protocol import messages as m
 from oriflamme.protocol.codec import FrameDecoder, encode_frame
 from oriflamme.protocol.commitments import Opening, card_commitment
@@ -85,7 +86,7 @@ async def running_server(
     records: list[GameFinished] = []
     lobby = Lobby(config or ServerConfig(), entropy)
     gateway = Gateway(lobby) if max_unread is None else Gateway(lobby, max_unread=max_unread)
-    server = NetServer(gateway, on_record=records.append, **net_options)
+    server = NetServer(gateway, bots=HouseBots(), on_record=records.append, **net_options)
     listeners = await trio.open_tcp_listeners(0, host=HOST)
     port = listeners[0].socket.getsockname()[1]
     async with trio.open_nursery() as nursery:

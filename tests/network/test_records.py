@@ -19,10 +19,10 @@ from pathlib import Path
 import pytest
 import trio
 
-from oriflamme.client import cli
 from oriflamme.client.bots import Behaviour, Bot
 from oriflamme.client.commands import download_record
 from oriflamme.client.session import RequestRefused, Session, open_session, tcp
+from oriflamme.launcher import cli
 from oriflamme.protocol import messages as m
 from oriflamme.protocol.record import decode_record
 from oriflamme.protocol.verify import verify_record
@@ -66,7 +66,7 @@ async def server(data_dir: Path, keep_records: float | None = None) -> AsyncIter
         keep_records=keep_records,
     )
     async with trio.open_nursery() as nursery:
-        yield await nursery.start(serve, options)
+        yield await nursery.start(serve, options, None)  # (no bot host: no server bots)
         stop.set()
 
 

@@ -18,11 +18,11 @@ from types import SimpleNamespace
 import pytest
 import trio
 
-from oriflamme.client import cli
 from oriflamme.client.bots import Behaviour, Bot
 from oriflamme.client.secret_store import SecretStore
 from oriflamme.client.session import Backoff, Connector, Session, SessionEnded, tcp
 from oriflamme.client.tui.join import JoinOptions
+from oriflamme.launcher import cli
 from oriflamme.protocol import messages as m
 from oriflamme.server.core import Gateway, Lobby, ServerConfig
 from oriflamme.server.core.effects import Send
@@ -112,7 +112,7 @@ async def comes_back(
 
 @pytest.mark.trio
 async def test_a_session_kept_by_one_address_is_found_by_another(tmp_path: Path) -> None:
-    net = NetServer(Gateway(Lobby(CONFIG)))
+    net = NetServer(Gateway(Lobby(CONFIG)), bots=None)
     store = SecretStore(tmp_path)
     with trio.fail_after(GAME_HANG):
         async with trio.open_nursery() as nursery:
@@ -140,7 +140,7 @@ async def test_a_player_back_by_another_loopback_address_takes_their_seat_back(
     port), joined by one, left mid-game, joined again by the other."""
     if not sys.platform.startswith("linux"):
         pytest.skip("127.0.0.2 is a loopback address on Linux only")
-    net = NetServer(Gateway(Lobby(CONFIG)))
+    net = NetServer(Gateway(Lobby(CONFIG)), bots=None)
     store = SecretStore(tmp_path)
     with trio.fail_after(GAME_HANG):
         async with trio.open_nursery() as nursery:
@@ -162,7 +162,7 @@ async def test_a_kept_session_the_server_no_longer_has_gives_way_to_a_new_one(
     """A kept token the server refuses (`bad_token`: the session expired)
     does not stop the client for good: it goes on with a new session, and
     keeps that one. A token given to the session itself still ends it."""
-    net = NetServer(Gateway(Lobby(CONFIG)))
+    net = NetServer(Gateway(Lobby(CONFIG)), bots=None)
     store = SecretStore(tmp_path)
     store.save_session(HERE, bytes(32), None, server_id=net.gateway.lobby.server_id)
     with trio.fail_after(HANG):
@@ -193,7 +193,7 @@ async def test_a_session_kept_by_address_before_servers_had_ids_is_resumed(
 ) -> None:
     """A state directory of an older client keeps the token by address: it
     is resumed, and kept by the server's id from then on."""
-    net = NetServer(Gateway(Lobby(CONFIG)))
+    net = NetServer(Gateway(Lobby(CONFIG)), bots=None)
     with trio.fail_after(HANG):
         async with trio.open_nursery() as nursery:
             await nursery.start(net.run)

@@ -37,7 +37,7 @@ def made(kind, fields):
         fields = (fields[0], fields[1] + 1, fields[2])
     return tuple.__new__(kind, fields)
 game._ev = made
-from oriflamme.client.cli import main
+from oriflamme.launcher.cli import main
 sys.exit(main())
 """
 NOT_RESTORED = "this game could not be restored by this server version"

@@ -19,10 +19,10 @@ from pathlib import Path
 import pytest
 import trio
 
-from oriflamme.client import cli
 from oriflamme.client.bots import Think
 from oriflamme.client.commands import GameResult, list_rooms, run_bot
 from oriflamme.client.state import WENT_BACK
+from oriflamme.launcher import cli
 from oriflamme.protocol.verify import verify_record_bytes
 from tests.deadlines import GAME_HANG, HANG, until
 from tests.network.server_process import COMMAND, ServerProcess

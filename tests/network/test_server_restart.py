@@ -271,9 +271,6 @@ class FailingStore:
     def append(self, entries: list[object]) -> int:
         raise StoreError("the database could not be written: database or disk is full")
 
-    def snapshot_file(self) -> object:
-        raise StoreError("cannot make a file for a snapshot in /data: No space left on device")
-
     def save_snapshot(self, snapshot: object, covers: int | None = None) -> None:
         raise StoreError("the database could not be written: database or disk is full")
 
@@ -287,7 +284,7 @@ class FailingStore:
 @pytest.mark.trio
 async def test_a_store_that_fails_stops_the_server_before_anything_unstored_is_sent() -> None:
     lobby = JournaledLobby(KeyedEntropy(KEY), ServerConfig())
-    server = NetServer(Gateway(lobby), store=FailingStore())  # type: ignore[arg-type]
+    server = NetServer(Gateway(lobby), bots=None, store=FailingStore())  # type: ignore[arg-type]
     near, far = trio.testing.memory_stream_pair()
     with trio.fail_after(HANG), pytest.raises(BaseExceptionGroup) as stopped:
         async with trio.open_nursery() as nursery:
@@ -322,7 +319,7 @@ async def test_a_stalled_store_holds_back_what_it_stores_but_not_the_next_inputs
     that stalls does not stop it handling what comes next."""
     lobby = JournaledLobby(KeyedEntropy(KEY), ServerConfig())
     store = SlowStore()
-    server = NetServer(Gateway(lobby), store=store)  # type: ignore[arg-type]
+    server = NetServer(Gateway(lobby), bots=None, store=store)  # type: ignore[arg-type]
     with trio.fail_after(HANG):
         async with trio.open_nursery() as nursery:
             await nursery.start(server.run)

@@ -83,7 +83,7 @@ def gated(connect: Connector, hold: Callable[[], bool]) -> Connector:
 @asynccontextmanager
 async def server() -> AsyncIterator[tuple[Connector, list[GameFinished]]]:
     records: list[GameFinished] = []
-    net = NetServer(Gateway(Lobby(CONFIG)), on_record=records.append)
+    net = NetServer(Gateway(Lobby(CONFIG)), bots=None, on_record=records.append)
     async with trio.open_nursery() as nursery:
         await nursery.start(net.run)
         yield memory_connector(net, nursery), records
@@ -122,7 +122,7 @@ async def test_a_hello_the_server_refuses_ends_the_session_with_its_reason(
 
     name = "Maximilian-Alexander the Third"  # the protocol's 32 characters at most...
     config = ServerConfig(name_length=16)  # ...but this server's 16
-    net = NetServer(Gateway(Lobby(config)))
+    net = NetServer(Gateway(Lobby(config)), bots=None)
     with trio.fail_after(60):
         async with trio.open_nursery() as nursery:
             await nursery.start(net.run)

@@ -16,9 +16,10 @@ from pathlib import Path
 import pytest
 import trio
 
-from oriflamme.client import cli
 from oriflamme.client.bots import Behaviour, Bot, Seated
 from oriflamme.client.session import RequestRefused, Session, open_session, tcp
+from oriflamme.launcher import cli
+from oriflamme.launcher.house_bots import HouseBots
 from oriflamme.protocol import messages as m
 from oriflamme.protocol.record import encode_record
 from oriflamme.protocol.verify import verify_record
@@ -46,7 +47,10 @@ async def running_server(
         return kept.get(record_id)
 
     server = NetServer(
-        Gateway(Lobby(config or ServerConfig())), on_record=on_record, load_record=load_record
+        Gateway(Lobby(config or ServerConfig())),
+        bots=HouseBots(),
+        on_record=on_record,
+        load_record=load_record,
     )
     listeners = await trio.open_tcp_listeners(0, host="127.0.0.1")
     port = listeners[0].socket.getsockname()[1]

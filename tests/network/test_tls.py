@@ -19,10 +19,10 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-from oriflamme.client import cli
 from oriflamme.client.commands import list_rooms, run_bot
 from oriflamme.client.session import tcp
 from oriflamme.client.tls import KnownServers, Trust, UntrustedServer, probe
+from oriflamme.launcher import cli
 from oriflamme.protocol.fingerprints import parse_fingerprint
 from oriflamme.server.app import ServeOptions, serve, tls_context
 from oriflamme.server.store import StoreError
@@ -39,7 +39,7 @@ async def tls_server(data_dir: Path, **tls: Any) -> AsyncIterator[int]:
         host="127.0.0.1", port=0, data_dir=data_dir, stop=stop, discovery=False, **tls
     )
     async with trio.open_nursery() as nursery:
-        port = await nursery.start(serve, options)
+        port = await nursery.start(serve, options, None)  # (no bot host: no server bots)
         yield port
         stop.set()
 

@@ -29,7 +29,6 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-from oriflamme.client import cli
 from oriflamme.client.commands import list_rooms, run_bot
 from oriflamme.client.endpoint import ClientEndpoint
 from oriflamme.client.failures import leaves, said
@@ -39,6 +38,7 @@ from oriflamme.client.tls import ADD_TLS, Trust, UntrustedServer, probe, speaks_
 from oriflamme.client.tui.app import Bridge
 from oriflamme.client.tui.join import CannotReach, JoinOptions, join_program
 from oriflamme.client.tui.screens import Screens
+from oriflamme.launcher import cli
 from oriflamme.protocol.codec import FrameDecoder
 from oriflamme.server.tls import certificate_fingerprint
 from tests.deadlines import HANG

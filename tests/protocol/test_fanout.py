@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from oriflamme.client.bots import Bot
-from oriflamme.client.inprocess import InProcess
+from oriflamme.launcher.inprocess import InProcess
 from oriflamme.protocol import fanout
 from oriflamme.protocol import messages as m
 from oriflamme.protocol.codec import HEADER, decode_payload, encode_frame

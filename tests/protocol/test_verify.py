@@ -13,8 +13,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from oriflamme.client.cli import main
 from oriflamme.engine import CARDS, KEEP, Card, card_to_data
+from oriflamme.launcher.cli import main
 from oriflamme.protocol import messages as m
 from oriflamme.protocol.commitments import (
     Committed,

@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 
 from oriflamme.client.bots import Behaviour, Bot, Seated
 from oriflamme.client.endpoint import ClientEndpoint
-from oriflamme.client.inprocess import Client, InProcess
+from oriflamme.launcher.inprocess import Client, InProcess
 from oriflamme.protocol import messages as m
 from oriflamme.server.core import FixedEntropy, ServerConfig
 from tools.docgen.worked_example import fixed_secrets

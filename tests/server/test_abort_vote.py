@@ -13,7 +13,7 @@ from __future__ import annotations
 import random
 
 from oriflamme.client.bots import Behaviour, Bot, Seated
-from oriflamme.client.inprocess import Client, InProcess
+from oriflamme.launcher.inprocess import Client, InProcess
 from oriflamme.protocol import messages as m
 from oriflamme.protocol.record import LEFT, STAND_IN, decode_record, encode_record
 from oriflamme.protocol.verify import verify_record

@@ -14,7 +14,7 @@ import random
 import pytest
 
 from oriflamme.client.bots import Bot
-from oriflamme.client.inprocess import Client, InProcess
+from oriflamme.launcher.inprocess import Client, InProcess
 from oriflamme.protocol import messages as m
 from oriflamme.protocol.record import decode_record, encode_record
 from oriflamme.protocol.verify import verify_record, verify_record_bytes

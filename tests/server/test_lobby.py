@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from oriflamme.client.inprocess import Client, InProcess
+from oriflamme.launcher.inprocess import Client, InProcess
 from oriflamme.protocol import messages as m
 from oriflamme.server.core import FixedEntropy, Lobby, Send, ServerConfig
 

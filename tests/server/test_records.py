@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from oriflamme.client.inprocess import InProcess
+from oriflamme.launcher.inprocess import InProcess
 from oriflamme.protocol import messages as m
 from oriflamme.protocol.record import decode_record
 from oriflamme.protocol.verify import verify_record

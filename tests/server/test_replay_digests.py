@@ -13,8 +13,8 @@ import pytest
 
 import oriflamme.engine.game as engine_game
 from oriflamme.client.bots import Behaviour, Bot
-from oriflamme.client.inprocess import Client
 from oriflamme.engine.events import Scored
+from oriflamme.launcher.inprocess import Client
 from oriflamme.protocol import messages as m
 from oriflamme.protocol.errors import WRONG_STATE
 from oriflamme.protocol.verify import verify_record

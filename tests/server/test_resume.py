@@ -22,7 +22,7 @@ import msgpack
 import pytest
 
 from oriflamme.client.bots import Bot
-from oriflamme.client.inprocess import Client, InProcess
+from oriflamme.launcher.inprocess import Client, InProcess
 from oriflamme.protocol import messages as m
 from oriflamme.protocol.record import encode_record
 from oriflamme.protocol.verify import verify_record

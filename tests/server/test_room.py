@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import pytest
 
-from oriflamme.client.inprocess import Client, InProcess
+from oriflamme.launcher.inprocess import Client, InProcess
 from oriflamme.protocol import messages as m
 
 from .scenario import (

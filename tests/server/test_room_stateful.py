@@ -25,8 +25,8 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
 from oriflamme.client.bots import Behaviour, Bot, Seated
-from oriflamme.client.inprocess import Client, InProcess
 from oriflamme.engine import CARDS, FAMILY_NAMES
+from oriflamme.launcher.inprocess import Client, InProcess
 from oriflamme.protocol import messages as m
 from oriflamme.protocol.commitments import Opening
 from oriflamme.protocol.verify import verify_record

@@ -71,12 +71,12 @@ def test_a_database_from_a_newer_server_is_refused_with_a_clear_message(tmp_path
         SqliteStore(path)
 
 
-def test_a_database_from_an_older_server_is_read_and_marked_as_this_one_s(
+def test_a_database_from_an_older_server_is_read_and_marked_as_this_one_s_once_converted(
     tmp_path: Path,
 ) -> None:
-    """Schema 1's journal reads the same; once opened here, the database says
-    schema 2, so that a server of schema 1 refuses the snapshots it would
-    misread (sessions keep frames now)."""
+    """Schema 1's journal reads the same; the database says it is this
+    version's only once its snapshot was converted (`set_schema`): until
+    then, the version that wrote it can still read it."""
     path = tmp_path / "s.sqlite3"
     store = SqliteStore(path)
     batch = entries(3)
@@ -86,10 +86,17 @@ def test_a_database_from_an_older_server_is_read_and_marked_as_this_one_s(
         db.execute("UPDATE meta SET value = 1 WHERE key = 'schema_version'")
     store = SqliteStore(path)
     assert store.load() == (None, batch)
+    assert store.found_schema == 1
     store.close()
     with sqlite3.connect(path) as db:
         (version,) = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-    assert version == SCHEMA_VERSION == 3
+    assert version == 1
+    store = SqliteStore(path)
+    store.set_schema()
+    store.close()
+    with sqlite3.connect(path) as db:
+        (version,) = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    assert version == SCHEMA_VERSION == 4
 
 
 def test_two_servers_cannot_share_a_data_directory(tmp_path: Path) -> None:
@@ -154,7 +161,7 @@ def test_serve_says_why_it_cannot_use_a_data_directory(tmp_path: Path) -> None:
         [
             sys.executable,
             "-m",
-            "oriflamme.client.cli",
+            "oriflamme.launcher.cli",
             "serve",
             "--port",
             "0",
@@ -230,9 +237,7 @@ def test_a_snapshot_drops_the_entries_it_covers_and_keeps_the_later_ones(tmp_pat
         assert covered == 2
         later = [Entry("request", "c1", 3.0, b"c")]
         assert store.append(later) == 3  # stored while the snapshot was being made
-        with store.snapshot_file() as file:
-            file.write(b"lobby after 2")
-            store.save_snapshot(file, covers=covered)
+        store.save_snapshot(b"lobby after 2", covers=covered)
         assert store.load() == (b"lobby after 2", later)
     finally:
         store.close()

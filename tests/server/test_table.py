@@ -15,7 +15,7 @@ from typing import TypeVar
 import pytest
 
 from oriflamme.client.bots import Behaviour, Bot, Seated
-from oriflamme.client.inprocess import Client, InProcess, Stalled
+from oriflamme.launcher.inprocess import Client, InProcess, Stalled
 from oriflamme.protocol import messages as m
 from oriflamme.protocol.record import BACK, HANDED_TO_BOT, LEFT, STAND_IN
 from oriflamme.protocol.verify import verify_record

@@ -202,7 +202,7 @@ def play_until_over(
 
 def check_verified(path: Path) -> None:
     verified = subprocess.run(
-        [sys.executable, "-m", "oriflamme.client.cli", "verify", str(path)],
+        [sys.executable, "-m", "oriflamme.launcher.cli", "verify", str(path)],
         capture_output=True,
         text=True,
         timeout=HANG,
@@ -214,7 +214,7 @@ def check_verified(path: Path) -> None:
 def terminal(tmp_path: Path) -> Iterator[Terminal]:
     state = tmp_path / "state"
     command = (
-        f"{sys.executable} -m oriflamme.client.cli play --bots 2 --no-bell"
+        f"{sys.executable} -m oriflamme.launcher.cli play --bots 2 --no-bell"
         f" --state-dir {state}; echo EXITED $?; {KEPT}"
     )
     term = Terminal(tmp_path / "tmux.sock", command, state=state)
@@ -301,7 +301,7 @@ def test_two_players_join_play_through_a_server_crash_and_replay(tmp_path: Path)
         for name in ("Ann", "Bob"):
             state = tmp_path / name
             command = (
-                f"{sys.executable} -m oriflamme.client.cli join 127.0.0.1:{port}"
+                f"{sys.executable} -m oriflamme.launcher.cli join 127.0.0.1:{port}"
                 f" --name {name} --no-bell --state-dir {state}; echo EXITED $?; {KEPT}"
             )
             terminals.append(Terminal(tmp_path / f"{name}.sock", command))
@@ -345,7 +345,7 @@ def test_two_players_join_play_through_a_server_crash_and_replay(tmp_path: Path)
 
         replay = Terminal(
             tmp_path / "replay.sock",
-            f"{sys.executable} -m oriflamme.client.cli replay {path}; echo EXITED $?; {KEPT}",
+            f"{sys.executable} -m oriflamme.launcher.cli replay {path}; echo EXITED $?; {KEPT}",
         )
         terminals.append(replay)
         replay.wait_for(r"step 0 of \d+")

@@ -22,7 +22,7 @@ def test_resigning_hands_the_seat_to_a_bot_and_the_program_ends_saying_so(
 ) -> None:
     state = tmp_path / "state"
     play = (
-        f"{sys.executable} -m oriflamme.client.cli play --bots 2 --no-bell --name Ann"
+        f"{sys.executable} -m oriflamme.launcher.cli play --bots 2 --no-bell --name Ann"
         f" --state-dir {state}"
     )
     # A shell that stays, so that the program can be run again in it.

@@ -18,7 +18,7 @@ from tests.deadlines import GAME_HANG
 
 from .test_tmux import KEPT, Terminal, play_until_over, pytestmark  # noqa: F401 -- the same marks
 
-PLAY = f"{sys.executable} -m oriflamme.client.cli play --no-bell"
+PLAY = f"{sys.executable} -m oriflamme.launcher.cli play --no-bell"
 
 
 def _quit(term: Terminal) -> None:

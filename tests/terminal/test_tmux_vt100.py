@@ -27,7 +27,7 @@ def test_a_vt100_in_the_c_locale_gets_ascii_and_no_colour(tmp_path: Path) -> Non
         for name in ("LC_ALL", "LC_CTYPE", "COLORTERM", "FORCE_COLOR", "NO_COLOR", "PYTHONUTF8")
     )
     command = (
-        f"env {unset} TERM=vt100 LANG=C {sys.executable} -m oriflamme.client.cli play"
+        f"env {unset} TERM=vt100 LANG=C {sys.executable} -m oriflamme.launcher.cli play"
         f" --bots 2 --no-bell --state-dir {state}; echo EXITED $?; {KEPT}"
     )
     term = Terminal(tmp_path / "tmux.sock", command, state=state)

@@ -2,7 +2,7 @@
 
 How this works
 --------------
-`oriflamme.client.cli.build_parser()` is the one source. For the command
+`oriflamme.launcher.cli.build_parser()` is the one source. For the command
 and for each subcommand, `blocks()` writes a block (between
 ``<!-- generated: NAME -->`` and ``<!-- end generated -->``, as in
 docs/PROTOCOL.md): for the command, a table of its subcommands and their
@@ -37,7 +37,7 @@ PROG = "oriflamme"
 
 
 def _build_parser() -> argparse.ArgumentParser:
-    from oriflamme.client.cli import build_parser
+    from oriflamme.launcher.cli import build_parser
 
     return build_parser()
 

@@ -3,7 +3,7 @@
 How this works
 --------------
 Each sample is a whole game played through the real server core in one
-process (`oriflamme.client.inprocess`), with fixed randomness so it is the
+process (`oriflamme.launcher.inprocess`), with fixed randomness so it is the
 same on every run, and with some seats misbehaving on purpose: a player who
 never decides (the turn timer decides), one who never opens an eliminated
 card (the card is settled), one whose reveal does not match its commitment,
@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from oriflamme.client.bots import Behaviour, Bot, Seated
-from oriflamme.client.inprocess import Client, InProcess
+from oriflamme.launcher.inprocess import Client, InProcess
 from oriflamme.protocol import messages as m
 from oriflamme.protocol.record import Record, encode_record
 from oriflamme.protocol.verify import verify_record

@@ -4,7 +4,7 @@ How this works
 --------------
 Ann's client (a `ClientEndpoint`, playing with a random bot) talks to the
 real server core (`oriflamme.server.core`) in one process
-(`oriflamme.client.inprocess`): she creates a room, seats two server bots
+(`oriflamme.launcher.inprocess`): she creates a room, seats two server bots
 (clients too, which keep their own secrets), and plays the game to its end.
 Every frame her connection carries is recorded as it goes. Nothing is
 scripted: what the example shows is what the server sends. The server's
@@ -25,9 +25,9 @@ from typing import Any
 
 from oriflamme.client.bots import Bot
 from oriflamme.client.endpoint import ClientEndpoint
-from oriflamme.client.inprocess import InProcess
 from oriflamme.client.seat_secrets import SeatSecrets
 from oriflamme.engine import Rules, card_to_data
+from oriflamme.launcher.inprocess import InProcess
 from oriflamme.protocol import messages as m
 from oriflamme.protocol.codec import encode_frame
 from oriflamme.server.core import FixedEntropy, ServerConfig

@@ -15,7 +15,6 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from oriflamme.client.bots import Behaviour
-from oriflamme.client.inprocess import Client, InProcess
 from oriflamme.client.tui.choices import BACKSPACE, ENTER, ESCAPE, LEFT, RIGHT, Chooser
 from oriflamme.client.tui.controller import Answer, Command, GameController
 from oriflamme.client.tui.screen import Line, Scene
@@ -33,6 +32,7 @@ from oriflamme.engine import (
     new_game,
     view,
 )
+from oriflamme.launcher.inprocess import Client, InProcess
 from oriflamme.protocol import messages as m
 from oriflamme.server.core import FixedEntropy
 from tools.docgen.worked_example import fixed_secrets

@@ -7,11 +7,11 @@ import sys
 from pathlib import Path
 
 from oriflamme.client.bots import Behaviour
-from oriflamme.client.cli import invoked_as
 from oriflamme.client.state import ClientState
 from oriflamme.client.tui.controller import Command, Request
 from oriflamme.client.tui.lobby import _HELP, LobbyController
-from oriflamme.client.tui.play import PlayOptions
+from oriflamme.launcher.cli import invoked_as
+from oriflamme.launcher.play import PlayOptions
 from oriflamme.protocol import messages as m
 
 from .helpers import Table, screen_text
@@ -46,10 +46,10 @@ def test_the_command_to_come_back_is_the_one_that_ran_the_program(tmp_path: Path
     assert invoked_as(script, path=str(ours)) == ("oriflamme",)
     assert invoked_as(script, path=str(other)) == (script,)
     assert invoked_as(".venv/bin/oriflamme", path="") == (".venv/bin/oriflamme",)
-    assert invoked_as("client/cli.py", path=str(ours)) == (
+    assert invoked_as("launcher/cli.py", path=str(ours)) == (
         sys.executable,
         "-m",
-        "oriflamme.client.cli",
+        "oriflamme.launcher.cli",
     )
     options = PlayOptions(program=(".venv/bin/oriflamme",))
     assert options.again() == ".venv/bin/oriflamme play"

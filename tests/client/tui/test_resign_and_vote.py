@@ -15,7 +15,6 @@ from pathlib import Path
 import pytest
 
 from oriflamme.client.bots import Behaviour, Bot, Seated
-from oriflamme.client.inprocess import Client
 from oriflamme.client.replay import replay_steps
 from oriflamme.client.state import ClientState
 from oriflamme.client.tui.choices import ESCAPE
@@ -23,6 +22,7 @@ from oriflamme.client.tui.controller import Command, Request, Resign
 from oriflamme.client.tui.lobby import LobbyController
 from oriflamme.client.tui.replay_screen import ReplayController
 from oriflamme.client.tui.screen import HELP_KEYS, Scene, render
+from oriflamme.launcher.inprocess import Client
 from oriflamme.protocol import messages as m
 from oriflamme.protocol.record import decode_record
 from oriflamme.protocol.verify import verify_record

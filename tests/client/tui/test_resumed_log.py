@@ -10,8 +10,8 @@ import random
 
 from oriflamme.client.bots import Behaviour
 from oriflamme.client.endpoint import ClientEndpoint
-from oriflamme.client.inprocess import Client
 from oriflamme.client.tui.controller import Command, GameController
+from oriflamme.launcher.inprocess import Client
 from oriflamme.protocol import messages as m
 
 from .helpers import Table, press_an_offer

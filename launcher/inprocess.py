@@ -39,6 +39,10 @@ import itertools
 import random
 from collections.abc import Callable, Hashable
 
+from oriflamme.client.bots import Behaviour, Bot
+from oriflamme.client.endpoint import ClientEndpoint
+from oriflamme.client.seat_secrets import SeatSecrets
+from oriflamme.client.state import ClientState
 from oriflamme.engine import Rules
 from oriflamme.protocol import messages as m
 from oriflamme.protocol.record import encode_record
@@ -55,11 +59,6 @@ from oriflamme.server.core import (
     StartBot,
     StopBot,
 )
-
-from .bots import Behaviour, Bot
-from .endpoint import ClientEndpoint
-from .seat_secrets import SeatSecrets
-from .state import ClientState
 
 
 class Stalled(RuntimeError):

@@ -1,7 +1,10 @@
 """The `oriflamme` command: one entry point, one subcommand per job.
 
-Each subcommand imports only what it needs, so `oriflamme selfplay` runs with
-the engine alone.
+It is the launcher's (`oriflamme.launcher`), the one place that imports both
+the client and the server: `serve` runs the server with its house bots,
+`backup` and `export-records` read its data directory, and the others are
+clients. Each subcommand imports only what it needs, so `oriflamme selfplay`
+runs with the engine alone.
 """
 
 from __future__ import annotations
@@ -30,12 +33,12 @@ def invoked_as(argv0: str | None = None, path: str | None = None) -> tuple[str, 
 
     >>> invoked_as(".venv/bin/oriflamme", path="")
     ('.venv/bin/oriflamme',)
-    >>> invoked_as("oriflamme/client/cli.py", path="")[1:]
-    ('-m', 'oriflamme.client.cli')
+    >>> invoked_as("oriflamme/launcher/cli.py", path="")[1:]
+    ('-m', 'oriflamme.launcher.cli')
     """
     argv0 = sys.argv[0] if argv0 is None else argv0
-    if Path(argv0).name != "oriflamme":  # `python -m oriflamme.client.cli`
-        return (sys.executable, "-m", "oriflamme.client.cli")
+    if Path(argv0).name != "oriflamme":  # `python -m oriflamme.launcher.cli`
+        return (sys.executable, "-m", "oriflamme.launcher.cli")
     found = shutil.which("oriflamme", path=path)
     if found is not None and os.path.exists(argv0) and os.path.samefile(found, argv0):
         return ("oriflamme",)
@@ -70,7 +73,7 @@ def _write_record(args: argparse.Namespace, players: int, variant: str) -> int:
     """Play one more game the way the server referees it (its core, in this
     process, with bots that keep their own secrets), and write its record
     for `oriflamme verify`."""
-    from oriflamme.client.inprocess import play_recorded_game
+    from oriflamme.launcher.inprocess import play_recorded_game
 
     strategies = args.strategy.split(",")
     record = play_recorded_game(
@@ -223,6 +226,7 @@ def _serve(args: argparse.Namespace) -> int:
 
     if args.check:
         return _check(args)
+    from oriflamme.launcher.house_bots import HouseBots
     from oriflamme.server.app import ServeOptions, default_data_dir, serve
     from oriflamme.server.persistence import ReplayDisagreed
     from oriflamme.server.store import StoreError
@@ -260,7 +264,7 @@ def _serve(args: argparse.Namespace) -> int:
     options.keep_records = args.keep_records
     options.strict_replay = args.strict_replay
     try:
-        trio.run(serve, options)
+        trio.run(serve, options, HouseBots.of_data_dir(options.data_dir))
     except KeyboardInterrupt:  # Ctrl-C before the server took over its signals
         print("oriflamme serve: interrupted while starting; nothing was served", file=sys.stderr)
         return 130
@@ -495,8 +499,8 @@ def _play(args: argparse.Namespace) -> int:
     from oriflamme.client.secret_store import default_state_dir
     from oriflamme.client.state import ClientState
     from oriflamme.client.tui.app import ProgramFailed, run
-    from oriflamme.client.tui.play import PlayOptions, play_program
     from oriflamme.client.tui.screens import Screens
+    from oriflamme.launcher.play import PlayOptions, play_program
 
     if not 1 <= args.bots <= 4:
         print("oriflamme play: --bots must be 1-4 (tables seat 2-5)", file=sys.stderr)

@@ -1,12 +1,12 @@
 """`oriflamme play`: a game against bots at once, with a server inside the program.
 
 The program starts a server in this process (`oriflamme.server.app.serve`
-on 127.0.0.1, a free port, its data in the user's state directory), seats
-the player at a new table with N server bots, and starts the game; the
-terminal shows it. Everything goes through the protocol over a real socket,
-as with a server elsewhere: the player's seed, hand and face-down cards are
-kept by this client alone (in the state directory, mode 0600), and the
-bots hold their own.
+on 127.0.0.1, a free port, its data in the user's state directory, its bots
+the launcher's `house_bots`), seats the player at a new table with N server
+bots, and starts the game; the terminal shows it. Everything goes through
+the protocol over a real socket, as with a server elsewhere: the player's
+seed, hand and face-down cards are kept by this client alone (in the state
+directory, mode 0600), and the bots hold their own.
 
 The server's data directory outlives the program: quit in the middle of a
 game and run `oriflamme play` again, and the same table comes back where
@@ -26,15 +26,14 @@ from pathlib import Path
 
 import trio
 
+from oriflamme.client.bots import Behaviour
+from oriflamme.client.secret_store import SecretStore, default_state_dir
+from oriflamme.client.session import Backoff, Session, tcp
+from oriflamme.client.state import ClientState
+from oriflamme.client.tui.app import Bridge
+from oriflamme.client.tui.controller import Chose, Command, Question, Quit
+from oriflamme.client.tui.driver import banner, drive, ready_and_start, records_dir
 from oriflamme.protocol import messages as m
-
-from ..bots import Behaviour
-from ..secret_store import SecretStore, default_state_dir
-from ..session import Backoff, Session, tcp
-from ..state import ClientState
-from .app import Bridge
-from .controller import Chose, Command, Question, Quit
-from .driver import banner, drive, ready_and_start, records_dir
 
 LEVELS = {"easy": "random", "normal": "heuristic", "hard": "ismcts"}
 SERVER_KEY = "play"
@@ -67,6 +66,7 @@ class PlayOptions:
 
 async def play_program(bridge: Bridge, options: PlayOptions) -> None:
     """The trio side of `oriflamme play` (see the module docstring)."""
+    from oriflamme.launcher.house_bots import HouseBots
     from oriflamme.server.app import ServeOptions, serve
 
     commands = bridge.enter_trio()
@@ -79,7 +79,8 @@ async def play_program(bridge: Bridge, options: PlayOptions) -> None:
         shutdown_grace=2.0,
     )
     async with trio.open_nursery() as nursery:
-        port = await nursery.start(serve, server_options)
+        bots = HouseBots.of_data_dir(server_options.data_dir)
+        port = await nursery.start(serve, server_options, bots)
         session = Session(
             tcp("127.0.0.1", port),
             options.name,

@@ -1,0 +1,166 @@
+"""What a server's start costs with many games in progress, kept as facts.
+
+A start reads the lobby's facts (`server.core.facts`) and rebuilds every
+game in progress by replaying its log through a new referee, then replays
+the journal since (at most `--snapshot-every` entries, 50,000 by default).
+This plays one 3-player game in-process to the middle of round `--round`,
+takes the lobby's facts, and copies its room and its players `--games`
+times over (new room and player ids), as a server with that many games in
+progress would hold. It measures, on that lobby:
+
+- taking the facts and encoding them (what the core task does every
+  `--snapshot-every` entries and at a clean stop: the rooms wait meanwhile);
+- decoding them and rebuilding the lobby (the start, before the journal);
+- the baseline, in the same run: pickling the same lobby and loading the
+  pickle (what the server did before facts, in a forked child and at start);
+- replaying journal entries (per entry, from the game's own journal), to
+  give the start after a SIGKILL at the worst: the rebuild plus a full
+  journal of `--snapshot-every` entries.
+
+    python bench/start.py [--games 200,5000] [--round 3] [--snapshot-every 50000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import gc
+import pickle
+import random
+import time
+from typing import Any
+
+from oriflamme.client.bots import Behaviour, Bot
+from oriflamme.launcher.inprocess import InProcess
+from oriflamme.protocol import messages as m
+from oriflamme.server.core import ServerConfig
+from oriflamme.server.core.entropy import KeyedEntropy
+from oriflamme.server.core.facts import decode, encode, facts_of, lobby_from
+from oriflamme.server.core.journal import Entry, JournaledLobby, replay
+from oriflamme.server.tuning import collector_paused
+
+KEY = bytes(range(32))
+CONFIG = ServerConfig(idle_timeout=86400, reply_timer=30, grace=60)
+
+
+def one_game(round_: int) -> tuple[dict[str, Any], list[Entry]]:
+    """The facts of a lobby with one 3-player game in round `round_`, and
+    the journal that made it."""
+    lobby = JournaledLobby(KeyedEntropy(KEY), CONFIG)
+    world = InProcess(config=CONFIG, seed=1, lobby=lobby)
+    journal: list[Entry] = []
+    clients = [
+        world.connect(f"p{i}", behaviour=Behaviour(Bot("random", rng=random.Random(i))))
+        for i in range(3)
+    ]
+    world.settle()
+    settings = m.RoomSettings(players=3, variant="standard", edition="revised", first_player="host")
+    clients[0].send(m.CreateRoom(settings=settings, private=True))
+    world.settle()
+    room = clients[0].state.room
+    assert room is not None
+    for c in clients[1:]:
+        c.send(m.JoinRoom(invite=room.invite))
+    for c in clients:
+        c.send(m.Ready(ready=True))
+    world.settle()
+    clients[0].send(m.StartGame())
+
+    def in_round() -> bool:
+        journal.extend(lobby.take())
+        game = clients[0].state.game
+        return game is not None and game.state is not None and game.state.view["round"] >= round_
+
+    world.run(in_round)
+    journal.extend(lobby.take())
+    return facts_of(lobby), journal
+
+
+def many(facts: dict[str, Any], games: int) -> dict[str, Any]:
+    """`facts` with its one room and its players copied `games` times."""
+    out = copy.deepcopy(facts)
+    (room,) = facts["rooms"]
+    sessions = facts["sessions"]
+    step = facts["next_player"]
+    out["rooms"], out["sessions"], out["conns"], out["away"] = [], [], [], []
+    out["invites"] = {}
+    for n in range(games):
+        offset = n * step
+
+        def moved(player: int | None, offset: int = offset) -> int | None:
+            return None if player is None else player + offset
+
+        for s in sessions:
+            conn = None if s["conn"] is None else f"{n}.{s['conn']}"
+            # (frames of their own, as each session has: a pickle would share them)
+            pushes = None if s["pushes"] is None else [p[:1] + p[1:] for p in s["pushes"]]
+            s2 = dict(s, player=s["player"] + offset, conn=conn, pushes=pushes)
+            out["sessions"].append(s2)
+            if s2["conn"] is not None:
+                out["conns"].append([s2["conn"], s2["player"]])
+        r2 = copy.deepcopy(room)
+        r2["id"] = n + 1
+        r2["invite"] = None
+        r2["host"] = room["host"] + offset
+        r2["seats"] = [dict(seat, player=moved(seat["player"])) for seat in room["seats"]]
+        r2["spectators"] = [p + offset for p in room["spectators"]]
+        r2["table_players"] = [moved(p) for p in room["table_players"]]
+        for s2 in out["sessions"][-len(sessions) :]:
+            if s2["room"] is not None:
+                s2["room"] = n + 1
+        out["rooms"].append(r2)
+    out["next_room"] = games + 1
+    out["next_player"] = games * step + 1
+    return out
+
+
+def taken(lobby: JournaledLobby) -> bytes:
+    return encode(facts_of(lobby))
+
+
+def rebuilt(data: bytes) -> JournaledLobby:
+    return lobby_from(decode(data), KeyedEntropy(KEY))
+
+
+def timed(fn: Any, *args: Any) -> tuple[float, Any]:
+    gc.collect()
+    start = time.perf_counter()
+    value = fn(*args)
+    return time.perf_counter() - start, value
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--games", default="200,5000", help="games in progress, comma-separated")
+    parser.add_argument("--round", type=int, default=3, help="the round the games are in")
+    parser.add_argument("--snapshot-every", type=int, default=50_000)
+    args = parser.parse_args()
+    facts, journal = one_game(args.round)
+    # The journal's replay, per entry (on a lobby as the first entry found it).
+    seconds, _ = timed(replay, JournaledLobby(KeyedEntropy(KEY), CONFIG), journal)
+    per_entry = seconds / len(journal)
+    print(
+        f"one game to round {args.round}: {len(journal)} journal entries,"
+        f" replayed at {per_entry * 1e6:.0f} us an entry"
+    )
+    for games in (int(g) for g in args.games.split(",")):
+        big = many(facts, games)
+        lobby = lobby_from(big, KeyedEntropy(KEY))
+        with collector_paused():  # (as the server takes them)
+            take, data = timed(taken, lobby)
+        rebuild, again = timed(rebuilt, data)
+        assert len(again.rooms) == games
+        pickling, pickled = timed(pickle.dumps, lobby, pickle.HIGHEST_PROTOCOL)
+        loading, _ = timed(pickle.loads, pickled)
+        worst = rebuild + per_entry * args.snapshot_every
+        print(
+            f"{games:5d} games: facts {len(data) / 1e6:6.1f} MB, taken in {take:5.2f} s,"
+            f" rebuilt in {rebuild:5.2f} s | pickle (before) {len(pickled) / 1e6:6.1f} MB,"
+            f" {pickling:5.2f} s to dump, {loading:5.2f} s to load |"
+            f" rebuild / pickle load {rebuild / loading:4.1f}x |"
+            f" start after a kill at worst ({args.snapshot_every} entries): {worst:5.1f} s"
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,434 @@
+"""The lobby as facts: plain, versioned data a server keeps, and the lobby rebuilt from them.
+
+How this works
+--------------
+A server keeps its state across a restart, and across an upgrade, as facts:
+what happened, in plain data (msgpack of maps, lists, strings, numbers and
+bytes) whose layout is documented (docs/STORAGE.md) and versioned
+(`FACTS_VERSION`), never a pickle of this version's objects. `facts_of`
+takes them from a lobby; `lobby_from` makes the lobby again.
+
+* The lobby: its settings, the next room id, the invite codes, the finished
+  games it lists and who played them, the time of its last input, and where
+  the server's keyed random stream is (`KeyedEntropy.position`: a count of
+  bytes, never the bytes).
+* Each session: its player id, name, the SHA-256 digests of its tokens
+  (never a token), its room and seat, its connection, when it went away,
+  the number of its last push and the newest of them (`FACTS_PUSHES`, as the
+  frames they were sent as), and its chat times.
+* Each room: its settings, host, seats (who sits, bot, ready, the name of
+  a player who left, what a player handed to a bot), spectators and state.
+* Each game in a room: its game's log, as the referee noted it
+  (`Referee.inputs` and `choices`: the messages it took, the time-outs, the
+  stand-in's answers, forfeits, seats marked, the end by vote), and the
+  table's timers. The game itself (the engine's state, the commitments, the
+  events) is not kept: it is rebuilt by giving its log to a new referee
+  (`Referee.rebuild`), so a version whose engine or referee differs in its
+  objects still reads it. The server seed is not kept either: it is drawn
+  again from the keyed stream at the position it was drawn from.
+
+A game whose log this version cannot replay (`RebuildFailed`: another
+engine refuses one of its inputs) is kept out of play, with the reason,
+like a game whose journal replay disagrees; the others go on. Its facts
+are kept as they were read (`Room.unread_game`), and written again with
+the lobby's: nothing stored is dropped, and a version that reads them can
+take the game up.
+
+>>> from oriflamme.server.core.entropy import KeyedEntropy
+>>> from oriflamme.protocol import messages as m
+>>> lobby = Lobby(entropy=KeyedEntropy(bytes(32)))
+>>> _ = lobby.hello("c1", m.Hello(versions=(1,), client="doc", name="Ann"), 0.0)
+>>> again = lobby_from(decode(encode(facts_of(lobby))), KeyedEntropy(bytes(32)))
+>>> [s.name for s in again.sessions]
+['Ann']
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import deque
+from collections.abc import Hashable
+from typing import Any
+
+import msgpack
+
+from oriflamme.engine import Rules, card_from_data, card_to_data
+from oriflamme.protocol import messages as m
+from oriflamme.protocol.commitments import Opening
+from oriflamme.protocol.record import SeatRecord
+from oriflamme.protocol.schema import dump_fields, load_fields
+
+from .config import ServerConfig
+from .effects import HandedSeat
+from .entropy import Entropy, KeyedEntropy
+from .journal import JournaledLobby
+from .lobby import Lobby
+from .referee import Phase, RebuildFailed, Referee
+from .room import Room, Seat
+from .sessions import Session, Sessions
+from .table import Table
+
+FACTS_VERSION = 1
+# The newest pushes of each session the facts keep. A client that resumes
+# after a restart missed only what was sent as the server went down (a
+# few pushes): these give it exactly those; one that missed more gets a
+# snapshot, as ever. Every push a session keeps would make the facts some
+# 20 times larger (18 KB a seated player), for resumes that never come.
+FACTS_PUSHES = 8
+
+
+class FactsError(Exception):
+    """Facts this version cannot read (a clear message for a person)."""
+
+
+# ------------------------------------------------------------ taking facts
+
+
+def facts_of(lobby: Lobby) -> dict[str, Any]:
+    """The facts of `lobby` (see the module docstring)."""
+    entropy = lobby._entropy
+    return {
+        "version": FACTS_VERSION,
+        "config": _config_data(lobby.config),
+        "entropy": entropy.position if isinstance(entropy, KeyedEntropy) else None,
+        "last_time": getattr(lobby, "last_time", 0.0),
+        "next_room": lobby._next_room,
+        "next_player": lobby.sessions._next_player,
+        "invites": dict(lobby._invites),
+        "conns": [[str(conn), None if s is None else s.player] for conn, s in lobby._conns.items()],
+        "finished": [dump_fields(summary) for summary in lobby.finished.values()],
+        "played": [
+            [player, [[rid, seat] for rid, seat in games]]
+            for player, games in lobby._played.items()
+        ],
+        "sessions": [_session_data(s) for s in lobby.sessions.by_player.values()],
+        "away": list(lobby.sessions.away),
+        "rooms": [_room_data(room) for room in lobby.rooms.values()],
+    }
+
+
+def _config_data(config: ServerConfig) -> dict[str, Any]:
+    return {
+        f.name: list(value) if isinstance(value := getattr(config, f.name), tuple) else value
+        for f in dataclasses.fields(config)
+    }
+
+
+def _session_data(s: Session) -> dict[str, Any]:
+    current, previous = s._digests
+    return {
+        "player": s.player,
+        "name": s.name,
+        "bot": s.bot,
+        "address": s.address,
+        "joined": s.joined,
+        "conn": None if s.conn is None else str(s.conn),
+        "room": s.room,
+        "seat": s.seat,
+        "disconnected_at": s.disconnected_at,
+        "last_seq": s.last_seq,
+        "pushes": None if s.history is None else list(s.history)[-FACTS_PUSHES:],
+        "tokens": [current, previous],
+        "chat_times": None if s.chat_times is None else list(s.chat_times),
+    }
+
+
+def _room_data(room: Room) -> dict[str, Any]:
+    return {
+        "id": room.id,
+        "name": room.name,
+        "settings": dump_fields(room.settings),
+        "invite": room.invite,
+        "host": room.host,
+        "state": room.state,
+        "seats": [_seat_data(seat) for seat in room.seats],
+        "spectators": [s.player for s in room.spectators],
+        "table_players": list(room.table_players),
+        "finished_by": list(room.finished_by),
+        "suspended": room.suspended,
+        "game": _game_data(room.table) if room.table is not None else room.unread_game,
+    }
+
+
+def _seat_data(seat: Seat) -> dict[str, Any]:
+    handed = seat.handed
+    return {
+        "player": None if seat.session is None else seat.session.player,
+        "bot": seat.bot,
+        "ready": seat.ready,
+        "ghost": seat.ghost,
+        "handed": None
+        if handed is None
+        else {
+            "seed": handed.seed,
+            "openings": [_opening_data(o) for o in handed.openings],
+            "server_seed": handed.server_seed,
+            "drawn": handed.drawn,
+            "game": handed.game,
+        },
+    }
+
+
+def _opening_data(opening: Opening) -> dict[str, Any]:
+    return {"pid": opening.pid, "card": card_to_data(opening.card), "nonce": opening.nonce}
+
+
+def _game_data(table: Table) -> dict[str, Any]:
+    referee = table.referee
+    if not referee.first_seats:
+        raise FactsError(
+            f"game {referee.game_id.hex()} was begun by an earlier version, which kept no log"
+        )
+    return {
+        "game_id": referee.game_id,
+        "first_player": referee.first_player,
+        "seats": [dataclasses.asdict(seat) for seat in referee.first_seats],
+        "seed_at": referee.seed_at,
+        # Only where the seed cannot be drawn again (a server without a key).
+        "server_seed": None if referee.seed_at is not None else referee._server_seed,
+        # (tuples of immutable values: msgpack packs them as arrays, uncopied)
+        "inputs": referee.inputs,
+        "choices": referee.choices,
+        "digested": [referee.digested, referee.digested_turn],
+        "timers": {
+            "away_since": list(table._away_since),
+            "stood_in": list(table._stood_in),
+            "left": list(table._left),
+            "deadline": table._deadline,
+            "deadline_for": None
+            if table._deadline_for is None
+            else [str(table._deadline_for[0]), table._deadline_for[1]],
+            "asked_open": table._asked_open,
+            "asked_final": table._asked_final,
+            "pushed_turn": table._pushed_turn,
+            "votes": sorted(table.votes),
+        },
+    }
+
+
+def encode(facts: dict[str, Any]) -> bytes:
+    """The facts as bytes (msgpack)."""
+    packed: bytes = msgpack.packb(facts, use_bin_type=True)
+    return packed
+
+
+def decode(data: bytes) -> dict[str, Any]:
+    """Facts from `encode`'s bytes; `FactsError` if they are not facts of a
+    version this server reads."""
+    try:
+        # (the server's own file: times are floats, unlike on the wire)
+        facts = msgpack.unpackb(data, raw=False, strict_map_key=False)
+    except Exception as exc:
+        raise FactsError(f"the saved state is not facts: {type(exc).__name__}: {exc}") from None
+    if not isinstance(facts, dict) or not isinstance(facts.get("version"), int):
+        raise FactsError("the saved state is not facts (no version)")
+    if facts["version"] > FACTS_VERSION:
+        raise FactsError(
+            f"the saved state was written by a newer server (facts version {facts['version']});"
+            f" this one reads version {FACTS_VERSION}: upgrade the server"
+        )
+    return facts
+
+
+# ------------------------------------------------------------ rebuilding
+
+
+def config_from(data: dict[str, Any]) -> ServerConfig:
+    """The settings kept: a setting this version does not know is left
+    aside, and one it has that they lack is its default."""
+    names = {f.name: f for f in dataclasses.fields(ServerConfig)}
+    values: dict[str, Any] = {
+        name: tuple(value) if isinstance(value, list) else value
+        for name, value in data.items()
+        if name in names
+    }
+    return ServerConfig(**values)
+
+
+def lobby_from(
+    facts: dict[str, Any], entropy: Entropy, *, broken: list[tuple[int, str]] | None = None
+) -> JournaledLobby:
+    """The lobby the facts describe, drawing from `entropy` (the server's
+    keyed stream, moved to where it was). A game whose log cannot be
+    replayed is kept out of play (its room suspended), and named in
+    `broken` (room id, reason) if given."""
+    if facts.get("version") != FACTS_VERSION:
+        raise FactsError(f"facts of version {facts.get('version')!r} cannot be read here")
+    if isinstance(entropy, KeyedEntropy) and facts["entropy"] is not None:
+        entropy.seek(facts["entropy"])
+    config = config_from(facts["config"])
+    lobby = JournaledLobby(entropy, config)
+    lobby.last_time = facts["last_time"]
+    lobby._next_room = facts["next_room"]
+    lobby._invites = dict(facts["invites"])
+    sessions = lobby.sessions
+    sessions._next_player = facts["next_player"]
+    for data in facts["sessions"]:
+        _add_session(sessions, data, config)
+    for player in facts["away"]:
+        sessions.away[player] = sessions.by_player[player]
+    by_player = sessions.by_player
+    conns: dict[Hashable, Session | None] = {}
+    for conn, player in facts["conns"]:
+        conns[conn] = None if player is None else by_player[player]
+    lobby._conns = conns
+    for data in facts["finished"]:
+        summary = load_fields(m.RecordSummary, data)
+        lobby.finished[summary.record_id] = summary
+    for player, games in facts["played"]:
+        lobby._played[player] = [(rid, seat) for rid, seat in games]
+        for rid, _ in games:
+            lobby._listed_by[rid] = lobby._listed_by.get(rid, 0) + 1
+    for data in facts["rooms"]:
+        room, failure = _room_from(data, lobby, entropy)
+        lobby.rooms[room.id] = room
+        if failure is not None:
+            room.suspended = failure
+            if broken is not None:
+                broken.append((room.id, failure))
+    lobby._deadlines_anew()
+    return lobby
+
+
+def _add_session(sessions: Sessions, data: dict[str, Any], config: ServerConfig) -> None:
+    session = Session(
+        data["player"],
+        data["name"],
+        history=config.history,
+        history_bytes=config.history_bytes,
+        bot=data["bot"],
+        address=data["address"],
+    )
+    session.joined = data["joined"]
+    session.conn = data["conn"]
+    session.room = data["room"]
+    session.seat = data["seat"]
+    session.disconnected_at = data["disconnected_at"]
+    session.last_seq = data["last_seq"]
+    pushes = data["pushes"]
+    if pushes is not None:
+        session.history = deque(pushes, maxlen=config.history)
+        session._kept_bytes = sum(map(len, session.history))
+    if data["chat_times"] is not None:
+        session.chat_times = deque(data["chat_times"])
+    current, previous = data["tokens"]
+    session._digests = (current, previous)
+    sessions.by_player[session.player] = session
+    for digest in (current, previous):
+        if digest is not None:
+            sessions._by_digest[digest] = session
+    if session.address is not None:
+        sessions._by_address.setdefault(session.address, {})[session.player] = session
+
+
+def _room_from(data: dict[str, Any], lobby: Lobby, entropy: Entropy) -> tuple[Room, str | None]:
+    by_player = lobby.sessions.by_player
+    room = Room(
+        data["id"],
+        data["name"],
+        load_fields(m.RoomSettings, data["settings"]),
+        config=lobby.config,
+        entropy=entropy,
+        bot_sessions=lobby._bot_session,
+        invite=data["invite"],
+    )
+    room.host = data["host"]
+    room.state = data["state"]
+    room.seats = [_seat_from(seat, by_player) for seat in data["seats"]]
+    room.spectators = [by_player[p] for p in data["spectators"]]
+    room.table_players = tuple(data["table_players"])
+    room.finished_by = tuple(data["finished_by"])
+    room.suspended = data["suspended"]
+    failure = None
+    if data["game"] is not None:
+        try:
+            room.table = _table_from(data["game"], room, entropy)
+        except RebuildFailed as exc:
+            failure = f"this server version cannot take its game up again ({exc})"
+            room.table = None
+            room.unread_game = data["game"]  # (kept as it is: another version may read it)
+    return room, failure
+
+
+def _seat_from(data: dict[str, Any], by_player: dict[int, Session]) -> Seat:
+    handed = data["handed"]
+    return Seat(
+        session=None if data["player"] is None else by_player[data["player"]],
+        bot=data["bot"],
+        ready=data["ready"],
+        ghost=data["ghost"],
+        handed=None
+        if handed is None
+        else HandedSeat(
+            seed=handed["seed"],
+            openings=tuple(
+                Opening(o["pid"], card_from_data(o["card"]), o["nonce"]) for o in handed["openings"]
+            ),
+            server_seed=handed["server_seed"],
+            drawn=handed["drawn"],
+            game=handed["game"],
+        ),
+    )
+
+
+def _table_from(data: dict[str, Any], room: Room, entropy: Entropy) -> Table:
+    settings = room.settings
+    seats = [SeatRecord(**seat) for seat in data["seats"]]
+    table = Table(
+        room=room.id,
+        settings=settings,
+        seats=seats,
+        first_player=data["first_player"],
+        config=room.config,
+        entropy=_Drawn(data["game_id"], bytes(32)),
+    )
+    seed = data["server_seed"]
+    if seed is None:
+        if not isinstance(entropy, KeyedEntropy):
+            raise RebuildFailed("its server seed is drawn from a key this server does not have")
+        seed = entropy.bytes_at(data["seed_at"], 32)
+    table.referee = Referee.rebuild(
+        Rules(settings.players, settings.variant, settings.edition),
+        first_player=data["first_player"],
+        seats=seats,
+        turn_timer=settings.turn_timer,
+        game_id=data["game_id"],
+        server_seed=seed,
+        inputs=data["inputs"],
+        choices=data["choices"],
+        entropy=entropy,
+    )
+    referee = table.referee
+    referee.seed_at = data["seed_at"]
+    referee.digested, referee.digested_turn = data["digested"]
+    timers = data["timers"]
+    table._away_since = list(timers["away_since"])
+    table._stood_in = list(timers["stood_in"])
+    table._left = list(timers["left"])
+    table._deadline = timers["deadline"]
+    waited = timers["deadline_for"]
+    table._deadline_for = None if waited is None else (Phase(waited[0]), waited[1])
+    table._asked_open = timers["asked_open"]
+    table._asked_final = timers["asked_final"]
+    table._pushed_turn = timers["pushed_turn"]
+    table.votes = frozenset(timers["votes"])
+    if referee.phase is Phase.DONE:
+        table.record = referee.record()
+    return table
+
+
+class _Drawn:
+    """What a table being rebuilt draws for the referee it makes at once
+    (replaced by the rebuilt one): no byte of the server's stream."""
+
+    def __init__(self, game_id: bytes, seed: bytes) -> None:
+        self._values = [seed, game_id]
+
+    def token_bytes(self, size: int) -> bytes:
+        return self._values.pop()
+
+    def choice(self, options: Any) -> Any:
+        raise AssertionError("no choice is made while a table is rebuilt")
+
+    def server_id(self) -> bytes:
+        raise AssertionError("a table has no server id")

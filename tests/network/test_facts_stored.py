@@ -1,0 +1,119 @@
+"""A server that keeps its lobby's facts while its games go on: whatever is
+restored from its data directory is the lobby as it was."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import partial
+from pathlib import Path
+
+import pytest
+import trio
+
+from oriflamme.protocol import messages as m
+from oriflamme.protocol.verify import verify_record
+from oriflamme.server.core import GameFinished, Gateway, Lobby, ServerConfig
+from oriflamme.server.core.facts import FACTS_PUSHES
+from oriflamme.server.core.journal import Entry, JournaledLobby
+from oriflamme.server.net import NetServer
+from oriflamme.server.persistence import restore
+from oriflamme.server.store import SqliteStore
+from tests.deadlines import GAME_HANG, HANG
+from tests.network.test_sessions import gated, memory_connector, player, seat_three
+
+pytestmark = [pytest.mark.network]
+
+
+def seen(lobby: Lobby) -> dict[int, object]:
+    """What each session was told (its newest pushes kept: as many as the
+    facts keep), and where it sits."""
+    return {
+        player: (
+            session.last_seq,
+            session.room,
+            session.seat,
+            [m.to_data(push) for push in session.kept()[-FACTS_PUSHES:]],
+        )
+        for player, session in lobby.sessions.by_player.items()
+    }
+
+
+# Timers no test here reaches: the players may be held back while facts are
+# stored; the server must not answer for a seat, nor drop a connection.
+CONFIG = ServerConfig(reply_timer=HANG, grace=2 * HANG, idle_timeout=int(2 * HANG))
+
+
+async def a_game_then_a_chat_line(
+    data_dir: Path, hold: Callable[[NetServer], bool] | None = None
+) -> tuple[JournaledLobby, int, list[GameFinished]]:
+    """Three random bots play a game on a server of `data_dir`, facts due
+    every 7 inputs; once every facts taken meanwhile are stored, one more
+    input (a chat line) follows; then the server stops, as if killed:
+    nothing more is saved. The lobby as it was, the position of its last
+    journal entry, the records. `hold`: the players send nothing while it
+    says so of the server."""
+    restored = restore(data_dir, CONFIG)
+    records: list[GameFinished] = []
+    net = NetServer(
+        Gateway(restored.lobby),
+        bots=None,
+        store=restored.store,
+        on_record=records.append,
+        snapshot_every=7,
+    )
+    try:
+        with trio.fail_after(GAME_HANG):
+            async with trio.open_nursery() as nursery:
+                await nursery.start(net.run)
+                connect = memory_connector(net, nursery)
+                if hold is not None:
+                    connect = gated(connect, partial(hold, net))
+                sessions = [player(connect, f"p{i}", i) for i in range(3)]
+                await seat_three(nursery, sessions, timer=None)
+                await sessions[0].wait_until(lambda: bool(records))
+                while net._snapshots_saving:
+                    await trio.sleep(0.05)
+                await sessions[0].request(m.Chat(text="after the last facts"))
+                nursery.cancel_scope.cancel()
+        return restored.lobby, restored.store.append([]), records
+    finally:
+        restored.store.close()
+
+
+@pytest.mark.trio
+async def test_facts_stored_while_a_game_goes_on_restore_the_lobby_as_it_was(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Facts every few inputs, each stored while later inputs may be: facts
+    # that dropped them, or kept an entry they cover, would restore another
+    # lobby.
+    taken = [0]
+    take = JournaledLobby.take
+
+    def counted_take(lobby: JournaledLobby) -> list[Entry]:
+        entries = take(lobby)
+        taken[0] += len(entries)
+        return entries
+
+    covered: list[tuple[int | None, int]] = []
+    save = SqliteStore.save_snapshot
+
+    def recorded_save(store: SqliteStore, facts: bytes, covers: int | None = None) -> None:
+        covered.append((covers, taken[0]))
+        save(store, facts, covers)
+
+    monkeypatch.setattr(JournaledLobby, "take", counted_take)
+    monkeypatch.setattr(SqliteStore, "save_snapshot", recorded_save)
+    live, journaled, records = await a_game_then_a_chat_line(tmp_path / "data")
+    assert len(covered) >= 3  # (the new directory's, then some every 7 inputs)
+    # Each covers no more than the inputs the core had taken when it stored them.
+    assert all(covers is None or covers <= count for covers, count in covered)
+    assert verify_record(records[0].record).ok
+    again = restore(tmp_path / "data", CONFIG)
+    try:
+        # The last facts, and what came after them (the chat line at least).
+        assert 0 < again.entries < journaled
+        assert seen(again.lobby) == seen(live)
+        assert list(again.lobby.finished) == list(live.finished)
+    finally:
+        again.store.close()

@@ -1,0 +1,200 @@
+"""The lobby kept as facts: taken at any point of a game, they give a lobby
+that goes on exactly as the first one would have, and a server restarted
+from them and the journal since finishes its games as if nothing happened."""
+
+from __future__ import annotations
+
+import random
+
+import msgpack
+import pytest
+
+from oriflamme.protocol.verify import verify_record
+from oriflamme.server.core.entropy import KeyedEntropy
+from oriflamme.server.core.facts import (
+    FACTS_VERSION,
+    FactsError,
+    decode,
+    encode,
+    facts_of,
+    lobby_from,
+)
+from oriflamme.server.core.journal import JournaledLobby, replay
+from oriflamme.server.core.referee import RebuildFailed, Referee
+from tests.server.test_journal import KEY, Journaled, players, round_of
+from tests.server.test_room_stateful import fingerprint
+
+
+class Kept(Journaled):
+    """A world whose server keeps facts now and then, and is restarted from
+    the last facts and the journal since."""
+
+    def __init__(self, seed: int) -> None:
+        super().__init__(seed)
+        self.facts: bytes | None = None
+        self.covered = 0  # the journal entries the facts cover
+
+    def keep_facts(self) -> None:
+        lobby = self.gateway.lobby
+        assert isinstance(lobby, JournaledLobby)
+        self.facts = encode(facts_of(lobby))
+        self.covered = len(self.journal)
+
+    def crash_and_restore(self) -> None:
+        assert self.facts is not None
+        lobby = lobby_from(decode(self.facts), KeyedEntropy(KEY))
+        replayed = replay(lobby, self.journal[self.covered :])
+        lobby.take()
+        restarted = lobby.restarted(self.now)
+        self.journal += lobby.take()
+        self.restart(lobby, replayed, restarted)
+
+
+def test_facts_rebuild_the_lobby_and_taking_them_again_gives_the_same_facts() -> None:
+    world = Kept(seed=1)
+    clients = players(world, 3, seed=1)
+    world.run(lambda: round_of(clients[0]) >= 3)
+    lobby = world.gateway.lobby
+    facts = facts_of(lobby)
+    again = lobby_from(decode(encode(facts)), KeyedEntropy(KEY))
+    assert fingerprint(again) == fingerprint(lobby)
+    assert decode(encode(facts_of(again))) == decode(encode(facts))
+    table, rebuilt = next(iter(lobby.rooms.values())).table, next(iter(again.rooms.values())).table
+    assert table is not None and rebuilt is not None
+    assert rebuilt.referee.events == table.referee.events
+    assert rebuilt.referee.view(None) == table.referee.view(None)
+    assert rebuilt.referee._server_seed == table.referee._server_seed
+    assert rebuilt.next_deadline() == table.next_deadline()
+
+
+def test_no_token_nor_unpublished_server_seed_is_in_the_facts() -> None:
+    world = Kept(seed=4)
+    clients = players(world, 3, seed=4)
+    lobby = world.gateway.lobby
+    world.run(lambda: any(room.table is not None for room in lobby.rooms.values()))
+    table = next(iter(lobby.rooms.values())).table
+    assert table is not None and table.referee.server_seed is None  # (not yet published)
+    seed = table.referee._server_seed
+    assert seed not in encode(facts_of(lobby))
+    world.run(lambda: round_of(clients[0]) >= 2)
+    data = encode(facts_of(lobby))
+    for token in (c.endpoint.token for c in clients):
+        assert token is not None and token not in data
+
+
+@pytest.mark.parametrize("kept_in_round, crash_in_round", [(1, 1), (2, 4), (6, 6)])
+def test_a_server_restarted_from_facts_finishes_the_game_as_if_nothing_happened(
+    kept_in_round: int, crash_in_round: int
+) -> None:
+    calm = Kept(seed=2)
+    players(calm, 3, seed=2)
+    calm.run(lambda: bool(calm.records))
+    calm.settle()
+    crashed = Kept(seed=2)
+    crashed_players = players(crashed, 3, seed=2)
+    crashed.run(lambda: round_of(crashed_players[0]) >= kept_in_round)
+    crashed.keep_facts()
+    crashed.run(lambda: round_of(crashed_players[0]) >= crash_in_round)
+    crashed.crash_and_restore()
+    crashed.run(lambda: bool(crashed.records))
+    crashed.settle()
+    calm_record, crashed_record = calm.records[0].record, crashed.records[0].record
+    assert verify_record(crashed_record).ok
+    assert crashed_record.results == calm_record.results
+    assert [e.action for e in crashed_record.log] == [e.action for e in calm_record.log]
+    assert crashed_record.game_id == calm_record.game_id
+    assert all(c.state.problems == [] for c in crashed_players)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_facts_taken_at_random_points_go_on_like_the_lobby_they_were_taken_from(
+    seed: int,
+) -> None:
+    # A player goes away for good: the stand-in plays their seat, choosing
+    # at random where a decision has options.
+    rng = random.Random(seed)
+    world = Kept(seed=10 + seed)
+    clients = players(world, 3 + seed % 2, seed=10 + seed)
+    lobby = world.gateway.lobby
+
+    def check() -> bool:
+        if rng.random() < 0.05:
+            world.keep_facts()
+            again = lobby_from(decode(world.facts or b""), KeyedEntropy(KEY))
+            assert fingerprint(again) == fingerprint(lobby)
+            assert encode(facts_of(again)) == world.facts
+            for room, other in zip(lobby.rooms.values(), again.rooms.values(), strict=True):
+                if room.table is not None:
+                    assert other.table is not None
+                    assert other.table.referee.events == room.table.referee.events
+                    assert other.table.next_deadline() == room.table.next_deadline()
+        return bool(world.records)
+
+    world.run(lambda: round_of(clients[0]) >= 2)
+    world.disconnect(clients[1])
+    world.run(check)
+    record = world.records[0].record
+    assert any(entry.by_server for entry in record.log)  # the stand-in did play
+    assert verify_record(record).problems == ()  # (the seat away forfeits, and that checks)
+
+
+def test_a_game_whose_log_this_version_refuses_is_kept_out_of_play() -> None:
+    world = Kept(seed=3)
+    clients = players(world, 3, seed=3)
+    world.run(lambda: round_of(clients[0]) >= 2)
+    facts = decode(encode(facts_of(world.gateway.lobby)))  # (as a start reads them)
+    game = facts["rooms"][0]["game"]
+    # Another version's engine would refuse the first decision: here, it is
+    # one that names a turn long past.
+    kind, seat, data = game["inputs"][3]
+    game["inputs"][3] = [kind, seat, {**data, "turn": 999}]
+    broken: list[tuple[int, str]] = []
+    lobby = lobby_from(facts, KeyedEntropy(KEY), broken=broken)
+    room = lobby.rooms[facts["rooms"][0]["id"]]
+    assert broken == [(room.id, room.suspended)]
+    assert room.suspended is not None and "input 3" in room.suspended
+    # The others (sessions, the room itself) are as they were, and the game's
+    # facts are kept as they were read: written again, not dropped.
+    assert {s.player for s in lobby.sessions} == {c.state.player for c in clients}
+    assert decode(encode(facts_of(lobby)))["rooms"][0]["game"] == game
+
+
+def test_facts_of_a_newer_version_or_of_nothing_are_refused_plainly() -> None:
+    newer = msgpack.packb({"version": FACTS_VERSION + 1})
+    with pytest.raises(FactsError, match="newer server"):
+        decode(newer)
+    with pytest.raises(FactsError, match="not facts"):
+        decode(b"\x93\x01")
+    with pytest.raises(FactsError, match="not facts"):
+        decode(b"\xc1")
+
+
+def test_a_referee_rebuilt_from_its_log_makes_the_same_time_out_choices_again() -> None:
+    world = Kept(seed=5)
+    clients = players(world, 3, seed=5)
+    world.run(lambda: round_of(clients[0]) >= 1)
+    referee = next(iter(world.gateway.lobby.rooms.values())).table.referee
+    # A time-out on every decision: the server chooses.
+    for _ in range(12):
+        if referee.decision is None:
+            break
+        referee.time_out()
+
+    def rebuilt(choices: tuple[int, ...]) -> Referee:
+        return Referee.rebuild(
+            referee.rules,
+            first_player=referee.first_player,
+            seats=referee.first_seats,
+            turn_timer=referee.turn_timer,
+            game_id=referee.game_id,
+            server_seed=referee._server_seed,
+            inputs=referee.inputs,
+            choices=choices,
+            entropy=KeyedEntropy(KEY),
+        )
+
+    assert any(entry.by_server for entry in referee.log)  # (the server chose)
+    again = rebuilt(referee.choices)
+    assert again.events == referee.events and again.log == referee.log
+    with pytest.raises(RebuildFailed, match="chose otherwise"):
+        rebuilt((*referee.choices, 0))
