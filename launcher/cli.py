@@ -229,7 +229,7 @@ def _serve(args: argparse.Namespace) -> int:
     from oriflamme.launcher.house_bots import HouseBots
     from oriflamme.server.app import ServeOptions, default_data_dir, serve
     from oriflamme.server.persistence import ReplayDisagreed
-    from oriflamme.server.store import StoreError
+    from oriflamme.server.store import StoreError, StoreUnreachable
 
     _logging(args.log_level)
     from dataclasses import replace
@@ -263,6 +263,7 @@ def _serve(args: argparse.Namespace) -> int:
         options.snapshot_every = args.snapshot_every
     options.keep_records = args.keep_records
     options.strict_replay = args.strict_replay
+    options.database = args.database or None
     try:
         trio.run(serve, options, HouseBots.of_data_dir(options.data_dir))
     except KeyboardInterrupt:  # Ctrl-C before the server took over its signals
@@ -271,6 +272,9 @@ def _serve(args: argparse.Namespace) -> int:
     except ReplayDisagreed as exc:
         print(f"oriflamme serve: {exc}", file=sys.stderr)
         return 3
+    except StoreUnreachable as exc:  # (it may pass: a supervisor may start it again)
+        print(f"oriflamme serve: {exc}", file=sys.stderr)
+        return 4
     except StoreError as exc:
         print(f"oriflamme serve: {exc}", file=sys.stderr)
         return 2
@@ -764,8 +768,10 @@ def _export_records(args: argparse.Namespace) -> int:
     from oriflamme.server.records import export_records
     from oriflamme.server.store import StoreError
 
-    database = Path(args.data_dir) / DATABASE_FILE
-    if not database.exists():
+    database: Path | str = Path(args.data_dir) / DATABASE_FILE
+    if args.database:
+        database = args.database
+    elif not Path(database).exists():
         print(
             f"oriflamme export-records: {args.data_dir} holds no server data"
             f" ({DATABASE_FILE} is missing)",
@@ -862,6 +868,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="do not start (exit status 3) if replaying the journal disagrees with a game in"
         " progress, rather than keep that game out of play (docs/SERVER.md)",
     )
+    sv.add_argument(
+        "--database",
+        metavar="URL",
+        default=os.environ.get("ORIFLAMME_DATABASE"),
+        help="keep the state in this PostgreSQL database, postgresql://USER@HOST/DB (its"
+        " password in PGPASSWORD or ~/.pgpass; default: $ORIFLAMME_DATABASE, else the SQLite"
+        " file in the data directory; docs/SERVER.md)",
+    )
     limits = sv.add_argument_group("abuse limits (docs/SERVER.md)")
     for name, kind, help_text in SERVER_LIMITS:
         limits.add_argument("--" + name.replace("_", "-"), type=kind, metavar="N", help=help_text)
@@ -890,6 +904,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ep.add_argument("data_dir", metavar="DATA_DIR", help="the server's data directory")
     ep.add_argument("destination", metavar="DEST", help="the directory for the record files")
+    ep.add_argument(
+        "--database",
+        metavar="URL",
+        default=os.environ.get("ORIFLAMME_DATABASE"),
+        help="the server's PostgreSQL database, if it keeps its state there (default:"
+        " $ORIFLAMME_DATABASE, else the SQLite file in DATA_DIR)",
+    )
     ep.set_defaults(func=_export_records)
 
     rp = sub.add_parser("rooms", help="list a server's rooms")

@@ -39,7 +39,7 @@ from .discovery import BEACON_PORT, run_beacon
 from .net import SNAPSHOT_EVERY, NetServer
 from .persistence import restore
 from .records import import_record_files, stored_record
-from .store import SqliteStore, StoreError
+from .store import Store, StoreError, StoreUnreachable
 from .tls import certificate_fingerprint, self_signed, server_context
 from .tuning import pin_malloc_thresholds, tune_gc
 
@@ -83,6 +83,9 @@ class ServeOptions:
     # progress (`persistence.ReplayDisagreed`), rather than keep that game
     # out of play and serve the others.
     strict_replay: bool = False
+    # The store: None, the data directory's SQLite file; else a PostgreSQL
+    # URL (`server.pg_store`).
+    database: str | None = None
 
     @property
     def tls(self) -> bool:
@@ -106,7 +109,9 @@ async def serve(
         options.host, options.port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
     )
     restored = await trio.to_thread.run_sync(
-        partial(restore, strict=options.strict_replay), options.data_dir, options.config
+        partial(restore, strict=options.strict_replay, database=options.database),
+        options.data_dir,
+        options.config,
     )
     store, lobby = restored.store, restored.lobby
     try:
@@ -122,6 +127,8 @@ async def serve(
             await trio.to_thread.run_sync(
                 store.forget_records, time.time() - options.keep_records * DAY
             )
+        if options.database is not None:
+            log.info("state kept in the PostgreSQL database %s", store.path)
         if not restored.new:
             log.info(
                 "state restored: %d rooms, %d sessions (%d inputs replayed)",
@@ -210,6 +217,11 @@ async def serve(
             error: BaseException = failed
             while isinstance(error, BaseExceptionGroup):
                 error = error.exceptions[0]
+            if isinstance(error, StoreUnreachable):
+                raise StoreUnreachable(
+                    f"{error}. The server stopped; what it had stored is intact. Start it"
+                    " again once the database answers: the games go on."
+                ) from None
             raise StoreError(
                 f"{error}. The server stopped; what it had stored is intact. Make room"
                 " (or mend the data directory) and start it again: the games go on."
@@ -219,7 +231,7 @@ async def serve(
     log.info("stopped")
 
 
-async def _read_record(store: SqliteStore, record_id: str) -> bytes | None:
+async def _read_record(store: Store, record_id: str) -> bytes | None:
     """A record kept in the store, read off the core task."""
     return await trio.to_thread.run_sync(store.record, record_id)
 

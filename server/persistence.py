@@ -49,7 +49,7 @@ from oriflamme.server.core.facts import FactsError, decode, encode, facts_of, lo
 from oriflamme.server.core.journal import Disagreement, Entry, JournaledLobby, replay
 
 from .files import write_private
-from .store import SCHEMA_VERSION, SqliteStore, StoreError
+from .store import SCHEMA_VERSION, SqliteStore, Store, StoreError
 from .tuning import collector_paused
 
 log = logging.getLogger("oriflamme.server")
@@ -58,6 +58,7 @@ log = logging.getLogger("oriflamme.server")
 GIVEN_AT_START = (*LIMITS, "strategies")
 
 KEY_FILE = "secret.key"
+KEY_CHECK = "key_check"  # (in the store's meta: see `check_key`)
 DATABASE_FILE = "server.sqlite3"
 
 
@@ -66,7 +67,7 @@ class Restored:
     """The lobby as it was, its store, and what replaying the journal did."""
 
     lobby: JournaledLobby
-    store: SqliteStore
+    store: Store
     replayed: list[Effect]
     entries: int
     new: bool
@@ -102,20 +103,59 @@ def server_key(path: Path) -> bytes:
     return key
 
 
-def restore(data_dir: Path, config: ServerConfig, *, strict: bool = False) -> Restored:
-    """The lobby of `data_dir` (see the module docstring); StoreError with a
-    message for a person if it cannot be had; `ReplayDisagreed` if `strict`
-    and the journal's replay disagrees with a game (nothing is stored then)."""
+def open_store(data_dir: Path, database: str | None = None) -> Store:
+    """The store: the data directory's SQLite file, or the PostgreSQL
+    database of URL `database` (`server.pg_store`)."""
+    if database is None:
+        return SqliteStore(data_dir / DATABASE_FILE)
+    if not database.startswith(("postgresql://", "postgres://")):
+        raise StoreError(
+            f"--database {database!r}: a PostgreSQL URL, postgresql://USER@HOST/DATABASE"
+            " (its password in PGPASSWORD or ~/.pgpass, not in the URL); leave it out for"
+            " the SQLite file in the data directory"
+        )
+    from .pg_store import PostgresStore  # (psycopg, only for those who use it)
+
+    return PostgresStore(database)
+
+
+def check_key(store: Store, key: bytes) -> None:
+    """Refuse a store written under another key: its games' tokens and seeds
+    come from the key, and would come out otherwise. The store keeps a
+    number derived from the key (a hash of the server's public id), never
+    the key; a store that has none gets this one's."""
+    check = int.from_bytes(KeyedEntropy(key).server_id()[:7], "big")
+    kept = store.meta(KEY_CHECK)
+    if kept is None:
+        store.set_meta(KEY_CHECK, check)
+    elif kept != check:
+        raise StoreError(
+            f"the database {store.path} was written by a server with another key than"
+            " this data directory's secret.key: give this server the key of the one"
+            " that wrote it (copy its secret.key into the data directory), or another"
+            " database"
+        )
+
+
+def restore(
+    data_dir: Path, config: ServerConfig, *, strict: bool = False, database: str | None = None
+) -> Restored:
+    """The lobby of `data_dir` (see the module docstring), its store there or
+    in `database` (a PostgreSQL URL); StoreError with a message for a person
+    if it cannot be had; `ReplayDisagreed` if `strict` and the journal's
+    replay disagrees with a game (nothing is stored then)."""
     try:
         data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
         key = server_key(data_dir / KEY_FILE)
-        store = SqliteStore(data_dir / DATABASE_FILE)
+        store = open_store(data_dir, database)
     except OSError as exc:  # read-only, full, not a directory...
         raise StoreError(
             f"cannot use the data directory {data_dir}: {exc.strerror or exc}"
         ) from None
     try:
         snapshot, entries = store.load()
+        if snapshot is None or not is_pickle(snapshot):
+            check_key(store, key)  # (an earlier version's is not written before it is converted)
         if snapshot is None:
             lobby = JournaledLobby(KeyedEntropy(key), config)
             store.save_snapshot(_facts(lobby))
@@ -205,7 +245,7 @@ def _facts(lobby: JournaledLobby) -> bytes:
 
 
 def _convert(
-    store: SqliteStore, snapshot: bytes, entries: list[Entry], key: bytes, data_dir: Path
+    store: Store, snapshot: bytes, entries: list[Entry], key: bytes, data_dir: Path
 ) -> bytes:
     """The facts of an earlier version's data directory (its pickle and its
     journal), stored in its place; `EarlierGamesInProgress` if a game is in
@@ -238,6 +278,7 @@ def _convert(
             room.finished_by = ()
     facts = _facts(lobby)
     earlier = store.found_schema
+    check_key(store, key)
     store.save_snapshot(facts)  # (covers the journal just replayed, and drops it)
     store.set_schema()
     log.warning(

@@ -31,7 +31,7 @@ from oriflamme.protocol.record import (
 )
 from oriflamme.server.core import GameFinished
 
-from .store import SqliteStore, StoredRecord, StoreError, read_records
+from .store import Store, StoredRecord, StoreError, read_records
 
 log = logging.getLogger("oriflamme.server")
 
@@ -68,7 +68,7 @@ def _summary(
     )
 
 
-def import_record_files(store: SqliteStore, data_dir: Path) -> int:
+def import_record_files(store: Store, data_dir: Path) -> int:
     """Put the record files of `data_dir` (as a server before schema 3 wrote
     them) that the store lacks into it, once: at the first start of a server
     of schema 3 (the files are left as they were, and never read again);
@@ -114,13 +114,20 @@ def import_record_files(store: SqliteStore, data_dir: Path) -> int:
     return len(found)
 
 
-def export_records(database: Path, destination: Path) -> int:
-    """Write every record kept in `database` into `destination` as
-    ``<record id>.oriflamme`` (each synced to the disk); how many. A file
-    already there with the same bytes is left alone."""
+def export_records(database: Path | str, destination: Path) -> int:
+    """Write every record kept in `database` (the SQLite file, or a
+    PostgreSQL URL) into `destination` as ``<record id>.oriflamme`` (each
+    synced to the disk); how many. A file already there with the same bytes
+    is left alone. Read only: a server may be running on the database."""
+    if isinstance(database, str):
+        from .pg_store import read_records as read_from_postgresql
+
+        kept = read_from_postgresql(database)
+    else:
+        kept = read_records(database)
     destination.mkdir(parents=True, exist_ok=True)
     written = 0
-    for record_id, data, when in read_records(database):
+    for record_id, data, when in kept:
         path = destination / f"{record_id}{RECORD_SUFFIX}"
         try:
             if path.read_bytes() == data:

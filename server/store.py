@@ -32,7 +32,7 @@ database holds no secret: no token, no seed (they come from the server's
 key, kept in a file of its own, `secret.key`).
 
 `Store` is the narrow interface the shell uses, so that another database
-(PostgreSQL, for many server processes) can take its place.
+(PostgreSQL: `server.pg_store`) takes its place.
 """
 
 from __future__ import annotations
@@ -49,15 +49,52 @@ from typing import IO, BinaryIO, Protocol
 
 from oriflamme.server.core.journal import Entry
 
-# 2: a snapshot's sessions keep their pushes as frames (a server of schema 1
-# would load such a snapshot and then fail on a resume); its journal is
-# schema 1's, and schema 1's snapshots load here.
-# 3: finished games' records are in the database (table `records`); a
-# server of schema 2 would write them as files again, beside the others.
-# 4: the snapshot is the lobby's facts (`server.core.facts`), not a pickle;
-# a database of an earlier schema is converted by `persistence.restore`,
-# which then marks it as this one's (`set_schema`).
-SCHEMA_VERSION = 4
+
+@dataclass(frozen=True)
+class Migration:
+    """What a database of schema `version - 1` needs to become `version`:
+    `sql`, run in one transaction with the version it makes (statements a
+    database may hold already are skipped: `IF NOT EXISTS`, a column
+    looked for first); `converts`: the snapshot's format changes, and
+    `persistence.restore` converts it before the migration is marked."""
+
+    version: int
+    what: str
+    sql: tuple[str, ...] = ()
+    converts: bool = False
+
+
+# The schema's history, in order; docs/STORAGE.md says what each changed.
+MIGRATIONS = (
+    Migration(
+        1,
+        "the journal of inputs, and the lobby's snapshot",
+        (
+            "CREATE TABLE IF NOT EXISTS journal (seq INTEGER PRIMARY KEY, kind TEXT NOT NULL,"
+            " conn TEXT, at REAL NOT NULL, data BLOB)",
+            "CREATE TABLE IF NOT EXISTS snapshot (id INTEGER PRIMARY KEY CHECK (id = 1),"
+            " data BLOB NOT NULL)",
+        ),
+    ),
+    # (a server of schema 1 would load such a snapshot, then fail on a resume)
+    Migration(2, "a snapshot's sessions keep their pushes as frames", converts=False),
+    # (a server of schema 2 would write records as files again, beside the others)
+    Migration(
+        3,
+        "finished games' records in the database, and each journal entry's digest",
+        (
+            "CREATE TABLE IF NOT EXISTS records (id TEXT PRIMARY KEY, data BLOB NOT NULL,"
+            " room INTEGER NOT NULL, room_name TEXT NOT NULL, names TEXT NOT NULL,"
+            " scores TEXT NOT NULL, winners TEXT NOT NULL, valid INTEGER NOT NULL,"
+            " finished REAL NOT NULL)",
+            "CREATE INDEX IF NOT EXISTS records_by_time ON records (finished)",
+            # (NULL in the rows of a journal written before: replayed unchecked)
+            "ALTER TABLE journal ADD COLUMN digest BLOB",
+        ),
+    ),
+    Migration(4, "the snapshot is the lobby's facts, not a pickle", converts=True),
+)
+SCHEMA_VERSION = MIGRATIONS[-1].version
 FACTS_SCHEMA = 4  # the first schema whose snapshot is facts
 SNAPSHOT_PIECE = 1 << 20  # bytes written at a time
 ROWS_A_STATEMENT = 500  # journal entries inserted by one statement
@@ -105,7 +142,39 @@ class StoreError(Exception):
     """The store cannot be used (a clear message for a person)."""
 
 
+class StoreUnreachable(StoreError):
+    """The database server cannot be reached (PostgreSQL down, restarting,
+    or the network to it gone): unlike a full disk, it may pass by itself,
+    so a supervisor may start the server again (`serve` exits with 4)."""
+
+
 class Store(Protocol):
+    """What the shell needs of a store: `SqliteStore` (the data directory's
+    file), `PostgresStore` (`server.pg_store`). `path`: what messages name;
+    `found_schema`: the schema version the database had when opened (None:
+    a new one)."""
+
+    found_schema: int | None
+
+    @property
+    def path(self) -> object: ...
+
+    def meta(self, key: str) -> int | None:
+        """A value of the table ``meta`` (None: none)."""
+        ...
+
+    def set_meta(self, key: str, value: int) -> None: ...
+
+    def set_schema(self) -> None:
+        """Mark the database as this version's."""
+        ...
+
+    def files_imported(self) -> bool: ...
+
+    def mark_files_imported(self) -> None: ...
+
+    def record_ids(self) -> set[str]: ...
+
     def load(self) -> tuple[bytes | None, list[Entry]]:
         """The last snapshot (or None), and the entries after it, in order."""
         ...
@@ -128,8 +197,8 @@ class Store(Protocol):
         """Bound the database's log (SQLite: the WAL truncated); its size."""
         ...
 
-    def save_snapshot(self, snapshot: bytes | BinaryIO, covers: int | None = None) -> None:
-        """Keep `snapshot` (bytes, or a file read from its start), which covers
+    def save_snapshot(self, snapshot: bytes, covers: int | None = None) -> None:
+        """Keep `snapshot` (the lobby's facts), which covers
         the entries up to position `covers` (None: every entry stored so
         far); drop those, keep the later ones."""
         ...
@@ -152,25 +221,28 @@ class SqliteStore:
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=FULL")
             self._db.execute(f"PRAGMA journal_size_limit={WAL_LIMIT}")
-            self._db.executescript(
-                """
-                CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
-                CREATE TABLE IF NOT EXISTS journal (
-                    seq INTEGER PRIMARY KEY, kind TEXT NOT NULL, conn TEXT,
-                    at REAL NOT NULL, data BLOB, digest BLOB);
-                CREATE TABLE IF NOT EXISTS snapshot (
-                    id INTEGER PRIMARY KEY CHECK (id = 1), data BLOB NOT NULL);
-                CREATE TABLE IF NOT EXISTS records (
-                    id TEXT PRIMARY KEY, data BLOB NOT NULL, room INTEGER NOT NULL,
-                    room_name TEXT NOT NULL, names TEXT NOT NULL, scores TEXT NOT NULL,
-                    winners TEXT NOT NULL, valid INTEGER NOT NULL, finished REAL NOT NULL);
-                CREATE INDEX IF NOT EXISTS records_by_time ON records (finished);
-                """
+            self._db.execute(
+                "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL)"
             )
-            # The digests of the decisions each entry made (`Entry.digest`):
-            # a column a journal written before them lacks, and gets (NULL in
-            # its rows: replayed unchecked). A server of schema 3 without
-            # them names its columns, and reads and writes such a journal.
+            version = self._meta("schema_version")
+            if version is not None and version > SCHEMA_VERSION:
+                self._db.close()
+                self._lock.close()
+                raise StoreError(
+                    f"the database {path} was written by a newer version of the server"
+                    f" (schema {version}); this one reads schema {SCHEMA_VERSION}. Upgrade the"
+                    " server, or start it with another data directory."
+                )
+            self.found_schema = version
+            # A new database is made by every migration; an earlier one gets
+            # those up to the first that converts its snapshot (`migrate`
+            # does the rest, once it is converted: until then, the version
+            # that wrote it can still read it).
+            self._migrate(stop_at_conversion=version is not None)
+            # Schema 3 was written both before and after the journal had its
+            # `digest` column: one without it gets it (NULL in its rows:
+            # replayed unchecked), which a server of schema 3 reads and
+            # writes as well (it names its columns).
             columns = [row[1] for row in self._db.execute("PRAGMA table_info(journal)")]
             if "digest" not in columns:
                 self._db.execute("ALTER TABLE journal ADD COLUMN digest BLOB")
@@ -181,6 +253,10 @@ class SqliteStore:
         except sqlite3.Error as exc:
             self._lock.close()
             raise StoreError(f"cannot open the database {path}: {exc}") from None
+        except StoreError:  # (a migration that could not be written)
+            self._db.close()
+            self._lock.close()
+            raise
         try:
             (last,) = self._db.execute("SELECT max(seq) FROM journal").fetchone()
         except sqlite3.Error as exc:
@@ -190,25 +266,37 @@ class SqliteStore:
         # (SQLite before 3.32 takes 999 parameters to a statement, six a row)
         limit = self._db.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER)
         self._rows_a_statement = max(1, min(ROWS_A_STATEMENT, limit // 6))
-        version = self._meta("schema_version")
-        # (an earlier schema is marked as this one's once its snapshot is
-        # converted: until then, the version that wrote it can still read it)
-        self.found_schema = version
-        if version is None:  # a new database
-            self._set_meta("schema_version", SCHEMA_VERSION)
-        elif version > SCHEMA_VERSION:
-            self.close()
-            raise StoreError(
-                f"the database {path} was written by a newer version of the server"
-                f" (schema {version}); this one reads schema {SCHEMA_VERSION}. Upgrade the"
-                " server, or start it with another data directory."
-            )
+
+    def _migrate(self, *, stop_at_conversion: bool) -> None:
+        """Run the migrations the database lacks, in order, each in a
+        transaction with the version it makes; up to the first that
+        converts the snapshot, if `stop_at_conversion`."""
+        for migration in MIGRATIONS:
+            version = self._meta("schema_version") or 0
+            if migration.version <= version:
+                continue
+            if migration.converts and stop_at_conversion:
+                return
+            with self._transaction():
+                for statement in migration.sql:
+                    if statement.startswith("ALTER TABLE journal ADD COLUMN digest"):
+                        columns = [r[1] for r in self._db.execute("PRAGMA table_info(journal)")]
+                        if "digest" in columns:
+                            continue  # (see above)
+                    self._db.execute(statement)
+                self._set_meta("schema_version", migration.version)
 
     def set_schema(self) -> None:
-        """Mark the database as this version's (its snapshot is facts now)."""
-        with self._transaction():
-            self._set_meta("schema_version", SCHEMA_VERSION)
+        """Run the migrations left (the snapshot is converted: facts now)."""
+        self._migrate(stop_at_conversion=False)
         self.found_schema = SCHEMA_VERSION
+
+    def meta(self, key: str) -> int | None:
+        return self._meta(key)
+
+    def set_meta(self, key: str, value: int) -> None:
+        with self._transaction():
+            self._set_meta(key, value)
 
     def _meta(self, key: str) -> int | None:
         row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()

@@ -24,6 +24,7 @@ from oriflamme.protocol import messages as m
 from oriflamme.server.persistence import KEY_FILE
 from tests.deadlines import GAME_HANG, HANG
 from tests.network.server_process import ServerProcess
+from tests.network.test_server_restart import start_a_game
 from tools.docgen.worked_example import fixed_secrets
 
 pytestmark = [pytest.mark.network, pytest.mark.process]
@@ -74,15 +75,7 @@ async def test_a_game_that_a_new_version_replays_otherwise_is_kept_out_of_play(
                 for s in sessions:
                     await nursery.start(s.run)
                 host = sessions[0]
-                settings = m.RoomSettings(
-                    players=3, variant="standard", edition="revised", first_player="host"
-                )
-                await host.request(m.CreateRoom(settings=settings))
-                for s in sessions[1:]:
-                    await s.request(m.JoinRoom(room=host.state.room.room))
-                for s in sessions:
-                    await s.request(m.Ready(ready=True))
-                await host.request(m.StartGame())
+                await start_a_game(sessions)
                 await host.wait_until(lambda: scored(host))
                 old.kill()
                 new.start()  # on the same port: the players come back by themselves

@@ -56,6 +56,22 @@ def new_server(tmp_path: Path, name: str, options: tuple[str, ...] = ()) -> Serv
     return ServerProcess(data, options=options)
 
 
+async def start_a_game(sessions: list[Session]) -> None:
+    """The first of `sessions` makes a standard room, the others join it,
+    all are ready, and the first starts the game (it plays first)."""
+    host = sessions[0]
+    settings = m.RoomSettings(
+        players=len(sessions), variant="standard", edition="revised", first_player="host"
+    )
+    await host.request(m.CreateRoom(settings=settings))
+    assert host.state.room is not None
+    for s in sessions[1:]:
+        await s.request(m.JoinRoom(room=host.state.room.room))
+    for s in sessions:
+        await s.request(m.Ready(ready=True))
+    await host.request(m.StartGame())
+
+
 def round_of(session: Session) -> int:
     game = session.state.game
     return 0 if game is None or game.state is None else int(game.state.view["round"])
@@ -120,15 +136,7 @@ async def play(
         for s in sessions:  # one after another: the same players in the same order
             await nursery.start(s.run)
         host = sessions[0]
-        settings = m.RoomSettings(
-            players=PLAYERS, variant="standard", edition="revised", first_player="host"
-        )
-        await host.request(m.CreateRoom(settings=settings))
-        for s in sessions[1:]:
-            await s.request(m.JoinRoom(room=host.state.room.room))
-        for s in sessions:
-            await s.request(m.Ready(ready=True))
-        await host.request(m.StartGame())
+        await start_a_game(sessions)
         for point in kill_when:
 
             def reached(point: Callable[[Session], bool] = point) -> bool:

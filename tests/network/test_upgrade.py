@@ -37,7 +37,7 @@ from oriflamme.protocol.verify import verify_record
 from oriflamme.server.persistence import DATABASE_FILE, KEY_FILE
 from tests.deadlines import GAME_HANG, HANG
 from tests.network.server_process import COMMAND, ServerProcess
-from tests.network.test_server_restart import KEY, game_over, round_of
+from tests.network.test_server_restart import KEY, game_over, round_of, start_a_game
 from tools.docgen.worked_example import fixed_secrets
 
 pytestmark = [pytest.mark.network, pytest.mark.process]
@@ -140,15 +140,7 @@ async def test_an_upgrade_from_the_earlier_version_finishes_every_game(
             async with trio.open_nursery() as nursery:
                 for s in sessions:
                     await nursery.start(s.run)
-                settings = m.RoomSettings(
-                    players=PLAYERS, variant="standard", edition="revised", first_player="host"
-                )
-                await host.request(m.CreateRoom(settings=settings))
-                for s in sessions[1:]:
-                    await s.request(m.JoinRoom(room=host.state.room.room))
-                for s in sessions:
-                    await s.request(m.Ready(ready=True))
-                await host.request(m.StartGame())
+                await start_a_game(sessions)
                 await host.wait_until(lambda: round_of(host) >= 2 or game_over(host))
                 assert not game_over(host)
                 stopped(old)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 import stat
 import subprocess
@@ -11,39 +12,24 @@ from pathlib import Path
 
 import pytest
 
+import oriflamme.server.store as store_module
 from oriflamme.protocol import messages as m
 from oriflamme.server.core import ServerConfig
 from oriflamme.server.core.journal import CLOSED, TICK, Entry
 from oriflamme.server.persistence import DATABASE_FILE, KEY_FILE, restore, with_limits
 from oriflamme.server.store import (
+    MIGRATIONS,
     SCHEMA_VERSION,
     SqliteStore,
-    StoredRecord,
     StoreError,
     read_records,
 )
 from tests.deadlines import HANG
+from tests.server.test_stores import record
 
 
 def entries(n: int, start: int = 0) -> list[Entry]:
     return [Entry(TICK if i % 2 else CLOSED, f"1.{i}", float(i), None) for i in range(start, n)]
-
-
-def test_entries_come_back_in_order_and_a_snapshot_drops_those_before_it(tmp_path: Path) -> None:
-    path = tmp_path / "s.sqlite3"
-    store = SqliteStore(path)
-    store.append(entries(3))
-    store.append(entries(5, start=3))
-    store.close()
-    store = SqliteStore(path)
-    assert store.load() == (None, entries(5))
-    store.save_snapshot(b"lobby")
-    store.append(entries(7, start=5))
-    store.close()
-    store = SqliteStore(path)
-    assert store.load() == (b"lobby", entries(7, start=5))
-    assert [store.next_generation(), store.next_generation()] == [1, 2]
-    store.close()
 
 
 @pytest.mark.parametrize("rows", [1, 3, 500])
@@ -60,51 +46,6 @@ def test_a_batch_longer_than_a_statement_is_stored_whole_and_in_order(
     store = SqliteStore(path)
     assert store.load() == (None, batch)
     store.close()
-
-
-def test_a_database_from_a_newer_server_is_refused_with_a_clear_message(tmp_path: Path) -> None:
-    path = tmp_path / "s.sqlite3"
-    SqliteStore(path).close()
-    with sqlite3.connect(path) as db:
-        db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (SCHEMA_VERSION + 1,))
-    with pytest.raises(StoreError, match="newer version of the server"):
-        SqliteStore(path)
-
-
-def test_a_database_from_an_older_server_is_read_and_marked_as_this_one_s_once_converted(
-    tmp_path: Path,
-) -> None:
-    """Schema 1's journal reads the same; the database says it is this
-    version's only once its snapshot was converted (`set_schema`): until
-    then, the version that wrote it can still read it."""
-    path = tmp_path / "s.sqlite3"
-    store = SqliteStore(path)
-    batch = entries(3)
-    store.append(batch)
-    store.close()
-    with sqlite3.connect(path) as db:
-        db.execute("UPDATE meta SET value = 1 WHERE key = 'schema_version'")
-    store = SqliteStore(path)
-    assert store.load() == (None, batch)
-    assert store.found_schema == 1
-    store.close()
-    with sqlite3.connect(path) as db:
-        (version,) = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-    assert version == 1
-    store = SqliteStore(path)
-    store.set_schema()
-    store.close()
-    with sqlite3.connect(path) as db:
-        (version,) = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-    assert version == SCHEMA_VERSION == 4
-
-
-def test_two_servers_cannot_share_a_data_directory(tmp_path: Path) -> None:
-    first = SqliteStore(tmp_path / "s.sqlite3")
-    with pytest.raises(StoreError, match="another server is using"):
-        SqliteStore(tmp_path / "s.sqlite3")
-    first.close()
-    SqliteStore(tmp_path / "s.sqlite3").close()  # free again
 
 
 def test_a_file_that_is_not_a_database_is_refused(tmp_path: Path) -> None:
@@ -228,63 +169,16 @@ def test_the_journal_is_replayed_under_the_limits_it_was_taken_under(tmp_path: P
     third.store.close()
 
 
-def test_a_snapshot_drops_the_entries_it_covers_and_keeps_the_later_ones(tmp_path: Path) -> None:
-    store = SqliteStore(tmp_path / "s.sqlite3")
-    try:
-        first = [Entry("hello", "c1", 1.0, b"a"), Entry("request", "c1", 2.0, b"b")]
-        assert store.append(first) == 2
-        covered = store.append([])  # (nothing appended: the position stays)
-        assert covered == 2
-        later = [Entry("request", "c1", 3.0, b"c")]
-        assert store.append(later) == 3  # stored while the snapshot was being made
-        store.save_snapshot(b"lobby after 2", covers=covered)
-        assert store.load() == (b"lobby after 2", later)
-    finally:
-        store.close()
-
-
-def test_positions_are_not_reused_once_the_journal_is_empty(tmp_path: Path) -> None:
-    store = SqliteStore(tmp_path / "s.sqlite3")
-    try:
-        a = store.append([Entry("hello", "c1", 1.0, b"a")])
-        store.save_snapshot(b"lobby 1", covers=a)  # the journal is empty now
-        b = store.append([Entry("hello", "c2", 2.0, b"b")])
-        # A snapshot started before that entry (covering up to `a`) keeps it.
-        store.save_snapshot(b"lobby 1 again", covers=a)
-        assert b > a and store.load() == (b"lobby 1 again", [Entry("hello", "c2", 2.0, b"b")])
-    finally:
-        store.close()
-    again = SqliteStore(tmp_path / "s.sqlite3")
-    try:  # a start goes on after the last position kept
-        assert again.append([Entry("hello", "c3", 3.0, b"c")]) == b + 1
-    finally:
-        again.close()
-
-
-def _record(record_id: str, finished: float) -> StoredRecord:
-    return StoredRecord(
-        id=record_id,
-        data=b"record " + record_id.encode(),
-        room=1,
-        room_name="a table",
-        names=("Ann", "Bob"),
-        scores=(3, 4),
-        winners=(1,),
-        valid=True,
-        finished=finished,
-    )
-
-
 def test_a_record_is_stored_with_the_entries_of_its_game_s_end_or_not_at_all(
     tmp_path: Path,
 ) -> None:
     store = SqliteStore(tmp_path / "s.sqlite3")
     try:
-        store.append([Entry("hello", "c1", 1.0, b"a")], [_record("ab", 10.0)])
+        store.append([Entry("hello", "c1", 1.0, b"a")], [record("ab", 10.0)])
         assert store.record("ab") == b"record ab"
         assert store.record("cd") is None
         # Kept once: the same record again (a replay) changes nothing.
-        store.append([], [replace(_record("ab", 99.0), data=b"other")])
+        store.append([], [replace(record("ab", 99.0), data=b"other")])
         assert store.record("ab") == b"record ab"
         assert [r[0] for r in read_records(tmp_path / "s.sqlite3")] == ["ab"]
     finally:
@@ -310,13 +204,92 @@ def test_a_checkpoint_truncates_the_wal(tmp_path: Path) -> None:
         store.close()
 
 
-def test_retention_deletes_only_the_records_older_than_it(tmp_path: Path) -> None:
-    store = SqliteStore(tmp_path / "s.sqlite3")
+def _database_of_schema(path: Path, version: int) -> None:
+    """A database as a server of schema `version` left it: the migrations up
+    to it, and no more."""
+    with contextlib.closing(sqlite3.connect(path)) as db, db:
+        db.execute("PRAGMA journal_mode=WAL")  # (as every server of them had it)
+        db.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL)")
+        for migration in MIGRATIONS[:version]:
+            for statement in migration.sql:
+                db.execute(statement)
+        db.execute("INSERT INTO meta VALUES ('schema_version', ?)", (version,))
+        db.execute("INSERT INTO journal (seq, kind, conn, at) VALUES (1, 'tick', NULL, 1.0)")
+
+
+def _tables_and_columns(path: Path) -> dict[str, list[str]]:
+    with contextlib.closing(sqlite3.connect(path)) as db:
+        tables = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+        return {t: [r[1] for r in db.execute(f"PRAGMA table_info({t})")] for t in tables}
+
+
+def test_the_migrations_are_numbered_one_after_another_from_1() -> None:
+    assert [m.version for m in MIGRATIONS] == list(range(1, SCHEMA_VERSION + 1))
+    assert [m.version for m in MIGRATIONS if m.converts] == [4]
+
+
+def test_migration_1_makes_the_journal_and_the_snapshot(tmp_path: Path) -> None:
+    store = SqliteStore(tmp_path / "s.sqlite3")  # (a new database: every migration)
+    store.close()
+    tables = _tables_and_columns(tmp_path / "s.sqlite3")
+    assert tables["journal"][:5] == ["seq", "kind", "conn", "at", "data"]
+    assert tables["snapshot"] == ["id", "data"]
+
+
+def test_migration_2_changes_the_snapshot_s_format_only(tmp_path: Path) -> None:
+    path = tmp_path / "s.sqlite3"
+    _database_of_schema(path, 1)
+    before = _tables_and_columns(path)
+    store = SqliteStore(path)
     try:
-        store.append([], [_record("01", 100.0), _record("02", 200.0), _record("03", 300.0)])
-        assert store.forget_records(before=200.0) == 1
-        assert store.record("01") is None
-        assert store.record("02") == b"record 02" and store.record("03") == b"record 03"
-        assert store.forget_records(before=150.0) == 0
+        assert store.found_schema == 1 and store.meta("schema_version") == 3  # (then 3 too)
+        assert store.load()[1][0].kind == "tick"
     finally:
         store.close()
+    assert set(before) <= set(_tables_and_columns(path))
+
+
+def test_migration_3_adds_the_records_and_the_journal_s_digests(tmp_path: Path) -> None:
+    path = tmp_path / "s.sqlite3"
+    _database_of_schema(path, 2)
+    assert "records" not in _tables_and_columns(path)
+    store = SqliteStore(path)
+    try:
+        assert store.meta("schema_version") == 3  # (not 4: its snapshot is not converted yet)
+        assert store.load() == (None, [Entry("tick", None, 1.0, None, None)])  # digest: NULL
+        assert store.record("ab") is None
+    finally:
+        store.close()
+    tables = _tables_and_columns(path)
+    assert "digest" in tables["journal"] and "finished" in tables["records"]
+
+
+def test_migration_4_is_marked_once_the_snapshot_is_converted(tmp_path: Path) -> None:
+    path = tmp_path / "s.sqlite3"
+    _database_of_schema(path, 3)
+    before = path.read_bytes()
+    store = SqliteStore(path)
+    assert store.found_schema == 3 and store.meta("schema_version") == 3
+    store.close()
+    assert path.read_bytes() == before  # (the earlier version can still read it, unchanged)
+    store = SqliteStore(path)
+    store.set_schema()  # (what `persistence.restore` does once it has converted it)
+    assert store.meta("schema_version") == SCHEMA_VERSION == 4
+    store.close()
+
+
+def test_a_migration_that_fails_leaves_the_database_as_it_was(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "s.sqlite3"
+    _database_of_schema(path, 2)
+    broken = replace(MIGRATIONS[2], sql=(*MIGRATIONS[2].sql, "CREATE TABLE records (x)"))
+    monkeypatch.setattr(store_module, "MIGRATIONS", (*MIGRATIONS[:2], broken, MIGRATIONS[3]))
+    with pytest.raises(StoreError, match="could not be written"):
+        SqliteStore(path)
+    tables = _tables_and_columns(path)
+    assert "records" not in tables and "digest" not in tables["journal"]
+    monkeypatch.undo()
+    store = SqliteStore(path)  # (and it goes, once the version that can migrate it runs)
+    assert store.meta("schema_version") == 3
+    store.close()
