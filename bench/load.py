@@ -27,11 +27,10 @@ connection comes from 127.0.0.1), in one run:
    against the target of 8 KB, and the server's open files. The
    baseline's games are played first so that no idle session is left in
    the server when they are measured; the memory they leave behind is in
-   the RSS "before". Every 50,000 journal entries the server snapshots its
-   whole lobby (read here from its SQLite file): a child process of the
-   server pickles it, whose CPU counts as the server's once it has exited
-   (its memory is its own). A step or a window in which that happened says
-   so.
+   the RSS "before". Every 50,000 journal entries the server takes its
+   lobby's facts (read here from its SQLite file), in its own process,
+   between two inputs (the rooms wait meanwhile). A step or a window in
+   which that happened says so.
 3. **The same games while the idle connections are held**: the same
    tables, the same window.
 4. **The echo baseline** (`bench/server.py`'s trio echo server, its own
@@ -137,10 +136,9 @@ def fd_limit_of(pid: int) -> str:
 def journal_state(database: Path) -> tuple[int, int]:
     """(the size of the server's last snapshot of its lobby, the entries
     journaled since), read from its SQLite file (WAL: a reader does not stop
-    the server's writes). A snapshot, every 50,000 entries, is pickled by a
-    child process of the server (a second of CPU at 19,000 sessions), then
-    stored by the server (a few tenths of a second in which nothing is
-    appended)."""
+    the server's writes). The facts, every 50,000 entries, are taken by the
+    server's core task between two inputs, then stored (a few tenths of a
+    second in which nothing is appended)."""
     import sqlite3
 
     try:

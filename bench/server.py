@@ -119,6 +119,14 @@ TARGET_K = 200
 PROBE_EVERY = 0.025  # seconds between two pings of the lone client
 DISTURBED = 0.15  # CPU of neither the server nor the drivers, in cores: other load
 SERVER_COMMAND = [sys.executable, "-m", "oriflamme.launcher.cli", "serve"]
+CLI_MODULE = "ORIFLAMME_BENCH_CLI"  # (in `env`: another version's `oriflamme` module)
+
+
+def server_command(env: dict[str, str] | None) -> list[str]:
+    """`oriflamme serve`, of this version or of `env`'s (`against_env`)."""
+    if env is None or CLI_MODULE not in env:
+        return SERVER_COMMAND
+    return [sys.executable, "-m", env[CLI_MODULE], "serve"]
 
 # The server under cProfile, on only while the window is open: SIGUSR1 turns
 # it on, SIGUSR2 off and writes the stats (a server that stopped cleanly
@@ -918,13 +926,13 @@ def game_phase(
     # Every table connects from 127.0.0.1: lift the limit of one address.
     # Bots answer at once: a seat of a lone table sends more than the 200
     # messages a second the server allows a connection by default.
-    options += one_address_limits(SERVER_COMMAND, 10 * k * args.players + 100, env)
+    options += one_address_limits(server_command(env), 10 * k * args.players + 100, env)
     profile_path = workdir / "server.prof"
     if args.profile_server:
         boot = [sys.executable, "-c", PROFILE_BOOT, str(profile_path), args.profile_clock]
         command = [*boot, "serve", *options]
     else:
-        command = [*SERVER_COMMAND, *options]
+        command = [*server_command(env), *options]
     log_path = workdir / "server.log"
     server, port = start_logged(children, command, log_path, rb"serving on \S+ port (\d+)", env=env)
     try:
@@ -1196,6 +1204,7 @@ def targets(results: list[Result], pace: float = 0.0) -> str:
 # ---------------------------------------------------------------- --against
 
 PACKAGES = ("engine", "protocol", "server", "client")  # what `oriflamme` is made of
+# (and `launcher`, where the commit has it: before it, the client held the CLI)
 
 
 def against_env(rev: str, tmp: str) -> dict[str, str]:
@@ -1203,8 +1212,14 @@ def against_env(rev: str, tmp: str) -> dict[str, str]:
     git into `tmp`, first on the server's path (`oriflamme` is a namespace
     package: a folder earlier on the path holds its subpackages)."""
     root = Path(__file__).resolve().parent.parent
+    launcher = subprocess.run(
+        ["git", "-C", str(root), "cat-file", "-e", f"{rev}:launcher/cli.py"],
+        capture_output=True,
+        check=False,
+    )
+    packages = [*PACKAGES, "launcher"] if launcher.returncode == 0 else list(PACKAGES)
     archive = subprocess.run(
-        ["git", "-C", str(root), "archive", "--prefix=oriflamme/", rev, *PACKAGES],
+        ["git", "-C", str(root), "archive", "--prefix=oriflamme/", rev, *packages],
         capture_output=True,
         check=False,
     )
@@ -1214,7 +1229,8 @@ def against_env(rev: str, tmp: str) -> dict[str, str]:
     with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
         tar.extractall(dest, filter="data")
     path = [str(dest), *filter(None, [os.environ.get("PYTHONPATH")])]
-    return dict(os.environ, PYTHONPATH=os.pathsep.join(path))
+    cli = "oriflamme.launcher.cli" if launcher.returncode == 0 else "oriflamme.client.cli"
+    return dict(os.environ, PYTHONPATH=os.pathsep.join(path), **{CLI_MODULE: cli})
 
 
 def compare_head() -> str:
