@@ -128,6 +128,7 @@ def server_command(env: dict[str, str] | None) -> list[str]:
         return SERVER_COMMAND
     return [sys.executable, "-m", env[CLI_MODULE], "serve"]
 
+
 # The server under cProfile, on only while the window is open: SIGUSR1 turns
 # it on, SIGUSR2 off and writes the stats (a server that stopped cleanly
 # leaves with os._exit, past any `finally`). Arguments: the stats file, the
@@ -148,6 +149,18 @@ sys.exit(main(sys.argv[3:]))
 
 
 # ---------------------------------------------------------------- /proc
+
+
+def rss_kb(pid: int) -> int:
+    """Process `pid`'s resident memory (VmRSS), in KB (0: unknown)."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
 
 
 def cpu_seconds(pid: int, tid: int | None = None, *, children: bool = False) -> float:
@@ -785,6 +798,7 @@ class Phase:
     log_notes: list[str] = field(default_factory=list)
     exit_status: int | None = 0
     server_died: bool = False
+    rss_kb: tuple[int, int] = (0, 0)  # the server's VmRSS as the window opened, and closed
 
     def total(self, name: str) -> int:
         return sum(getattr(s, name) for s in self.stats)
@@ -878,10 +892,12 @@ def run_phase(
         link.send(("go", t0, t1))
     time.sleep(max(0.0, t0 - time.monotonic()))
     before = sample_cpu(server_pid, pids)
+    rss_before = rss_kb(server_pid)
     if on_window:
         on_window[0]()
     time.sleep(max(0.0, t1 - time.monotonic()))
     after = sample_cpu(server_pid, pids)
+    rss_after = rss_kb(server_pid)
     if on_window:
         on_window[1]()
     window = after.at - before.at
@@ -898,6 +914,7 @@ def run_phase(
     server_cpu = after.server - before.server
     accounted = server_cpu + sum(driver_cpu) + after.parent - before.parent
     return Phase(
+        rss_kb=(rss_before, rss_after),
         k=k,
         drivers=drivers,
         window=window,
@@ -1096,6 +1113,9 @@ def report_k(r: Result, args: argparse.Namespace) -> str:
             else ""
         )
         + f"{g.total('games_failed')} with a seat's verdict not ok)",
+        f"  server RSS             {g.rss_kb[0] / 1024:>8.1f}M to {g.rss_kb[1] / 1024:.1f}M over"
+        f" the window: {(g.rss_kb[1] - g.rss_kb[0]) / max(1, games):+.2f} KB a game completed"
+        f" (whatever the allocator keeps counts too: a long window tells growth)",
         f"  decisions              {decisions:>9,}  {decisions / w:>10.1f}/s"
         f"   (+ {g.total('automatic'):,} seed_commit/open/final_reveal)",
         f"  server CPU             {pct(g.server_cpu):>9}  {us(g.server_cpu, decisions):>10}"

@@ -182,7 +182,7 @@ def _game_data(table: Table) -> dict[str, Any]:
     return {
         "game_id": referee.game_id,
         "first_player": referee.first_player,
-        "seats": [dataclasses.asdict(seat) for seat in referee.first_seats],
+        "seats": [_seat_record_data(seat) for seat in referee.first_seats],
         "seed_at": referee.seed_at,
         # Only where the seed cannot be drawn again (a server without a key).
         "server_seed": None if referee.seed_at is not None else referee._server_seed,
@@ -203,6 +203,16 @@ def _game_data(table: Table) -> dict[str, Any]:
             "pushed_turn": table._pushed_turn,
             "votes": sorted(table.votes),
         },
+    }
+
+
+def _seat_record_data(seat: SeatRecord) -> dict[str, Any]:
+    return {
+        "name": seat.name,
+        "bot": seat.bot,
+        "left": seat.left,
+        "stand_in": seat.stand_in,
+        "handed_to_bot": seat.handed_to_bot,
     }
 
 

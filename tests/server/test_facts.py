@@ -198,3 +198,14 @@ def test_a_referee_rebuilt_from_its_log_makes_the_same_time_out_choices_again() 
     assert again.events == referee.events and again.log == referee.log
     with pytest.raises(RebuildFailed, match="chose otherwise"):
         rebuilt((*referee.choices, 0))
+
+
+def test_a_seat_record_is_kept_whole() -> None:
+    from dataclasses import fields
+
+    from oriflamme.protocol.record import SeatRecord
+    from oriflamme.server.core.facts import _seat_record_data
+
+    seat = SeatRecord("Ann", bot=True, left=True, stand_in=True, handed_to_bot=True)
+    assert set(_seat_record_data(seat)) == {f.name for f in fields(SeatRecord)}
+    assert SeatRecord(**_seat_record_data(seat)) == seat
