@@ -216,9 +216,9 @@ class _Recording(Behaviour):
         self.decisions: list[m.Message] = []
 
     def messages(self, client: Seated) -> list[m.Message]:
-        before = client.answered_turn
+        before = client.answered
         out = super().messages(client)
-        if client.answered_turn != before:
+        if client.answered != before:
             self.decisions.append(out[-1])
         return out
 
@@ -394,14 +394,14 @@ class CountingBehaviour(Behaviour):
         self.answered_at: float | None = None
 
     def messages(self, client: Seated) -> list[m.Message]:
-        before = client.answered_turn
+        before = client.answered
         out = super().messages(client)
         if not out:
             return out
         now = time.monotonic()
         stats = self.stats
         automatic = len(out)
-        if client.answered_turn != before:  # a decision of ours, the last of `out`
+        if client.answered != before:  # a decision of ours, the last of `out`
             automatic -= 1
             self.answered_at = now
             self.answered += 1

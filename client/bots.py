@@ -173,9 +173,11 @@ def seen_position(game: GameMirror) -> Game | None:
 
 
 class Seated(Protocol):
-    """A client that plays: its mirror, and the last turn it answered."""
+    """A client that plays: its mirror, and the decision it answered last:
+    (its game's id, its turn). The game's too: a turn number comes again
+    in the next game, which may begin with this seat owing that turn."""
 
-    answered_turn: int | None
+    answered: tuple[bytes, int] | None
 
     @property
     def state(self) -> ClientState: ...
@@ -196,7 +198,7 @@ class Behaviour:
         if self.bot is None or game is None or not game.my_turn or game.decision is None:
             return None
         turn = game.decision.turn
-        return None if turn == client.answered_turn else turn
+        return None if (game.game_id, turn) == client.answered else turn
 
     def messages(self, client: Seated) -> list[m.Message]:
         """What `client` sends now, given what it knows."""
@@ -207,6 +209,6 @@ class Behaviour:
         turn = self.owed_turn(client)
         if turn is not None:
             assert self.bot is not None
-            client.answered_turn = turn
+            client.answered = (game.game_id, turn)
             out.append(game.answer(self.bot.choose(game)))
         return out

@@ -252,7 +252,7 @@ class Session:
         if make_secrets is None and store is not None:
             make_secrets = partial(_kept_or_new, store)
         self.state = ClientState(make_secrets=make_secrets)
-        self.answered_turn: int | None = None
+        self.answered: tuple[bytes, int] | None = None  # (game id, turn)
         self.token = token
         self._given = token  # a token the caller gave: refused, it ends the session
         self._notices = 0  # how many of `state.notices` are logged
@@ -343,7 +343,7 @@ class Session:
         )
         # What was sent on the last connection may never have arrived: answer again
         # whatever is still pending (a late duplicate is refused as stale, harmlessly).
-        self.answered_turn = None
+        self.answered = None
         try:
             hello = endpoint.hello()
         except LocalProtocolError as exc:  # (a name the protocol refuses): no retry helps

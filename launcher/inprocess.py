@@ -80,7 +80,7 @@ class Client:
         self.endpoint = endpoint
         self.behaviour = behaviour
         self.received: list[m.Message] = []
-        self.answered_turn: int | None = None
+        self.answered: tuple[bytes, int] | None = None  # (game id, turn)
         self.last_sent = world.now
         self.handed: HandedSeat | None = None
         self.bot_player: int | None = None
@@ -225,7 +225,7 @@ class InProcess:
             state=client.state,
         )
         again = self.connect(client.endpoint.name, behaviour=client.behaviour, endpoint=endpoint)
-        again.answered_turn = None
+        again.answered = None
         return again
 
     def _flush(self, client: Client) -> None:

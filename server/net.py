@@ -102,7 +102,7 @@ log = logging.getLogger("oriflamme.server")
 
 INBOX = 4096  # inputs waiting for the core task
 BATCH = 256  # inputs handled together, and stored in one transaction
-SNAPSHOT_EVERY = 50_000  # journal entries between two snapshots (by default)
+SNAPSHOT_EVERY = 10_000  # journal entries between two takings of the facts (by default)
 MAINTAIN_EVERY = 3600.0  # seconds between two tidyings of the store (`NetServer._maintain`)
 COMMIT_QUEUE = 16  # batches handled by the core task, waiting for their commit
 HEAD_START = 0.02  # seconds the core task waits for the batches before it to be sent

@@ -245,6 +245,7 @@ class _Thinking(Bot):
 def _client_to_decide(game: Any) -> Any:
     """What `_behave` reads of a session: a mirror whose decision is ours."""
     mirror = SimpleNamespace(
+        game_id=bytes(16),
         my_turn=True,
         decision=SimpleNamespace(turn=7),
         options=lambda: list(game.legal_actions()),
@@ -252,7 +253,7 @@ def _client_to_decide(game: Any) -> Any:
         automatic=lambda: [],
         answer=lambda action: m.Ping(id=1),  # (what is sent does not matter here)
     )
-    return SimpleNamespace(state=SimpleNamespace(game=mirror), answered_turn=None)
+    return SimpleNamespace(state=SimpleNamespace(game=mirror), answered=None)
 
 
 def test_a_searching_bot_thinks_off_the_event_loop_and_answers_on_it() -> None:

@@ -255,7 +255,7 @@ class Held(Behaviour):
             and self.hold is not None
             and d is not None
             and d.seat == game.seat
-            and d.turn != client.answered_turn
+            and (game.game_id, d.turn) != client.answered
             and self.hold(game)
         ):
             self.held = d
@@ -335,7 +335,7 @@ async def answer_held(session: Session, held: Held) -> m.Message:
         message: m.Message = m.OpenCard(pid=o.pid, card=o.card, nonce=o.nonce)
     else:
         message = game.answer(held.bot.choose(game))
-    session.answered_turn = decision.turn
+    session.answered = (game.game_id, decision.turn)
     held.release()
     await session.request(message)
     return message
@@ -475,7 +475,7 @@ async def test_a_forged_reveal_is_bad_opening_the_server_keeps_the_card_and_play
                 before = owned_openings(game)[0]
                 forged = Opening(real.pid, before.card, before.nonce)
             forge = m.RevealCard(turn=decision.turn, card=forged.card, nonce=forged.nonce)
-            ann.answered_turn = decision.turn  # the forgery answers it: the bot must not
+            ann.answered = (game.game_id, decision.turn)  # the forgery answers it: not the bot
             held.release()  # from here on, the bot plays the seat again
             assert await refused(ann, forge) == "bad_opening"
             # The server kept the card face down in Ann's place: the next decision.
@@ -644,7 +644,7 @@ async def test_a_card_opened_twice_is_bad_opening_even_with_a_matching_commitmen
                 duplicate = Opening(pid, cheat[0].hand[0], opened.nonce)
             at = next(o["at"] for o in place.options if o["at"] in ("first", "last"))
             commitment = cheat[0].commit_any(pid, duplicate.card, duplicate.nonce)
-            ann.answered_turn = place.turn
+            ann.answered = (mirror(ann).game_id, place.turn)
             # Ann's turn to be held next: her duplicate card's opening, whichever comes.
             held.release(lambda g: g.decision is not None and g.decision.pid == pid)
             await ann.request(
@@ -662,7 +662,7 @@ async def test_a_card_opened_twice_is_bad_opening_even_with_a_matching_commitmen
                 opening = m.OpenCard(pid=pid, card=duplicate.card, nonce=duplicate.nonce)
             else:
                 opening = m.RevealCard(turn=due.turn, card=duplicate.card, nonce=duplicate.nonce)
-            ann.answered_turn = due.turn
+            ann.answered = (mirror(ann).game_id, due.turn)
             held.release()
             assert await refused(ann, opening) == "bad_opening"
             record = await finish([ann, bo, cy], records)
@@ -713,7 +713,7 @@ async def test_a_card_sent_open_again_is_refused_and_changes_nothing() -> None:
             assert game.secrets is not None
             real = game.secrets.opening(decision.pid)
             reveal = m.RevealCard(turn=decision.turn, card=real.card, nonce=real.nonce)
-            ann.answered_turn = decision.turn
+            ann.answered = (game.game_id, decision.turn)
             held.release(lambda g: True)  # and hold Ann's next decision, whatever it is
             await ann.request(reveal)
             await wait_held(ann, held)
