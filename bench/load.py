@@ -668,8 +668,8 @@ def report_step(step: Step) -> str:
         line += "\n    " + warning.strip()
     if step.snapshot:
         line += (
-            f"\n      (the server snapshotted its lobby in this step: {step.journal[0] / 1e6:.1f} MB,"
-            " pickled by a child process, then stored)"
+            f"\n      (the server took its lobby's facts in this step: {step.journal[0] / 1e6:.1f} MB,"
+            " in its own process, then stored)"
         )
     if step.failures:
         line += "\n      failures: " + ", ".join(f"{n} x {why}" for why, n in step.failures.items())
@@ -702,8 +702,8 @@ def report_window(w: Window) -> str:
         lines.append("  " + warning)
     if w.snapshot:
         lines.append(
-            "    (the server snapshotted its lobby during the window or the games' end: pickled"
-            " by a child process, then stored)"
+            "    (the server took its lobby's facts during the window or the games' end, in its"
+            " own process, then stored them)"
         )
     errors = [e for s in w.stats for e in s.errors]
     for error in errors[:8]:
@@ -912,6 +912,7 @@ def main(argv: list[str] | None = None) -> int:
                 warmup=args.warmup,
                 tail=args.tail,
                 echo_seconds=args.echo_seconds,
+                pace=0.0,  # (the echo server answers at once)
                 profile_drivers=False,
                 profile_top=0,
                 tmp=tmp,
