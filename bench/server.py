@@ -798,7 +798,8 @@ class Phase:
     log_notes: list[str] = field(default_factory=list)
     exit_status: int | None = 0
     server_died: bool = False
-    rss_kb: tuple[int, int] = (0, 0)  # the server's VmRSS as the window opened, and closed
+    # The server's VmRSS as the window opened, at its middle, and as it closed.
+    rss_kb: tuple[int, int, int] = (0, 0, 0)
 
     def total(self, name: str) -> int:
         return sum(getattr(s, name) for s in self.stats)
@@ -895,6 +896,8 @@ def run_phase(
     rss_before = rss_kb(server_pid)
     if on_window:
         on_window[0]()
+    time.sleep(max(0.0, (t0 + t1) / 2 - time.monotonic()))
+    rss_middle = rss_kb(server_pid)
     time.sleep(max(0.0, t1 - time.monotonic()))
     after = sample_cpu(server_pid, pids)
     rss_after = rss_kb(server_pid)
@@ -914,7 +917,7 @@ def run_phase(
     server_cpu = after.server - before.server
     accounted = server_cpu + sum(driver_cpu) + after.parent - before.parent
     return Phase(
-        rss_kb=(rss_before, rss_after),
+        rss_kb=(rss_before, rss_middle, rss_after),
         k=k,
         drivers=drivers,
         window=window,
@@ -1113,9 +1116,10 @@ def report_k(r: Result, args: argparse.Namespace) -> str:
             else ""
         )
         + f"{g.total('games_failed')} with a seat's verdict not ok)",
-        f"  server RSS             {g.rss_kb[0] / 1024:>8.1f}M to {g.rss_kb[1] / 1024:.1f}M over"
-        f" the window: {(g.rss_kb[1] - g.rss_kb[0]) / max(1, games):+.2f} KB a game completed"
-        f" (whatever the allocator keeps counts too: a long window tells growth)",
+        f"  server RSS             {g.rss_kb[0] / 1024:>8.1f}M, {g.rss_kb[1] / 1024:.1f}M at the"
+        f" window's middle, {g.rss_kb[2] / 1024:.1f}M at its end: in its second half"
+        f" {(g.rss_kb[2] - g.rss_kb[1]) / max(1, games / 2):+.2f} KB a game completed (the first"
+        f" fills what is bounded: each session's pushes, the allocator's arenas)",
         f"  decisions              {decisions:>9,}  {decisions / w:>10.1f}/s"
         f"   (+ {g.total('automatic'):,} seed_commit/open/final_reveal)",
         f"  server CPU             {pct(g.server_cpu):>9}  {us(g.server_cpu, decisions):>10}"
