@@ -186,7 +186,7 @@ def _game_data(table: Table) -> dict[str, Any]:
         "seed_at": referee.seed_at,
         # Only where the seed cannot be drawn again (a server without a key).
         "server_seed": None if referee.seed_at is not None else referee._server_seed,
-        # (tuples of immutable values: msgpack packs them as arrays, uncopied)
+        # (each input packed already: written as it is)
         "inputs": referee.inputs,
         "choices": referee.choices,
         "digested": [referee.digested, referee.digested_turn],

@@ -146,8 +146,8 @@ def test_a_game_whose_log_this_version_refuses_is_kept_out_of_play() -> None:
     game = facts["rooms"][0]["game"]
     # Another version's engine would refuse the first decision: here, it is
     # one that names a turn long past.
-    kind, seat, data = game["inputs"][3]
-    game["inputs"][3] = [kind, seat, {**data, "turn": 999}]
+    kind, seat, data = msgpack.unpackb(game["inputs"][3])
+    game["inputs"][3] = msgpack.packb([kind, seat, {**data, "turn": 999}])
     broken: list[tuple[int, str]] = []
     lobby = lobby_from(facts, KeyedEntropy(KEY), broken=broken)
     room = lobby.rooms[facts["rooms"][0]["id"]]
