@@ -136,12 +136,13 @@ async def serve(
                 len(lobby.sessions),
                 restored.entries,
             )
+        generation = await trio.to_thread.run_sync(store.next_generation)
         server = NetServer(
             Gateway(lobby),
             load_record=partial(_read_record, store),
             store=store,
             bots=bots,
-            generation=store.next_generation(),
+            generation=generation,
             # the core's time goes on from the last input stored: time the
             # server was down does not count against anyone's timer
             time_offset=lobby.last_time - trio.current_time(),

@@ -161,8 +161,10 @@ def restore(
             store.save_snapshot(_facts(lobby))
             store.set_schema()
             return Restored(lobby, store, [], 0, new=True)
+        converted: list[Effect] = []  # (what the earlier journal's replay did)
         if is_pickle(snapshot):  # (an earlier version's: converted once)
-            snapshot, entries = _convert(store, snapshot, entries, key, data_dir), []
+            snapshot, converted = _convert(store, snapshot, entries, key, data_dir)
+            entries = []
         elif store.found_schema != SCHEMA_VERSION:
             store.set_schema()
         broken: list[tuple[int, str]] = []
@@ -182,7 +184,7 @@ def restore(
         lobby.config = kept
         disagreements: list[Disagreement] = []
         with collector_paused():
-            replayed = replay(lobby, entries, disagreements)
+            replayed = converted + replay(lobby, entries, disagreements)
         lobby.take()  # the replay noted the journal again: it is stored already
         for found in disagreements:
             log.error(
@@ -246,16 +248,18 @@ def _facts(lobby: JournaledLobby) -> bytes:
 
 def _convert(
     store: Store, snapshot: bytes, entries: list[Entry], key: bytes, data_dir: Path
-) -> bytes:
+) -> tuple[bytes, list[Effect]]:
     """The facts of an earlier version's data directory (its pickle and its
-    journal), stored in its place; `EarlierGamesInProgress` if a game is in
-    progress there (nothing is changed then)."""
+    journal), stored in its place, and the effects of the journal's replay
+    (a game it ended whose record is to be kept, say);
+    `EarlierGamesInProgress` if a game is in progress there (nothing is
+    changed then)."""
     with collector_paused():
         lobby = _unpickle(snapshot)
     lobby.rekey(key)
     lobby.config = with_limits(lobby.config, lobby.config)
     with collector_paused():
-        replay(lobby, entries)
+        effects = replay(lobby, entries)
     lobby.take()
     playing = [
         room
@@ -287,7 +291,7 @@ def _convert(
         earlier,
         time.strftime("%Y-%m-%d %H:%M:%S"),
     )
-    return facts
+    return facts, effects
 
 
 def _pickled(lobby: JournaledLobby) -> bytes:

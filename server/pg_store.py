@@ -120,10 +120,10 @@ class PostgresStore:
             self._last_position = last or 0
             version = self.meta("schema_version")
         except psycopg.Error as exc:
-            self._db.close()
+            self.close()
             raise self._failed(f"cannot use the database {self.path}", exc) from None
         except StoreError:
-            self._db.close()
+            self.close()
             raise
         self.found_schema = version
         if version is None:
@@ -165,11 +165,11 @@ class PostgresStore:
 
     def load(self) -> tuple[bytes | None, list[Entry]]:
         try:
-            with self._transaction():  # (both as of one moment)
-                row = self._db.execute("SELECT data FROM snapshot WHERE id = 1").fetchone()
-                rows = self._db.execute(
-                    "SELECT kind, conn, at, data, digest FROM journal ORDER BY seq"
-                ).fetchall()
+            # (no other server writes meanwhile: this one holds the lock)
+            row = self._db.execute("SELECT data FROM snapshot WHERE id = 1").fetchone()
+            rows = self._db.execute(
+                "SELECT kind, conn, at, data, digest FROM journal ORDER BY seq"
+            ).fetchall()
         except self._error as exc:
             raise self._failed(f"cannot read the database {self.path}", exc) from None
         entries = [

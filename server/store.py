@@ -234,18 +234,12 @@ class SqliteStore:
                     " server, or start it with another data directory."
                 )
             self.found_schema = version
-            # A new database is made by every migration; an earlier one gets
-            # those up to the first that converts its snapshot (`migrate`
-            # does the rest, once it is converted: until then, the version
-            # that wrote it can still read it).
-            self._migrate(stop_at_conversion=version is not None)
-            # Schema 3 was written both before and after the journal had its
-            # `digest` column: one without it gets it (NULL in its rows:
-            # replayed unchecked), which a server of schema 3 reads and
-            # writes as well (it names its columns).
-            columns = [row[1] for row in self._db.execute("PRAGMA table_info(journal)")]
-            if "digest" not in columns:
-                self._db.execute("ALTER TABLE journal ADD COLUMN digest BLOB")
+            # A new database is made by every migration. An earlier one gets
+            # none until its snapshot is converted (`set_schema` runs them
+            # then): until then, the version that wrote it can still read it,
+            # and `load` reads it as it is.
+            if version is None:
+                self._migrate(stop_at_conversion=False)
             # Records are read by other threads than the committer's, on a
             # connection of their own (WAL: readers never wait for the writer).
             self._reader = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
@@ -311,11 +305,15 @@ class SqliteStore:
 
     def load(self) -> tuple[bytes | None, list[Entry]]:
         try:
+            # (a journal written before the digests has none: NULL, replayed
+            # unchecked; migration 3 adds the column)
+            columns = [row[1] for row in self._db.execute("PRAGMA table_info(journal)")]
+            digest = "digest" if "digest" in columns else "NULL"
             row = self._db.execute("SELECT data FROM snapshot WHERE id = 1").fetchone()
             entries = [
-                Entry(kind, conn, at, data, digest)
-                for kind, conn, at, data, digest in self._db.execute(
-                    "SELECT kind, conn, at, data, digest FROM journal ORDER BY seq"
+                Entry(kind, conn, at, data, made)
+                for kind, conn, at, data, made in self._db.execute(
+                    f"SELECT kind, conn, at, data, {digest} FROM journal ORDER BY seq"
                 )
             ]
         except sqlite3.Error as exc:

@@ -68,7 +68,9 @@ from .room import Room, Seat
 from .sessions import Session, Sessions
 from .table import Table
 
-FACTS_VERSION = 1
+# 2: each input of a game's log is its msgpack (bytes); version 1's
+# inputs were arrays, which this version reads too.
+FACTS_VERSION = 2
 # The newest pushes of each session the facts keep. A client that resumes
 # after a restart missed only what was sent as the server went down (a
 # few pushes): these give it exactly those; one that missed more gets a
@@ -145,7 +147,9 @@ def _room_data(room: Room) -> dict[str, Any]:
         "spectators": [s.player for s in room.spectators],
         "table_players": list(room.table_players),
         "finished_by": list(room.finished_by),
-        "suspended": room.suspended,
+        # (a game this version could not rebuild is not suspended in the
+        # facts: the version that reads them next may rebuild it)
+        "suspended": None if room.unread_game is not None else room.suspended,
         "game": _game_data(room.table) if room.table is not None else room.unread_game,
     }
 
@@ -262,7 +266,7 @@ def lobby_from(
     keyed stream, moved to where it was). A game whose log cannot be
     replayed is kept out of play (its room suspended), and named in
     `broken` (room id, reason) if given."""
-    if facts.get("version") != FACTS_VERSION:
+    if facts.get("version") not in (1, FACTS_VERSION):
         raise FactsError(f"facts of version {facts.get('version')!r} cannot be read here")
     if isinstance(entropy, KeyedEntropy) and facts["entropy"] is not None:
         entropy.seek(facts["entropy"])

@@ -200,12 +200,26 @@ class JournaledLobby(Lobby):
         return super().hello(conn, hello, now, address=address)
 
     def resume(
-        self, conn: Hashable, player: int, current_one: bool, hello: m.Hello, now: float
+        self,
+        conn: Hashable,
+        player: int,
+        current_one: bool,
+        hello: m.Hello,
+        now: float,
+        *,
+        missed: bool | None = None,
     ) -> list[Effect]:
-        note = {"hello": _hello_data(hello), "player": player, "current": current_one}
+        note: dict[str, object] = {
+            "hello": _hello_data(hello),
+            "player": player,
+            "current": current_one,
+        }
         self._note(Entry(RESUME, str(conn), now, _pack(note)))
         index, rooms = len(self._notes) - 1, self._rooms_of(player=player)
-        effects = super().resume(conn, player, current_one, hello, now)
+        effects = super().resume(conn, player, current_one, hello, now, missed=missed)
+        # (what it sent, the pushes missed or a snapshot: a replay does the same)
+        note["missed"] = self.resumed_with_missed
+        self._notes[index] = replace(self._notes[index], data=_pack(note))
         self._digest(index, rooms, self._rooms_of(player=player))
         return effects
 
@@ -334,7 +348,9 @@ def _apply(lobby: Lobby, entry: Entry) -> list[Effect]:
         assert isinstance(hello, m.Hello)
         player, current = note["player"], note["current"]
         assert isinstance(player, int) and isinstance(current, bool)
-        return lobby.resume(conn, player, current, hello, now)
+        missed = note.get("missed")  # (absent from a note made before it was kept)
+        assert missed is None or isinstance(missed, bool)
+        return lobby.resume(conn, player, current, hello, now, missed=missed)
     if entry.kind == REQUEST:
         assert entry.data is not None
         return lobby.request(conn, m.from_data(_unpack(entry.data), "client"), now)

@@ -193,12 +193,27 @@ class Lobby:
         current_one = self.sessions.presented_current(found, hello.token)
         return self.resume(conn, found.player, current_one, hello, now)
 
+    # Whether the last resume sent the pushes missed (True) or a snapshot
+    # (False): the journal notes it, so that a replay does the same even
+    # where it keeps fewer pushes (a lobby rebuilt from facts keeps the
+    # newest few): the pushes are numbered alike, then.
+    resumed_with_missed: bool = False
+
     def resume(
-        self, conn: Hashable, player: int, current_one: bool, hello: m.Hello, now: float
+        self,
+        conn: Hashable,
+        player: int,
+        current_one: bool,
+        hello: m.Hello,
+        now: float,
+        *,
+        missed: bool | None = None,
     ) -> list[Effect]:
         """Resume the session of `player` on `conn` (its token was checked, and
         was its current one or the previous): the connection it had is closed,
-        a new token is made, and it gets what it missed."""
+        a new token is made, and it gets what it missed. `missed`, in a
+        replay: whether the pushes missed were sent (rather than a snapshot)
+        when it was taken (None: as the pushes kept allow)."""
         found = self.sessions.by_player[player]
         effects: list[Effect] = []
         if found.conn is not None:
@@ -209,7 +224,9 @@ class Lobby:
             effects.append(Close(old, m.error_message(replaced)))
             self._conns[old] = None
         token = self.sessions.rotate_from(found, current_one)
-        return effects + self._attach(conn, found, token, hello, resumed=True, now=now)
+        return effects + self._attach(
+            conn, found, token, hello, resumed=True, now=now, missed_noted=missed
+        )
 
     def _attach(
         self,
@@ -220,6 +237,7 @@ class Lobby:
         *,
         resumed: bool,
         now: float,
+        missed_noted: bool | None = None,
     ) -> list[Effect]:
         self.sessions.connected(session, conn)
         self._conns[conn] = session
@@ -247,6 +265,11 @@ class Lobby:
         # are their pushes since: a snapshot says where it stands, and why)
         suspended = room is not None and room.suspended is not None
         missed = None if hello.seq is None or suspended else session.missed_since(hello.seq)
+        if missed_noted is not None and (missed is not None) != missed_noted:
+            # (a replay keeping fewer pushes than the live lobby did: those it
+            # sent were sent then, and numbered none; a snapshot, as then)
+            missed = [] if missed_noted else None
+        self.resumed_with_missed = missed is not None
         if missed is not None:
             # Sent again as they were made, but for the time left to answer.
             effects += [

@@ -289,7 +289,7 @@ class Referee:
         turn_timer: int | None,
         game_id: bytes,
         server_seed: bytes,
-        inputs: Sequence[bytes],
+        inputs: Sequence[bytes | Sequence[Any]],
         choices: Sequence[int],
         entropy: Entropy,
     ) -> Referee:
@@ -310,7 +310,9 @@ class Referee:
             for index, packed in enumerate(inputs):
                 kind = "?"
                 try:
-                    kind, *args = msgpack.unpackb(packed, raw=False)
+                    # (facts of version 1 held each input as an array)
+                    entry = packed if isinstance(packed, list | tuple) else msgpack.unpackb(packed)
+                    kind, *args = entry
                     referee._again(kind, args)
                 except Exception as exc:  # (another version's input, whatever it is)
                     raise RebuildFailed(

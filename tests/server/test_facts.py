@@ -12,6 +12,7 @@ import pytest
 from oriflamme.protocol.verify import verify_record
 from oriflamme.server.core.entropy import KeyedEntropy
 from oriflamme.server.core.facts import (
+    FACTS_PUSHES,
     FACTS_VERSION,
     FactsError,
     decode,
@@ -156,7 +157,29 @@ def test_a_game_whose_log_this_version_refuses_is_kept_out_of_play() -> None:
     # The others (sessions, the room itself) are as they were, and the game's
     # facts are kept as they were read: written again, not dropped.
     assert {s.player for s in lobby.sessions} == {c.state.player for c in clients}
-    assert decode(encode(facts_of(lobby)))["rooms"][0]["game"] == game
+    again = decode(encode(facts_of(lobby)))
+    assert again["rooms"][0]["game"] == game
+    # A version that can rebuild it takes it up: it is not kept suspended.
+    assert again["rooms"][0]["suspended"] is None
+    again["rooms"][0]["game"]["inputs"][3] = msgpack.packb([kind, seat, data])
+    mended = lobby_from(again, KeyedEntropy(KEY))
+    assert mended.rooms[room.id].suspended is None
+    assert mended.rooms[room.id].table is not None
+
+
+def test_facts_of_version_1_with_each_input_as_an_array_are_read() -> None:
+    world = Kept(seed=8)
+    clients = players(world, 3, seed=8)
+    world.run(lambda: round_of(clients[0]) >= 2)
+    lobby = world.gateway.lobby
+    facts = decode(encode(facts_of(lobby)))
+    facts["version"] = 1
+    for room in facts["rooms"]:
+        if room["game"] is not None:
+            room["game"]["inputs"] = [msgpack.unpackb(i) for i in room["game"]["inputs"]]
+    again = lobby_from(facts, KeyedEntropy(KEY))
+    assert fingerprint(again) == fingerprint(lobby)
+    assert encode(facts_of(again)) == encode(facts_of(lobby))  # (written as version 2)
 
 
 def test_facts_of_a_newer_version_or_of_nothing_are_refused_plainly() -> None:
@@ -209,3 +232,29 @@ def test_a_seat_record_is_kept_whole() -> None:
     seat = SeatRecord("Ann", bot=True, left=True, stand_in=True, handed_to_bot=True)
     assert set(_seat_record_data(seat)) == {f.name for f in fields(SeatRecord)}
     assert SeatRecord(**_seat_record_data(seat)) == seat
+
+
+def test_a_resume_after_the_facts_numbers_the_pushes_as_the_live_server_did() -> None:
+    # A seated player misses more pushes than the facts keep, the facts are
+    # taken, and the player resumes: the live server sends what was missed
+    # (numbering nothing new). A lobby rebuilt from the facts and the journal
+    # keeps fewer pushes, but must do the same, or it numbers the pushes
+    # otherwise than the clients saw them.
+    world = Kept(seed=6)
+    clients = players(world, 3, seed=6)
+    world.run(lambda: round_of(clients[0]) >= 2)
+    away = clients[2]
+    seen_before, player = away.endpoint.seq, away.state.player
+    assert seen_before is not None and player is not None
+    world.disconnect(away)
+    lobby = world.gateway.lobby
+    session = lobby.sessions.by_player[player]
+    world.run(lambda: session.last_seq >= seen_before + FACTS_PUSHES + 4)
+    world.keep_facts()
+    back = world.reconnect(away)
+    world.settle()
+    assert lobby.resumed_with_missed and back.state.problems == []  # (all were kept live)
+    rebuilt = lobby_from(decode(world.facts or b""), KeyedEntropy(KEY))
+    replay(rebuilt, world.journal[world.covered :])
+    assert rebuilt.sessions.by_player[session.player].last_seq == session.last_seq
+    assert fingerprint(rebuilt) == fingerprint(lobby)

@@ -236,13 +236,29 @@ def test_migration_1_makes_the_journal_and_the_snapshot(tmp_path: Path) -> None:
     assert tables["snapshot"] == ["id", "data"]
 
 
+def test_an_earlier_database_is_read_as_it_is_and_migrated_only_once_converted(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "s.sqlite3"
+    _database_of_schema(path, 1)
+    before = path.read_bytes()
+    store = SqliteStore(path)
+    try:  # (its journal has no digests: read as NULL)
+        assert store.found_schema == 1 and store.meta("schema_version") == 1
+        assert store.load() == (None, [Entry("tick", None, 1.0, None, None)])
+    finally:
+        store.close()
+    assert path.read_bytes() == before  # (the version that wrote it can still read it)
+
+
 def test_migration_2_changes_the_snapshot_s_format_only(tmp_path: Path) -> None:
     path = tmp_path / "s.sqlite3"
     _database_of_schema(path, 1)
     before = _tables_and_columns(path)
     store = SqliteStore(path)
     try:
-        assert store.found_schema == 1 and store.meta("schema_version") == 3  # (then 3 too)
+        store.set_schema()  # (its snapshot converted)
+        assert store.meta("schema_version") == SCHEMA_VERSION
         assert store.load()[1][0].kind == "tick"
     finally:
         store.close()
@@ -255,7 +271,8 @@ def test_migration_3_adds_the_records_and_the_journal_s_digests(tmp_path: Path) 
     assert "records" not in _tables_and_columns(path)
     store = SqliteStore(path)
     try:
-        assert store.meta("schema_version") == 3  # (not 4: its snapshot is not converted yet)
+        store.set_schema()
+        assert store.meta("schema_version") == SCHEMA_VERSION
         assert store.load() == (None, [Entry("tick", None, 1.0, None, None)])  # digest: NULL
         assert store.record("ab") is None
     finally:
@@ -285,11 +302,14 @@ def test_a_migration_that_fails_leaves_the_database_as_it_was(
     _database_of_schema(path, 2)
     broken = replace(MIGRATIONS[2], sql=(*MIGRATIONS[2].sql, "CREATE TABLE records (x)"))
     monkeypatch.setattr(store_module, "MIGRATIONS", (*MIGRATIONS[:2], broken, MIGRATIONS[3]))
+    store = SqliteStore(path)
     with pytest.raises(StoreError, match="could not be written"):
-        SqliteStore(path)
+        store.set_schema()
+    store.close()
     tables = _tables_and_columns(path)
     assert "records" not in tables and "digest" not in tables["journal"]
     monkeypatch.undo()
     store = SqliteStore(path)  # (and it goes, once the version that can migrate it runs)
-    assert store.meta("schema_version") == 3
+    store.set_schema()
+    assert store.meta("schema_version") == SCHEMA_VERSION
     store.close()
