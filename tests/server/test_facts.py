@@ -22,7 +22,7 @@ from oriflamme.server.core.facts import (
 )
 from oriflamme.server.core.journal import JournaledLobby, replay
 from oriflamme.server.core.referee import RebuildFailed, Referee
-from tests.server.test_journal import KEY, Journaled, players, round_of
+from tests.server.test_journal import KEY, Journaled, finishes_as_calm, players, round_of
 from tests.server.test_room_stateful import fingerprint
 
 
@@ -83,6 +83,7 @@ def test_no_token_nor_unpublished_server_seed_is_in_the_facts() -> None:
         assert token is not None and token not in data
 
 
+@pytest.mark.slow  # (whole games, twice each)
 @pytest.mark.parametrize("kept_in_round, crash_in_round", [(1, 1), (2, 4), (6, 6)])
 def test_a_server_restarted_from_facts_finishes_the_game_as_if_nothing_happened(
     kept_in_round: int, crash_in_round: int
@@ -97,16 +98,10 @@ def test_a_server_restarted_from_facts_finishes_the_game_as_if_nothing_happened(
     crashed.keep_facts()
     crashed.run(lambda: round_of(crashed_players[0]) >= crash_in_round)
     crashed.crash_and_restore()
-    crashed.run(lambda: bool(crashed.records))
-    crashed.settle()
-    calm_record, crashed_record = calm.records[0].record, crashed.records[0].record
-    assert verify_record(crashed_record).ok
-    assert crashed_record.results == calm_record.results
-    assert [e.action for e in crashed_record.log] == [e.action for e in calm_record.log]
-    assert crashed_record.game_id == calm_record.game_id
-    assert all(c.state.problems == [] for c in crashed_players)
+    finishes_as_calm(calm, crashed, crashed_players)
 
 
+@pytest.mark.slow  # (whole games, with facts taken and read along the way)
 @pytest.mark.parametrize("seed", range(3))
 def test_facts_taken_at_random_points_go_on_like_the_lobby_they_were_taken_from(
     seed: int,

@@ -122,6 +122,13 @@ def test_a_server_rebuilt_from_its_journal_finishes_the_game_as_if_nothing_happe
     crashed_players = players(crashed, 3, seed=2)
     crashed.run(lambda: round_of(crashed_players[0]) >= crash_in_round)
     crashed.crash_and_restore()
+    finishes_as_calm(calm, crashed, crashed_players)
+    assert crashed.records[0].record.seat_changes == ()  # everyone was back within the grace
+    assert calm_players[0].state.game.end.scores == crashed_players[0].state.game.end.scores
+
+
+def finishes_as_calm(calm: InProcess, crashed: InProcess, crashed_players: list[Client]) -> None:
+    """`crashed`, restored, plays its game to the end, which is `calm`'s."""
     crashed.run(lambda: bool(crashed.records))
     crashed.settle()
     calm_record, crashed_record = calm.records[0].record, crashed.records[0].record
@@ -129,9 +136,7 @@ def test_a_server_rebuilt_from_its_journal_finishes_the_game_as_if_nothing_happe
     assert crashed_record.results == calm_record.results
     assert [e.action for e in crashed_record.log] == [e.action for e in calm_record.log]
     assert crashed_record.game_id == calm_record.game_id  # the same randomness, again
-    assert crashed_record.seat_changes == ()  # everyone was back within the grace period
     assert all(c.state.problems == [] for c in crashed_players)
-    assert calm_players[0].state.game.end.scores == crashed_players[0].state.game.end.scores
 
 
 def test_the_server_s_bots_are_started_again_after_a_crash() -> None:
