@@ -95,7 +95,10 @@ from typing import Any
 import msgpack
 import raw_load  # noqa: E402  (bench/, this script's folder)
 import trio
-from _load_client import one_address_limits  # (bench/, this script's folder)
+from _load_client import (
+    one_address_limits,  # (bench/, this script's folder)
+    rss_kb,  # (bench/ too: the idle connections' driver)
+)
 
 from oriflamme.client.bots import Behaviour, Bot, Seated
 from oriflamme.client.session import Backoff, RequestRefused, Session, tcp
@@ -149,18 +152,6 @@ sys.exit(main(sys.argv[3:]))
 
 
 # ---------------------------------------------------------------- /proc
-
-
-def rss_kb(pid: int) -> int:
-    """Process `pid`'s resident memory (VmRSS), in KB (0: unknown)."""
-    try:
-        with open(f"/proc/{pid}/status") as f:
-            for line in f:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1])
-    except OSError:
-        pass
-    return 0
 
 
 def cpu_seconds(pid: int, tid: int | None = None, *, children: bool = False) -> float:

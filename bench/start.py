@@ -2,7 +2,7 @@
 
 A start reads the lobby's facts (`server.core.facts`) and rebuilds every
 game in progress by replaying its log through a new referee, then replays
-the journal since (at most `--snapshot-every` entries, 50,000 by default).
+the journal since (at most `--snapshot-every` entries, 10,000 by default).
 This plays one 3-player game in-process to the middle of round `--round`,
 takes the lobby's facts, and copies its room and its players `--games`
 times over (new room and player ids), as a server with that many games in
@@ -37,6 +37,7 @@ from oriflamme.server.core import ServerConfig
 from oriflamme.server.core.entropy import KeyedEntropy
 from oriflamme.server.core.facts import decode, encode, facts_of, lobby_from
 from oriflamme.server.core.journal import Entry, JournaledLobby, replay
+from oriflamme.server.net import SNAPSHOT_EVERY
 from oriflamme.server.tuning import collector_paused
 
 KEY = bytes(range(32))
@@ -133,7 +134,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", default="200,5000", help="games in progress, comma-separated")
     parser.add_argument("--round", type=int, default=3, help="the round the games are in")
-    parser.add_argument("--snapshot-every", type=int, default=50_000)
+    parser.add_argument(
+        "--snapshot-every",
+        type=int,
+        default=SNAPSHOT_EVERY,
+        help=f"journal entries between two takings of the facts ({SNAPSHOT_EVERY:,}, the server's)",
+    )
     args = parser.parse_args()
     facts, journal = one_game(args.round)
     # The journal's replay, per entry (on a lobby as the first entry found it).

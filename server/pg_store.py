@@ -36,7 +36,7 @@ from typing import Any
 
 from oriflamme.server.core.journal import Entry
 
-from .store import SCHEMA_VERSION, StoredRecord, StoreError, StoreUnreachable
+from .store import SCHEMA_VERSION, StoredRecord, StoreError, StoreUnreachable, each_record
 
 # Asked of the database server for this connection: a client machine that
 # vanished is noticed within about a minute (rather than TCP's two hours),
@@ -96,6 +96,7 @@ class PostgresStore:
         psycopg = _psycopg()
         self.path = shown(url)  # (what messages name)
         self._error = psycopg.Error
+        self._unreachable = psycopg.OperationalError  # (a connection failed, or was lost)
         try:
             self._db = _connect(psycopg, url)
         except psycopg.Error as exc:
@@ -258,8 +259,7 @@ class PostgresStore:
     def _failed(self, what: str, exc: Exception) -> StoreError:
         """The StoreError for a database error: `StoreUnreachable` for a
         connection that failed or was lost (it may pass by itself)."""
-        psycopg = _psycopg()
-        kind = StoreUnreachable if isinstance(exc, psycopg.OperationalError) else StoreError
+        kind = StoreUnreachable if isinstance(exc, self._unreachable) else StoreError
         return kind(f"{what}: {exc}".rstrip())
 
     def close(self) -> None:
@@ -279,17 +279,11 @@ def read_records(url: str) -> Iterator[tuple[str, bytes, float]]:
     server's lock: a server may be running on it."""
     psycopg = _psycopg()
     try:
-        db = psycopg.connect(url, autocommit=True, connect_timeout=30)
+        db = _connect(psycopg, url)
     except psycopg.Error as exc:
         raise StoreError(f"cannot connect to the database {shown(url)}: {exc}") from None
     try:
-        ids = [r[0] for r in db.execute("SELECT id FROM records ORDER BY finished, id")]
-        for record_id in ids:  # (one at a time: records may be many)
-            row = db.execute(
-                "SELECT data, finished FROM records WHERE id = %s", (record_id,)
-            ).fetchone()
-            if row is not None:
-                yield record_id, bytes(row[0]), float(row[1])
+        yield from each_record(db.execute, "%s")
     except psycopg.Error as exc:
         raise StoreError(f"cannot read the records of {shown(url)}: {exc}") from None
     finally:

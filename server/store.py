@@ -38,14 +38,13 @@ key, kept in a file of its own, `secret.key`).
 from __future__ import annotations
 
 import fcntl
-import io
 import json
 import sqlite3
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, BinaryIO, Protocol
+from typing import IO, Any, Protocol
 
 from oriflamme.server.core.journal import Entry
 
@@ -77,7 +76,7 @@ MIGRATIONS = (
         ),
     ),
     # (a server of schema 1 would load such a snapshot, then fail on a resume)
-    Migration(2, "a snapshot's sessions keep their pushes as frames", converts=False),
+    Migration(2, "a snapshot's sessions keep their pushes as frames"),
     # (a server of schema 2 would write records as files again, beside the others)
     Migration(
         3,
@@ -95,7 +94,6 @@ MIGRATIONS = (
     Migration(4, "the snapshot is the lobby's facts, not a pickle", converts=True),
 )
 SCHEMA_VERSION = MIGRATIONS[-1].version
-FACTS_SCHEMA = 4  # the first schema whose snapshot is facts
 SNAPSHOT_PIECE = 1 << 20  # bytes written at a time
 ROWS_A_STATEMENT = 500  # journal entries inserted by one statement
 
@@ -392,16 +390,11 @@ class SqliteStore:
         except FileNotFoundError:
             return 0
 
-    def save_snapshot(self, snapshot: bytes | BinaryIO, covers: int | None = None) -> None:
+    def save_snapshot(self, snapshot: bytes, covers: int | None = None) -> None:
         # Written through a blob handle, a piece at a time, rather than bound
         # as a parameter: the cached statement would keep its copy of the
         # whole snapshot (tens of MB) until the next snapshot.
-        source = io.BytesIO(snapshot) if isinstance(snapshot, bytes) else snapshot
-        try:
-            size = source.seek(0, io.SEEK_END)
-            source.seek(0)
-        except OSError as exc:
-            raise StoreError(f"cannot read the snapshot to store: {exc.strerror}") from None
+        size = len(snapshot)
         with self._transaction():
             self._db.execute(
                 "INSERT INTO snapshot (id, data) VALUES (1, zeroblob(?))"
@@ -409,10 +402,9 @@ class SqliteStore:
                 (size,),
             )
             with self._db.blobopen("snapshot", "data", 1) as blob:
-                while piece := source.read(SNAPSHOT_PIECE):
-                    blob.write(piece)
-                if blob.tell() != size:
-                    raise StoreError(f"the snapshot ended at {blob.tell()} of {size} bytes")
+                view = memoryview(snapshot)
+                for start in range(0, size, SNAPSHOT_PIECE):
+                    blob.write(view[start : start + SNAPSHOT_PIECE])
             covered = self._last_position if covers is None else covers
             self._db.execute("DELETE FROM journal WHERE seq <= ?", (covered,))
         self.checkpoint()  # (the journal just dropped need not stay in the WAL)
@@ -432,6 +424,21 @@ class SqliteStore:
         self._lock.close()  # and with it the lock
 
 
+def each_record(
+    execute: Callable[[str, tuple[object, ...]], Any], placeholder: str
+) -> Iterator[tuple[str, bytes, float]]:
+    """Each record kept (id, bytes, Unix time it finished), oldest first,
+    read one at a time (records may be many) through `execute`, a
+    connection's (SQLite's or PostgreSQL's: `placeholder`, its parameter)."""
+    ids = [row[0] for row in execute("SELECT id FROM records ORDER BY finished, id", ())]
+    for record_id in ids:
+        row = execute(
+            f"SELECT data, finished FROM records WHERE id = {placeholder}", (record_id,)
+        ).fetchone()
+        if row is not None:
+            yield record_id, bytes(row[0]), float(row[1])
+
+
 def read_records(database: Path) -> Iterator[tuple[str, bytes, float]]:
     """Each record kept in `database` (id, bytes, Unix time it finished),
     read without writing anything: a server may be running on it."""
@@ -440,13 +447,7 @@ def read_records(database: Path) -> Iterator[tuple[str, bytes, float]]:
     except sqlite3.Error as exc:
         raise StoreError(f"cannot open the database {database}: {exc}") from None
     try:
-        ids = [row[0] for row in db.execute("SELECT id FROM records ORDER BY finished, id")]
-        for record_id in ids:  # (one at a time: records may be many)
-            row = db.execute(
-                "SELECT data, finished FROM records WHERE id = ?", (record_id,)
-            ).fetchone()
-            if row is not None:
-                yield record_id, bytes(row[0]), float(row[1])
+        yield from each_record(db.execute, "?")
     except sqlite3.Error as exc:
         raise StoreError(f"cannot read the records of {database}: {exc}") from None
     finally:

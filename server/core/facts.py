@@ -388,29 +388,29 @@ def _seat_from(data: dict[str, Any], by_player: dict[int, Session]) -> Seat:
 def _table_from(data: dict[str, Any], room: Room, entropy: Entropy) -> Table:
     settings = room.settings
     seats = [SeatRecord(**seat) for seat in data["seats"]]
+    seed = data["server_seed"]
+    if seed is None:
+        if not isinstance(entropy, KeyedEntropy):
+            raise RebuildFailed("its server seed is drawn from a key this server does not have")
+        seed = entropy.bytes_at(data["seed_at"], 32)
     table = Table(
         room=room.id,
         settings=settings,
         seats=seats,
         first_player=data["first_player"],
         config=room.config,
-        entropy=_Drawn(data["game_id"], bytes(32)),
-    )
-    seed = data["server_seed"]
-    if seed is None:
-        if not isinstance(entropy, KeyedEntropy):
-            raise RebuildFailed("its server seed is drawn from a key this server does not have")
-        seed = entropy.bytes_at(data["seed_at"], 32)
-    table.referee = Referee.rebuild(
-        Rules(settings.players, settings.variant, settings.edition),
-        first_player=data["first_player"],
-        seats=seats,
-        turn_timer=settings.turn_timer,
-        game_id=data["game_id"],
-        server_seed=seed,
-        inputs=data["inputs"],
-        choices=data["choices"],
         entropy=entropy,
+        referee=Referee.rebuild(
+            Rules(settings.players, settings.variant, settings.edition),
+            first_player=data["first_player"],
+            seats=seats,
+            turn_timer=settings.turn_timer,
+            game_id=data["game_id"],
+            server_seed=seed,
+            inputs=data["inputs"],
+            choices=data["choices"],
+            entropy=entropy,
+        ),
     )
     referee = table.referee
     referee.seed_at = data["seed_at"]
@@ -429,20 +429,3 @@ def _table_from(data: dict[str, Any], room: Room, entropy: Entropy) -> Table:
     if referee.phase is Phase.DONE:
         table.record = referee.record()
     return table
-
-
-class _Drawn:
-    """What a table being rebuilt draws for the referee it makes at once
-    (replaced by the rebuilt one): no byte of the server's stream."""
-
-    def __init__(self, game_id: bytes, seed: bytes) -> None:
-        self._values = [seed, game_id]
-
-    def token_bytes(self, size: int) -> bytes:
-        return self._values.pop()
-
-    def choice(self, options: Any) -> Any:
-        raise AssertionError("no choice is made while a table is rebuilt")
-
-    def server_id(self) -> bytes:
-        raise AssertionError("a table has no server id")

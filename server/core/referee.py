@@ -225,12 +225,21 @@ class Referee:
     digested_turn: int = 0
     # The game's log, what `rebuild` replays (see "The game's log" in the
     # module docstring); the seats as the game began; where in the server's
-    # keyed stream the server seed was drawn from (None: not keyed). Class
-    # defaults: a referee saved before they were kept has none.
-    inputs: tuple[bytes, ...] = ()
-    choices: tuple[int, ...] = ()
+    # keyed stream the server seed was drawn from (None: not keyed). A
+    # referee an earlier version pickled has none (`__setstate__`).
+    inputs: list[bytes]
+    choices: list[int]
     first_seats: tuple[SeatRecord, ...] = ()
     seed_at: int | None = None
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """Unpickling an earlier version's referee (a data directory being
+        converted): it kept no log, and notes its inputs from here on, in vain
+        (it has no `first_seats`: the conversion takes up no such game)."""
+        self.__dict__.update(state)
+        self.__dict__.setdefault("inputs", [])
+        self.__dict__.setdefault("choices", [])
+
     _replaying: list[int] | None = None
 
     def __init__(
@@ -259,8 +268,8 @@ class Referee:
         if len(self.seats) != n:
             raise ValueError(f"{n} seats are needed, not {len(self.seats)}")
         self.first_seats = tuple(self.seats)
-        self.inputs = ()
-        self.choices = ()
+        self.inputs = []
+        self.choices = []
         self._game = hidden_game(rules, first_player)
         self._ledger = CommitmentLedger(self.game_id)
         self.seed_commitments: list[bytes | None] = [None] * n
@@ -319,7 +328,7 @@ class Referee:
                         f"game {game_id.hex()}: input {index} of its log ({kind}) was refused"
                         f" by this version: {exc}"
                     ) from None
-            if referee.choices != tuple(choices):
+            if referee.choices != list(choices):
                 raise RebuildFailed(
                     f"game {game_id.hex()}: its log's time-outs chose otherwise in this version"
                 )
@@ -675,13 +684,13 @@ class Referee:
             index = self._replaying.pop()
         else:
             index = self._entropy.choice(range(len(options)))
-        self.choices = (*self.choices, index)
+        self.choices.append(index)
         return options[index]
 
     def _logged(self, kind: str, *args: Any) -> None:
         """Note an input taken in the game's log (`inputs`), as the msgpack of
         [kind, arguments...]: a third of the memory of the values."""
-        self.inputs = (*self.inputs, msgpack.packb([kind, *args], use_bin_type=True))
+        self.inputs.append(msgpack.packb([kind, *args], use_bin_type=True))
 
     def _forfeit(self, seat: int, reason: str, opening: Opening | None = None) -> Forfeit:
         """Record a forfeit (once per seat, except one per failed opening, which

@@ -131,13 +131,16 @@ class Table:
         first_player: int,
         config: ServerConfig,
         entropy: Entropy,
+        referee: Referee | None = None,
     ) -> None:
+        """A table for a new game; `referee`: the game's, rebuilt from its log
+        (`server.core.facts`), rather than a new one."""
         self.room = room
         self.settings = settings
         self.config = config
         rules = Rules(settings.players, settings.variant, settings.edition)
         self.rules = rules
-        self.referee = Referee(
+        self.referee = referee or Referee(
             rules,
             first_player=first_player,
             seats=seats,

@@ -18,7 +18,7 @@ from oriflamme.server.core.journal import Entry, JournaledLobby
 from oriflamme.server.net import NetServer
 from oriflamme.server.persistence import restore
 from oriflamme.server.store import SqliteStore
-from tests.deadlines import GAME_HANG, HANG
+from tests.deadlines import GAME_HANG, HANG, until
 from tests.network.test_sessions import gated, memory_connector, player, seat_three
 
 pytestmark = [pytest.mark.network]
@@ -71,8 +71,7 @@ async def a_game_then_a_chat_line(
                 sessions = [player(connect, f"p{i}", i) for i in range(3)]
                 await seat_three(nursery, sessions, timer=None)
                 await sessions[0].wait_until(lambda: bool(records))
-                while net._snapshots_saving:
-                    await trio.sleep(0.05)
+                await until(lambda: not net._snapshots_saving)  # (every facts taken, stored)
                 net.snapshot_every = 1 << 40  # (no facts cover the chat line)
                 await sessions[0].request(m.Chat(text="after the last facts"))
                 nursery.cancel_scope.cancel()

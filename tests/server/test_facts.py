@@ -5,6 +5,7 @@ from them and the journal since finishes its games as if nothing happened."""
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 
 import msgpack
 import pytest
@@ -198,7 +199,7 @@ def test_a_referee_rebuilt_from_its_log_makes_the_same_time_out_choices_again() 
             break
         referee.time_out()
 
-    def rebuilt(choices: tuple[int, ...]) -> Referee:
+    def rebuilt(choices: Sequence[int]) -> Referee:
         return Referee.rebuild(
             referee.rules,
             first_player=referee.first_player,
