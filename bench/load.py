@@ -134,7 +134,7 @@ def fd_limit_of(pid: int) -> str:
 
 
 def journal_state(database: Path) -> tuple[int, int]:
-    """(the size of the server's last snapshot of its lobby, the entries
+    """(the size of the server's last facts of its lobby, its tables' rows, the entries
     journaled since), read from its SQLite file (WAL: a reader does not stop
     the server's writes). The facts, every 50,000 entries, are taken by the
     server's core task between two inputs, then stored (a few tenths of a
@@ -144,7 +144,12 @@ def journal_state(database: Path) -> tuple[int, int]:
     try:
         db = sqlite3.connect(f"file:{database}?mode=ro", uri=True, timeout=2)
         try:
-            row = db.execute("SELECT length(data) FROM snapshot WHERE id = 1").fetchone()
+            row = db.execute(
+                "SELECT (SELECT total(length(data)) FROM lobby)"
+                " + (SELECT total(length(data)) FROM sessions)"
+                " + (SELECT total(length(data)) FROM rooms)"
+                " + (SELECT total(length(data)) FROM games)"
+            ).fetchone()
             count = db.execute("SELECT count(*) FROM journal").fetchone()
         finally:
             db.close()

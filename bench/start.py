@@ -8,8 +8,11 @@ takes the lobby's facts, and copies its room and its players `--games`
 times over (new room and player ids), as a server with that many games in
 progress would hold. It measures, on that lobby:
 
-- taking the facts and encoding them (what the core task does every
+- taking the facts and encoding them as rows (what the core task does every
   `--snapshot-every` entries and at a clean stop: the rooms wait meanwhile);
+- storing them in a new SQLite store (in the store's thread: the rooms go
+  on), and storing them again unchanged (only the rows that changed are
+  written: here, the lobby's);
 - decoding them and rebuilding the lobby (the start, before the journal);
 - the baseline, in the same run: pickling the same lobby and loading the
   pickle (what the server did before facts, in a forked child and at start);
@@ -27,7 +30,9 @@ import copy
 import gc
 import pickle
 import random
+import tempfile
 import time
+from pathlib import Path
 from typing import Any
 
 from oriflamme.client.bots import Behaviour, Bot
@@ -35,9 +40,10 @@ from oriflamme.launcher.inprocess import InProcess
 from oriflamme.protocol import messages as m
 from oriflamme.server.core import ServerConfig
 from oriflamme.server.core.entropy import KeyedEntropy
-from oriflamme.server.core.facts import decode, encode, facts_of, lobby_from
+from oriflamme.server.core.facts import FactsRows, facts_from_rows, facts_of, lobby_from, rows_of
 from oriflamme.server.core.journal import Entry, JournaledLobby, replay
 from oriflamme.server.net import SNAPSHOT_EVERY
+from oriflamme.server.store import SqliteStore
 from oriflamme.server.tuning import collector_paused
 
 KEY = bytes(range(32))
@@ -115,12 +121,18 @@ def many(facts: dict[str, Any], games: int) -> dict[str, Any]:
     return out
 
 
-def taken(lobby: JournaledLobby) -> bytes:
-    return encode(facts_of(lobby))
+def taken(lobby: JournaledLobby) -> FactsRows:
+    return rows_of(facts_of(lobby))
 
 
-def rebuilt(data: bytes) -> JournaledLobby:
-    return lobby_from(decode(data), KeyedEntropy(KEY))
+def rebuilt(rows: FactsRows) -> JournaledLobby:
+    return lobby_from(facts_from_rows(rows), KeyedEntropy(KEY))
+
+
+def size(rows: FactsRows) -> int:
+    return len(rows.lobby) + sum(
+        len(data) for table in rows.tables.values() for _, data in table.values()
+    )
 
 
 def timed(fn: Any, *args: Any) -> tuple[float, Any]:
@@ -157,11 +169,19 @@ def main() -> None:
             take, data = timed(taken, lobby)
         rebuild, again = timed(rebuilt, data)
         assert len(again.rooms) == games
+        with tempfile.TemporaryDirectory() as directory:
+            store = SqliteStore(Path(directory) / "server.sqlite3")
+            try:
+                first, _ = timed(store.save_facts, data)
+                unchanged, _ = timed(store.save_facts, taken(again))
+            finally:
+                store.close()
         pickling, pickled = timed(pickle.dumps, lobby, pickle.HIGHEST_PROTOCOL)
         loading, _ = timed(pickle.loads, pickled)
         worst = rebuild + per_entry * args.snapshot_every
         print(
-            f"{games:5d} games: facts {len(data) / 1e6:6.1f} MB, taken in {take:5.2f} s,"
+            f"{games:5d} games: facts {size(data) / 1e6:6.1f} MB, taken in {take:5.2f} s,"
+            f" stored in {first:5.2f} s (again, unchanged: {unchanged:5.2f} s),"
             f" rebuilt in {rebuild:5.2f} s | pickle (before) {len(pickled) / 1e6:6.1f} MB,"
             f" {pickling:5.2f} s to dump, {loading:5.2f} s to load |"
             f" rebuild / pickle load {rebuild / loading:4.1f}x |"

@@ -429,30 +429,15 @@ def verify_record(record: Record) -> GameVerdict:
     if not broken:
         problems.extend(_compare_results(record, game, presence))
 
-    first_forfeit: dict[int, Forfeit] = {}
-    for f in record.forfeits:
-        first_forfeit.setdefault(f.seat, f)
-    seats = []
-    for seat in range(n):
-        if seat in failures:
-            # A failed opening during play came first: it is the reason.
-            verdict = SeatVerdict(seat, FAILED, failures[seat])
-        else:
-            verdict = _seat_verdict(
-                record,
-                rules,
-                seat,
-                placed[seat],
-                opened[seat],
-                first_forfeit.get(seat),
-                broken,
-                server_ok,
-            )
-        seats.append(verdict)
-        recorded = record.verdicts[seat]
+    seats = seat_verdicts(
+        record, placed, opened, failures, complete=not broken, server_ok=server_ok
+    )
+    for verdict, recorded in zip(seats, record.verdicts, strict=False):
         if recorded != verdict:
             problems.append(f"the record says {recorded}, but the verifier finds {verdict}")
-    return GameVerdict(tuple(seats), tuple(problems))
+    if len(record.verdicts) != len(seats):
+        problems.append(f"the record has {len(record.verdicts)} verdicts for {n} seats")
+    return GameVerdict(seats, tuple(problems))
 
 
 # Where a seat's player is, after each kind of seat change, and which changes
@@ -579,12 +564,53 @@ def _answers_in_its_place(answer: LogEntry | None, seat: int, kind: str) -> bool
     return answer.settled
 
 
+def seat_verdicts(
+    record: Record,
+    placed: Sequence[Sequence[Committed]],
+    opened: Sequence[Sequence[Opening]],
+    failures: dict[int, str],
+    *,
+    complete: bool = True,
+    server_ok: bool = True,
+) -> tuple[SeatVerdict, ...]:
+    """Each seat's verdict, from what the replay found: every seat's
+    placements and openings during play (`placed`, `opened`, in order), the
+    first failed opening of each seat that failed one (`failures`: its
+    reason), whether the log was replayed to its end (`complete`) and the
+    server's seed checked out (`server_ok`). The referee gives what it saw as
+    it played (it needs no replay); `verify_record` what its replay found.
+    A failed opening during play is the reason; else the end-of-game check
+    (`check_seat`) of the seat's seed and openings; else the seat's first
+    forfeit, if any; else ok."""
+    first_forfeit: dict[int, Forfeit] = {}
+    for f in record.forfeits:
+        first_forfeit.setdefault(f.seat, f)
+    verdicts = []
+    for seat in range(record.settings.players):
+        if seat in failures:
+            verdicts.append(SeatVerdict(seat, FAILED, failures[seat]))
+        else:
+            verdicts.append(
+                _seat_verdict(
+                    record,
+                    record.settings.rules,
+                    seat,
+                    placed[seat],
+                    opened[seat],
+                    first_forfeit.get(seat),
+                    not complete,
+                    server_ok,
+                )
+            )
+    return tuple(verdicts)
+
+
 def _seat_verdict(
     record: Record,
     rules: Rules,
     seat: int,
-    placed: list[Committed],
-    opened: list[Opening],
+    placed: Sequence[Committed],
+    opened: Sequence[Opening],
     forfeit: Forfeit | None,
     broken: bool,
     server_ok: bool,

@@ -89,11 +89,11 @@ from oriflamme.server.core import (
     StopBot,
 )
 from oriflamme.server.core.admission import REFUSAL, Admission
-from oriflamme.server.core.facts import encode, facts_of
+from oriflamme.server.core.facts import FactsRows, facts_of, rows_of
 from oriflamme.server.core.journal import Entry, JournaledLobby
 
 from .bot_host import BotHost
-from .records import stored_record
+from .records import record_problems, stored_record
 from .store import Store, StoreError
 from .tls import PLAIN_REFUSAL, begins_tls
 from .tuning import collector_paused
@@ -126,7 +126,7 @@ class _Batch:
     # (connection, bytes, close after, read it): see `Gateway.wants_data`
     outputs: list[tuple[Hashable, bytes, bool, bool]]
     effects: list[Effect]
-    snapshot: bytes | None = None  # the lobby's facts, after these inputs
+    snapshot: FactsRows | None = None  # the lobby's facts, after these inputs
     done: list[trio.Event] = field(default_factory=list)  # set once it is all stored
 
 
@@ -464,7 +464,7 @@ class NetServer:
             self._since_snapshot = 0
             try:
                 with collector_paused():
-                    batch.snapshot = encode(facts_of(journal))
+                    batch.snapshot = rows_of(facts_of(journal))
             except Exception:  # (a bug of ours; the journal keeps every input)
                 log.exception("the lobby's facts were not taken (the journal keeps every input)")
             else:
@@ -505,6 +505,9 @@ class NetServer:
                     self._stored_up_to = await trio.to_thread.run_sync(
                         _append, self.store, entries, ended
                     )
+            if ended and self.store is not None:  # (the store's side verifies what it keeps)
+                assert self._nursery is not None
+                self._nursery.start_soon(self._check_records, ended)
             for batch in group:
                 self._flush(batch.outputs)
                 self._effects(batch.effects)
@@ -524,9 +527,26 @@ class NetServer:
                 self._save_snapshot, last.snapshot, self._stored_up_to, previous, saved, last.done
             )
 
+    async def _check_records(self, ended: list[GameFinished]) -> None:
+        """Verify the records of the games `ended`, stored already, as
+        `oriflamme verify` does, in a worker thread (`records.record_problems`):
+        one the verifier finds otherwise is logged as a fault of ours."""
+        for finished in ended:
+            with trio.CancelScope(shield=True):  # (a stop waits for it: a few ms)
+                problems = await trio.to_thread.run_sync(record_problems, finished)
+            if problems:
+                log.error(
+                    "the record of game %s (%s) does not verify, a fault of this server: %s",
+                    finished.record.game_id.hex(),
+                    finished.record_id,
+                    "; ".join(problems),
+                )
+            else:
+                log.debug("record %s verified", finished.record_id)
+
     async def _save_snapshot(
         self,
-        facts: bytes,
+        facts: FactsRows,
         covers: int,
         previous: trio.Event | None,
         saved: trio.Event,
@@ -540,7 +560,7 @@ class NetServer:
             if previous is not None:
                 await previous.wait()
             async with self._store_lock:
-                await trio.to_thread.run_sync(self.store.save_snapshot, facts, covers)
+                await trio.to_thread.run_sync(self.store.save_facts, facts, covers)
         finally:
             self._snapshots_saving -= 1
             saved.set()

@@ -45,7 +45,15 @@ from pathlib import Path
 from oriflamme.server.core import Effect, ServerConfig
 from oriflamme.server.core.config import LIMITS
 from oriflamme.server.core.entropy import KeyedEntropy
-from oriflamme.server.core.facts import FactsError, decode, encode, facts_of, lobby_from
+from oriflamme.server.core.facts import (
+    FactsError,
+    FactsRows,
+    decode,
+    facts_from_rows,
+    facts_of,
+    lobby_from,
+    rows_of,
+)
 from oriflamme.server.core.journal import Disagreement, Entry, JournaledLobby, replay
 
 from .files import write_private
@@ -154,25 +162,31 @@ def restore(
         ) from None
     try:
         snapshot, entries = store.load()
-        if snapshot is None or not is_pickle(snapshot):
+        earlier = isinstance(snapshot, bytes) and is_pickle(snapshot)
+        if not earlier:
             check_key(store, key)  # (an earlier version's is not written before it is converted)
         if snapshot is None:
             lobby = JournaledLobby(KeyedEntropy(key), config)
-            store.save_snapshot(_facts(lobby))
             store.set_schema()
+            store.save_facts(_facts(lobby))
             return Restored(lobby, store, [], 0, new=True)
         converted: list[Effect] = []  # (what the earlier journal's replay did)
-        if is_pickle(snapshot):  # (an earlier version's: converted once)
+        if isinstance(snapshot, bytes) and earlier:  # (an earlier version's: converted once)
             snapshot, converted = _convert(store, snapshot, entries, key, data_dir)
             entries = []
-        elif store.found_schema != SCHEMA_VERSION:
-            store.set_schema()
+        # (facts as one document: schema 4's, written as rows once read)
+        as_document = isinstance(snapshot, bytes)
         broken: list[tuple[int, str]] = []
         with collector_paused():
             try:
-                lobby = lobby_from(decode(snapshot), KeyedEntropy(key), broken=broken)
+                facts = (
+                    decode(snapshot) if isinstance(snapshot, bytes) else facts_from_rows(snapshot)
+                )
+                lobby = lobby_from(facts, KeyedEntropy(key), broken=broken)
             except FactsError as exc:
                 raise StoreError(f"{exc}; start with another data directory") from None
+        if store.found_schema != SCHEMA_VERSION:  # (once read: a refused start changes nothing)
+            store.set_schema()
         for room_id, why in broken:
             log.error("room %d: %s; it is kept out of play, and its players are told", room_id, why)
         # The journal's inputs were taken under the snapshot's settings (a
@@ -209,8 +223,14 @@ def restore(
                 "this data directory's settings are kept (they are part of its games): %s",
                 lobby.config,
             )
-        if lobby.config != kept:
-            store.save_snapshot(_facts(lobby))
+        if lobby.config != kept or as_document:
+            store.save_facts(_facts(lobby))  # (covers the journal just replayed)
+        if as_document:
+            log.warning(
+                "the facts of %s (schema 4, one document) were written as rows (schema %d)",
+                store.path,
+                SCHEMA_VERSION,
+            )
         return Restored(
             lobby, store, replayed, len(entries), new=False, disagreements=disagreements
         )
@@ -241,14 +261,14 @@ def is_pickle(snapshot: bytes) -> bool:
     return len(snapshot) > 1 and snapshot[0] == 0x80 and 2 <= snapshot[1] <= 5
 
 
-def _facts(lobby: JournaledLobby) -> bytes:
+def _facts(lobby: JournaledLobby) -> FactsRows:
     with collector_paused():
-        return encode(facts_of(lobby))
+        return rows_of(facts_of(lobby))
 
 
 def _convert(
     store: Store, snapshot: bytes, entries: list[Entry], key: bytes, data_dir: Path
-) -> tuple[bytes, list[Effect]]:
+) -> tuple[FactsRows, list[Effect]]:
     """The facts of an earlier version's data directory (its pickle and its
     journal), stored in its place, and the effects of the journal's replay
     (a game it ended whose record is to be kept, say);
@@ -283,8 +303,8 @@ def _convert(
     facts = _facts(lobby)
     earlier = store.found_schema
     check_key(store, key)
-    store.save_snapshot(facts)  # (covers the journal just replayed, and drops it)
     store.set_schema()
+    store.save_facts(facts)  # (covers the journal just replayed, and drops it)
     log.warning(
         "the data directory %s, of an earlier version (schema %s), was converted at %s",
         data_dir,

@@ -34,9 +34,17 @@ import threading
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from oriflamme.server.core.facts import FactsRows
 from oriflamme.server.core.journal import Entry
 
-from .store import SCHEMA_VERSION, StoredRecord, StoreError, StoreUnreachable, each_record
+from .store import (
+    SCHEMA_VERSION,
+    KeptRows,
+    StoredRecord,
+    StoreError,
+    StoreUnreachable,
+    each_record,
+)
 
 # Asked of the database server for this connection: a client machine that
 # vanished is noticed within about a minute (rather than TCP's two hours),
@@ -60,6 +68,12 @@ CREATE TABLE IF NOT EXISTS records (
     room_name TEXT NOT NULL, names TEXT NOT NULL, scores TEXT NOT NULL,
     winners TEXT NOT NULL, valid INTEGER NOT NULL, finished DOUBLE PRECISION NOT NULL);
 CREATE INDEX IF NOT EXISTS records_by_time ON records (finished);
+CREATE TABLE IF NOT EXISTS lobby (id INTEGER PRIMARY KEY CHECK (id = 1), data BYTEA NOT NULL);
+CREATE TABLE IF NOT EXISTS sessions (
+    player BIGINT PRIMARY KEY, name TEXT NOT NULL, data BYTEA NOT NULL);
+CREATE TABLE IF NOT EXISTS rooms (
+    room BIGINT PRIMARY KEY, name TEXT NOT NULL, state TEXT NOT NULL, data BYTEA NOT NULL);
+CREATE TABLE IF NOT EXISTS games (room BIGINT PRIMARY KEY, game_id BYTEA, data BYTEA NOT NULL);
 """
 _INSERT = "INSERT INTO journal (seq, kind, conn, at, data, digest) VALUES (%s, %s, %s, %s, %s, %s)"
 _INSERT_RECORD = (
@@ -119,6 +133,7 @@ class PostgresStore:
             self._reading = threading.Lock()
             (last,) = self._db.execute("SELECT max(seq) FROM journal").fetchone()
             self._last_position = last or 0
+            self._kept = KeptRows()
             version = self.meta("schema_version")
         except psycopg.Error as exc:
             self.close()
@@ -164,10 +179,13 @@ class PostgresStore:
 
     # ------------------------------------------------------------ the journal
 
-    def load(self) -> tuple[bytes | None, list[Entry]]:
+    def load(self) -> tuple[FactsRows | bytes | None, list[Entry]]:
         try:
             # (no other server writes meanwhile: this one holds the lock)
-            row = self._db.execute("SELECT data FROM snapshot WHERE id = 1").fetchone()
+            facts: FactsRows | bytes | None = self._kept.read(self._db.execute, "%s")
+            if facts is None:  # (an earlier schema's snapshot, or none)
+                row = self._db.execute("SELECT data FROM snapshot WHERE id = 1").fetchone()
+                facts = None if row is None else bytes(row[0])
             rows = self._db.execute(
                 "SELECT kind, conn, at, data, digest FROM journal ORDER BY seq"
             ).fetchall()
@@ -177,7 +195,7 @@ class PostgresStore:
             Entry(kind, conn, at, _bytes(data), _bytes(digest))
             for kind, conn, at, data, digest in rows
         ]
-        return (None if row is None else bytes(row[0])), entries
+        return facts, entries
 
     def append(self, entries: list[Entry], records: Iterable[StoredRecord] = ()) -> int:
         rows = [r.row() for r in records]
@@ -198,15 +216,15 @@ class PostgresStore:
         self._last_position += len(entries)  # (counted once committed)
         return self._last_position
 
-    def save_snapshot(self, snapshot: bytes, covers: int | None = None) -> None:
+    def save_facts(self, facts: FactsRows, covers: int | None = None) -> None:
         covered = self._last_position if covers is None else covers
-        with self._transaction():
-            self._db.execute(
-                "INSERT INTO snapshot (id, data) VALUES (1, %s)"
-                " ON CONFLICT (id) DO UPDATE SET data = excluded.data",
-                (snapshot,),
-            )
-            self._db.execute("DELETE FROM journal WHERE seq <= %s", (covered,))
+        changes = self._kept.changes(facts)
+        with self._transaction(), self._db.cursor() as cursor:
+            for statement, rows in changes.statements("%s"):
+                cursor.executemany(statement, rows)
+            cursor.execute("DELETE FROM snapshot")  # (an earlier schema's, now rows)
+            cursor.execute("DELETE FROM journal WHERE seq <= %s", (covered,))
+        self._kept.keep(changes)  # (once committed)
 
     def checkpoint(self) -> int:
         """Nothing to do: PostgreSQL bounds its own log (`max_wal_size`)."""

@@ -7,6 +7,13 @@ batches it commits): a record exists exactly when its game has ended, and
 nothing about the end is sent before both are stored. `get_record` reads it
 from there.
 
+Its verdicts were made by the referee as the game went on, without a
+replay; the whole record is verified as `oriflamme verify` does once it is
+stored, in a worker thread, off the task that runs the rooms
+(`record_problems`, called by `NetServer`). A record the verifier finds
+otherwise is a fault of ours: it is logged, and kept (it is what was
+played).
+
 A data directory written by a server before this one kept its records as
 files, ``records/<record id>.oriflamme``: they are imported at start
 (`import_record_files`; once imported, a file is left as it was and never
@@ -29,6 +36,7 @@ from oriflamme.protocol.record import (
     decode_record,
     encode_record,
 )
+from oriflamme.protocol.verify import verify_record
 from oriflamme.server.core import GameFinished
 
 from .store import Store, StoredRecord, StoreError, read_records
@@ -66,6 +74,15 @@ def _summary(
         valid=record.results.complete and all(v.ok for v in record.verdicts),
         finished=when,
     )
+
+
+def record_problems(finished: GameFinished) -> list[str]:
+    """What `oriflamme verify` finds wrong with the record of a game that
+    ended here (nothing, but for a fault of ours): its problems, and any
+    verdict other than the referee's. Slow (a replay of the whole game):
+    called in a worker thread."""
+    verdict = verify_record(finished.record)
+    return list(verdict.problems)
 
 
 def import_record_files(store: Store, data_dir: Path) -> int:

@@ -6,9 +6,12 @@ The core's state is a function of its inputs (`server.core.journal`), so the
 store keeps the inputs: each batch of journal entries is appended in one
 transaction, and the shell sends nothing a batch caused before the
 transaction is committed. At start, the entries are read back and replayed.
-Now and then (and at a clean shutdown) the lobby's facts are saved as its
-snapshot (`server.core.facts`; docs/STORAGE.md), and the entries they cover
-are dropped, so a start replays only what came after. They are stored while
+Now and then (and at a clean shutdown) the lobby's facts are saved
+(`server.core.facts`; docs/STORAGE.md), in tables: the lobby's own row
+(``lobby``), and a row each session, room and game (``sessions``,
+``rooms``, ``games``); only the rows that changed since the last save are
+written (`KeptRows`). The entries they cover are dropped, so a start
+replays only what came after. They are stored while
 the server goes on: entries appended meanwhile are not covered, so `append`
 tells the position of the last entry it stored, and a snapshot drops the
 entries up to the position it covers and keeps the later ones.
@@ -38,6 +41,7 @@ key, kept in a file of its own, `secret.key`).
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import json
 import sqlite3
 import threading
@@ -46,6 +50,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Protocol
 
+from oriflamme.server.core.facts import FACT_TABLES, FactsRows, Row
 from oriflamme.server.core.journal import Entry
 
 
@@ -61,6 +66,18 @@ class Migration:
     what: str
     sql: tuple[str, ...] = ()
     converts: bool = False
+
+
+# The facts' tables (`FACT_TABLES`: the key and plain columns of each), as
+# migration 5 makes them; SQLite's types (PostgreSQL's: `server.pg_store`).
+_FACT_TABLES_SQL = (
+    "CREATE TABLE IF NOT EXISTS lobby (id INTEGER PRIMARY KEY CHECK (id = 1), data BLOB NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS sessions (player INTEGER PRIMARY KEY, name TEXT NOT NULL,"
+    " data BLOB NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS rooms (room INTEGER PRIMARY KEY, name TEXT NOT NULL,"
+    " state TEXT NOT NULL, data BLOB NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS games (room INTEGER PRIMARY KEY, game_id BLOB, data BLOB NOT NULL)",
+)
 
 
 # The schema's history, in order; docs/STORAGE.md says what each changed.
@@ -92,9 +109,15 @@ MIGRATIONS = (
         ),
     ),
     Migration(4, "the snapshot is the lobby's facts, not a pickle", converts=True),
+    # (the earlier snapshot, one document, is read once more, and written as rows)
+    Migration(
+        5,
+        "the facts in tables: the lobby's row, and a row each session, room and game",
+        _FACT_TABLES_SQL,
+        converts=True,
+    ),
 )
 SCHEMA_VERSION = MIGRATIONS[-1].version
-SNAPSHOT_PIECE = 1 << 20  # bytes written at a time
 ROWS_A_STATEMENT = 500  # journal entries inserted by one statement
 
 WAL_LIMIT = 4 << 20  # bytes the WAL file keeps at rest, once checkpointed
@@ -173,8 +196,10 @@ class Store(Protocol):
 
     def record_ids(self) -> set[str]: ...
 
-    def load(self) -> tuple[bytes | None, list[Entry]]:
-        """The last snapshot (or None), and the entries after it, in order."""
+    def load(self) -> tuple[FactsRows | bytes | None, list[Entry]]:
+        """The facts kept (None: none yet), and the entries after them, in
+        order. Bytes: an earlier schema's snapshot (one document of facts,
+        or a pickle), which `persistence.restore` converts."""
         ...
 
     def append(self, entries: list[Entry], records: Iterable[StoredRecord] = ()) -> int:
@@ -195,10 +220,11 @@ class Store(Protocol):
         """Bound the database's log (SQLite: the WAL truncated); its size."""
         ...
 
-    def save_snapshot(self, snapshot: bytes, covers: int | None = None) -> None:
-        """Keep `snapshot` (the lobby's facts), which covers
-        the entries up to position `covers` (None: every entry stored so
-        far); drop those, keep the later ones."""
+    def save_facts(self, facts: FactsRows, covers: int | None = None) -> None:
+        """Keep `facts` (the lobby's, as rows: those that changed since the
+        last save are written), which cover the entries up to position
+        `covers` (None: every entry stored so far); drop those, keep the
+        later ones; in one transaction."""
         ...
 
     def next_generation(self) -> int:
@@ -255,6 +281,7 @@ class SqliteStore:
             self.close()
             raise StoreError(f"cannot read the database {path}: {exc}") from None
         self._last_position = last or 0
+        self._kept = KeptRows()
         # (SQLite before 3.32 takes 999 parameters to a statement, six a row)
         limit = self._db.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER)
         self._rows_a_statement = max(1, min(ROWS_A_STATEMENT, limit // 6))
@@ -301,13 +328,19 @@ class SqliteStore:
             (key, value),
         )
 
-    def load(self) -> tuple[bytes | None, list[Entry]]:
+    def load(self) -> tuple[FactsRows | bytes | None, list[Entry]]:
         try:
             # (a journal written before the digests has none: NULL, replayed
             # unchecked; migration 3 adds the column)
             columns = [row[1] for row in self._db.execute("PRAGMA table_info(journal)")]
             digest = "digest" if "digest" in columns else "NULL"
-            row = self._db.execute("SELECT data FROM snapshot WHERE id = 1").fetchone()
+            facts: FactsRows | bytes | None = None
+            tables = {row[0] for row in self._db.execute("SELECT name FROM sqlite_master")}
+            if "lobby" in tables:  # (schema 5 on: the facts in tables)
+                facts = self._kept.read(self._db.execute, "?")
+            if facts is None:  # (an earlier schema's snapshot, or none)
+                row = self._db.execute("SELECT data FROM snapshot WHERE id = 1").fetchone()
+                facts = None if row is None else bytes(row[0])
             entries = [
                 Entry(kind, conn, at, data, made)
                 for kind, conn, at, data, made in self._db.execute(
@@ -316,7 +349,7 @@ class SqliteStore:
             ]
         except sqlite3.Error as exc:
             raise StoreError(f"cannot read the database {self.path}: {exc}") from None
-        return (None if row is None else bytes(row[0])), entries
+        return facts, entries
 
     def append(self, entries: list[Entry], records: Iterable[StoredRecord] = ()) -> int:
         rows = [r.row() for r in records]
@@ -390,23 +423,15 @@ class SqliteStore:
         except FileNotFoundError:
             return 0
 
-    def save_snapshot(self, snapshot: bytes, covers: int | None = None) -> None:
-        # Written through a blob handle, a piece at a time, rather than bound
-        # as a parameter: the cached statement would keep its copy of the
-        # whole snapshot (tens of MB) until the next snapshot.
-        size = len(snapshot)
+    def save_facts(self, facts: FactsRows, covers: int | None = None) -> None:
+        changes = self._kept.changes(facts)
         with self._transaction():
-            self._db.execute(
-                "INSERT INTO snapshot (id, data) VALUES (1, zeroblob(?))"
-                " ON CONFLICT (id) DO UPDATE SET data = excluded.data",
-                (size,),
-            )
-            with self._db.blobopen("snapshot", "data", 1) as blob:
-                view = memoryview(snapshot)
-                for start in range(0, size, SNAPSHOT_PIECE):
-                    blob.write(view[start : start + SNAPSHOT_PIECE])
+            for statement, rows in changes.statements("?"):
+                self._db.executemany(statement, rows)
+            self._db.execute("DELETE FROM snapshot")  # (an earlier schema's, now rows)
             covered = self._last_position if covers is None else covers
             self._db.execute("DELETE FROM journal WHERE seq <= ?", (covered,))
+        self._kept.keep(changes)  # (once committed: a transaction that failed wrote nothing)
         self.checkpoint()  # (the journal just dropped need not stay in the WAL)
 
     def next_generation(self) -> int:
@@ -422,6 +447,96 @@ class SqliteStore:
         self._reader.close()
         self._db.close()
         self._lock.close()  # and with it the lock
+
+
+@dataclass(frozen=True)
+class RowChanges:
+    """What a save of the facts writes: the lobby's row, and for each table
+    the rows to write (key, plain columns, facts) and the keys to delete;
+    `digests`: every row's, as they will be once written."""
+
+    lobby: bytes
+    writes: dict[str, list[tuple[object, ...]]]
+    deletes: dict[str, list[int]]
+    digests: dict[str, dict[int, bytes]]
+
+    def statements(self, placeholder: str) -> Iterator[tuple[str, list[tuple[object, ...]]]]:
+        """Each statement to run (`executemany`), with its rows, in the SQL
+        of a store whose parameters are `placeholder`."""
+        yield (
+            f"INSERT INTO lobby (id, data) VALUES (1, {placeholder})"
+            " ON CONFLICT (id) DO UPDATE SET data = excluded.data",
+            [(self.lobby,)],
+        )
+        for table, (key, plain) in FACT_TABLES.items():
+            columns = (key, *plain, "data")
+            if self.writes[table]:
+                yield (
+                    f"INSERT INTO {table} ({', '.join(columns)})"
+                    f" VALUES ({', '.join([placeholder] * len(columns))})"
+                    f" ON CONFLICT ({key}) DO UPDATE SET "
+                    + ", ".join(f"{c} = excluded.{c}" for c in columns[1:]),
+                    self.writes[table],
+                )
+            if self.deletes[table]:
+                yield (
+                    f"DELETE FROM {table} WHERE {key} = {placeholder}",
+                    [(k,) for k in self.deletes[table]],
+                )
+
+
+class KeptRows:
+    """The digest of each row of the facts a store holds, so that a save
+    writes only the rows that changed since the last (most rooms and
+    sessions do not change between two saves). Kept in memory, filled when
+    the facts are read (`read`) and after each save (`keep`); a store that
+    was written by no one else meanwhile (it holds its lock) agrees."""
+
+    def __init__(self) -> None:
+        self._digests: dict[str, dict[int, bytes]] = {table: {} for table in FACT_TABLES}
+
+    def changes(self, facts: FactsRows) -> RowChanges:
+        writes: dict[str, list[tuple[object, ...]]] = {}
+        deletes: dict[str, list[int]] = {}
+        digests: dict[str, dict[int, bytes]] = {}
+        for table in FACT_TABLES:
+            rows, kept = facts.tables[table], self._digests[table]
+            now = digests[table] = {}
+            writes[table] = []
+            for key, (plain, data) in rows.items():
+                digest = now[key] = _digest(data)
+                if kept.get(key) != digest:
+                    writes[table].append((key, *plain, data))
+            deletes[table] = [key for key in kept if key not in rows]
+        return RowChanges(facts.lobby, writes, deletes, digests)
+
+    def keep(self, changes: RowChanges) -> None:
+        self._digests = changes.digests
+
+    def read(
+        self, execute: Callable[[str, tuple[object, ...]], Any], placeholder: str
+    ) -> FactsRows | None:
+        """The facts in the tables, through `execute` (a connection's), or
+        None if there is no lobby's row (facts never saved as rows)."""
+        row = execute("SELECT data FROM lobby WHERE id = 1", ()).fetchone()
+        if row is None:
+            return None
+        tables: dict[str, dict[int, Row]] = {}
+        for table, (key, plain) in FACT_TABLES.items():
+            found = tables[table] = {}
+            for key_value, *values, data in execute(
+                f"SELECT {key}, {', '.join(plain)}, data FROM {table}", ()
+            ):
+                found[int(key_value)] = (
+                    tuple(bytes(v) if isinstance(v, memoryview) else v for v in values),
+                    bytes(data),
+                )
+            self._digests[table] = {k: _digest(data) for k, (_, data) in found.items()}
+        return FactsRows(bytes(row[0]), tables)
+
+
+def _digest(data: bytes) -> bytes:
+    return hashlib.blake2b(data, digest_size=16).digest()
 
 
 def each_record(

@@ -16,6 +16,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from oriflamme.server.core.facts import FACT_TABLES, FactsRows, Row
 from oriflamme.server.store import Store
 
 POSTGRESQL = os.environ.get("ORIFLAMME_TEST_POSTGRESQL")
@@ -90,3 +91,9 @@ def postgresql(tmp_path: Path) -> Iterator[Place]:
     """A PostgreSQL database of its own."""
     with _made("postgresql", tmp_path) as made:
         yield made
+
+
+def rows(lobby: bytes, **tables: dict[int, Row]) -> FactsRows:
+    """Facts as a store keeps them, for the store tests (a store never reads
+    what is in them): the lobby's row, and the rows of the tables given."""
+    return FactsRows(lobby, {table: dict(tables.get(table, {})) for table in FACT_TABLES})

@@ -48,6 +48,7 @@ from __future__ import annotations
 import dataclasses
 from collections import deque
 from collections.abc import Hashable
+from dataclasses import dataclass
 from typing import Any
 
 import msgpack
@@ -69,8 +70,10 @@ from .sessions import Session, Sessions
 from .table import Table
 
 # 2: each input of a game's log is its msgpack (bytes); version 1's
-# inputs were arrays, which this version reads too.
-FACTS_VERSION = 2
+# inputs were arrays, which this version reads too. 3: kept as rows (the
+# lobby's, and one each session, room and game: `FactsRows`), each part as
+# in version 2; the lobby's part names the order of the sessions and rooms.
+FACTS_VERSION = 3
 # The newest pushes of each session the facts keep. A client that resumes
 # after a restart missed only what was sent as the server went down (a
 # few pushes): these give it exactly those; one that missed more gets a
@@ -81,6 +84,30 @@ FACTS_PUSHES = 8
 
 class FactsError(Exception):
     """Facts this version cannot read (a clear message for a person)."""
+
+
+# The tables a store keeps the facts in, besides the lobby's own row (one
+# row, its facts without the sessions and rooms): for each, the column
+# that is the row's key, and the plain columns beside its facts (`data`)
+# that a host reading the database sees (docs/STORAGE.md).
+FACT_TABLES: dict[str, tuple[str, tuple[str, ...]]] = {
+    "sessions": ("player", ("name",)),
+    "rooms": ("room", ("name", "state")),
+    "games": ("room", ("game_id",)),
+}
+
+Row = tuple[tuple[Any, ...], bytes]  # a row's plain columns, and its facts (msgpack)
+
+
+@dataclass(frozen=True)
+class FactsRows:
+    """The facts as a store keeps them: the lobby's part (`lobby`, msgpack of
+    its facts without the sessions and rooms, with their order), and a row
+    for each session, room and room's game, by key (`FACT_TABLES`). A store
+    writes only the rows that changed since it last wrote (`changed_rows`)."""
+
+    lobby: bytes
+    tables: dict[str, dict[int, Row]]
 
 
 # ------------------------------------------------------------ taking facts
@@ -220,6 +247,54 @@ def _seat_record_data(seat: SeatRecord) -> dict[str, Any]:
     }
 
 
+def rows_of(facts: dict[str, Any]) -> FactsRows:
+    """`facts` (`facts_of`'s) as rows."""
+    lobby = {name: value for name, value in facts.items() if name not in ("sessions", "rooms")}
+    lobby["version"] = FACTS_VERSION
+    sessions: dict[int, Row] = {}
+    rooms: dict[int, Row] = {}
+    games: dict[int, Row] = {}
+    for data in facts["sessions"]:
+        sessions[data["player"]] = ((data["name"],), encode(data))
+    for data in facts["rooms"]:
+        game = data["game"]
+        if game is not None:
+            games[data["id"]] = ((game.get("game_id"),), encode(game))
+        rooms[data["id"]] = ((data["name"], data["state"]), encode({**data, "game": None}))
+    lobby["session_order"] = list(sessions)
+    lobby["room_order"] = list(rooms)
+    return FactsRows(encode(lobby), {"sessions": sessions, "rooms": rooms, "games": games})
+
+
+def facts_from_rows(rows: FactsRows) -> dict[str, Any]:
+    """The facts that `rows` hold (as `facts_of` gives them); `FactsError`
+    if they are not facts this version reads."""
+    facts = decode(rows.lobby)
+    tables = rows.tables
+    try:
+        sessions, rooms, games = tables["sessions"], tables["rooms"], tables["games"]
+        facts["sessions"] = [_part(sessions[p][1]) for p in facts.pop("session_order")]
+        facts["rooms"] = []
+        for room_id in facts.pop("room_order"):
+            data = _part(rooms[room_id][1])
+            game = games.get(room_id)
+            data["game"] = None if game is None else _part(game[1])
+            facts["rooms"].append(data)
+    except KeyError as exc:
+        raise FactsError(f"the saved state lacks a row its lobby names: {exc}") from None
+    return facts
+
+
+def _part(data: bytes) -> dict[str, Any]:
+    try:
+        part = msgpack.unpackb(data, raw=False, strict_map_key=False)
+    except Exception as exc:
+        raise FactsError(f"a row of the saved state is not facts: {exc}") from None
+    if not isinstance(part, dict):
+        raise FactsError("a row of the saved state is not facts")
+    return part
+
+
 def encode(facts: dict[str, Any]) -> bytes:
     """The facts as bytes (msgpack)."""
     packed: bytes = msgpack.packb(facts, use_bin_type=True)
@@ -266,7 +341,7 @@ def lobby_from(
     keyed stream, moved to where it was). A game whose log cannot be
     replayed is kept out of play (its room suspended), and named in
     `broken` (room id, reason) if given."""
-    if facts.get("version") not in (1, FACTS_VERSION):
+    if facts.get("version") not in (1, 2, FACTS_VERSION):
         raise FactsError(f"facts of version {facts.get('version')!r} cannot be read here")
     if isinstance(entropy, KeyedEntropy) and facts["entropy"] is not None:
         entropy.seek(facts["entropy"])

@@ -43,8 +43,13 @@ refused input is not noted (it changed nothing).
 
 Every decision the server makes for a seat is logged with `by_server`, and
 every forfeit with its place in the log, so that `oriflamme verify` can
-re-check them; the seats' verdicts in the record are `verify`'s own
-(`record()` runs it), so the server and the verifier always agree.
+re-check them. The seats' verdicts in the record come from what the
+referee checked as the game went on (the first failed opening of each
+seat, the end-of-game check of its secrets, its first forfeit), through
+`verify.seat_verdicts`, the verifier's own last step: the referee needs
+no replay of the game at its end. The whole record is verified on the
+store's side, off the task that runs the rooms (`server.records`), and a
+record the verifier finds otherwise is logged as a fault of ours.
 
 >>> from oriflamme.engine import Rules
 >>> from oriflamme.protocol import messages as m
@@ -120,14 +125,13 @@ from oriflamme.protocol.record import (
     Results,
     SeatChange,
     SeatRecord,
-    SeatVerdict,
 )
 from oriflamme.protocol.verify import (
     check_seat,
     hidden_game,
     opening_refused,
+    seat_verdicts,
     settled_card,
-    verify_record,
 )
 
 from .entropy import Entropy, SystemEntropy
@@ -239,6 +243,7 @@ class Referee:
         self.__dict__.update(state)
         self.__dict__.setdefault("inputs", [])
         self.__dict__.setdefault("choices", [])
+        self.__dict__.setdefault("_failures", {})
 
     _replaying: list[int] | None = None
 
@@ -286,6 +291,9 @@ class Referee:
         self.openings: list[Opening] = []
         self.settled: list[int] = []
         self.forfeits: list[Forfeit] = []
+        # The first failed opening of each seat that sent one: the reason its
+        # verdict gives (as `verify_record` finds it on the record).
+        self._failures: dict[int, str] = {}
         self.seat_changes: list[SeatChange] = []
 
     @classmethod
@@ -560,7 +568,7 @@ class Referee:
 
     def record(self) -> Record:
         """The game record, once every seat has revealed or forfeited. The
-        verdicts are those of `verify.verify_record` on the record itself."""
+        verdicts are those `verify.verify_record` finds on the record itself."""
         if self.phase is not Phase.DONE:
             raise Refusal(WRONG_STATE, f"the record is made at the end; the game is {self.phase}")
         rules = self.rules
@@ -586,10 +594,21 @@ class Referee:
             if self.votes is None
             else Results(False, self.scores, (), self.votes),
             forfeits=tuple(self.forfeits),
-            verdicts=tuple(SeatVerdict(s, "ok") for s in range(rules.players)),
+            verdicts=(),
             seat_changes=tuple(self.seat_changes),
         )
-        return replace(record, verdicts=verify_record(record).seats)
+        # The verdicts from what this referee checked as the game went on:
+        # no replay of the game here (the store's side verifies the whole
+        # record, off the task that runs the rooms: `server.records`).
+        ledger = self._ledger
+        seats = range(rules.players)
+        verdicts = seat_verdicts(
+            record,
+            [ledger.placements(s) for s in seats],
+            [ledger.openings(s) for s in seats],
+            self._failures,
+        )
+        return replace(record, verdicts=verdicts)
 
     # ------------------------------------------------------------ bookkeeping
 
@@ -803,10 +822,13 @@ class Referee:
         try:
             self._ledger.check(seat, opening.pid, opening.card, opening.nonce)
         except OpeningError as exc:
+            self._failures.setdefault(seat, exc.reason)
             self._forfeit(seat, exc.reason, opening)
             return True
         refused = opening_refused(self._game, opening.card)
         if refused is not None:
+            if not self.forfeited(seat):  # (one that forfeited before is not at fault)
+                self._failures.setdefault(seat, refused)
             self._forfeit(seat, refused, opening)
             return True
         return False

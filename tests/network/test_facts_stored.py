@@ -13,7 +13,7 @@ import trio
 from oriflamme.protocol import messages as m
 from oriflamme.protocol.verify import verify_record
 from oriflamme.server.core import GameFinished, Gateway, Lobby, ServerConfig
-from oriflamme.server.core.facts import FACTS_PUSHES
+from oriflamme.server.core.facts import FACTS_PUSHES, FactsRows
 from oriflamme.server.core.journal import Entry, JournaledLobby
 from oriflamme.server.net import NetServer
 from oriflamme.server.persistence import restore
@@ -96,14 +96,14 @@ async def test_facts_stored_while_a_game_goes_on_restore_the_lobby_as_it_was(
         return entries
 
     covered: list[tuple[int | None, int]] = []
-    save = SqliteStore.save_snapshot
+    save = SqliteStore.save_facts
 
-    def recorded_save(store: SqliteStore, facts: bytes, covers: int | None = None) -> None:
+    def recorded_save(store: SqliteStore, facts: FactsRows, covers: int | None = None) -> None:
         covered.append((covers, taken[0]))
         save(store, facts, covers)
 
     monkeypatch.setattr(JournaledLobby, "take", counted_take)
-    monkeypatch.setattr(SqliteStore, "save_snapshot", recorded_save)
+    monkeypatch.setattr(SqliteStore, "save_facts", recorded_save)
     live, journaled, records = await a_game_then_a_chat_line(tmp_path / "data")
     assert len(covered) >= 3  # (the new directory's, then some every 7 inputs)
     # Each covers no more than the inputs the core had taken when it stored them.

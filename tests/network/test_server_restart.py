@@ -83,14 +83,15 @@ def game_over(session: Session) -> bool:
 
 
 def stored(data_dir: Path) -> tuple[bytes | None, list[int]]:
-    """The snapshot in the store of `data_dir`, and the positions of the
-    journal entries after it (what a start replays); read beside the server."""
+    """The lobby's row of the facts in the store of `data_dir` (a save
+    always writes it), and the positions of the journal entries after the
+    facts (what a start replays); read beside the server."""
     db = sqlite3.connect(
         f"file:{data_dir / DATABASE_FILE}?mode=ro", uri=True, isolation_level=None, timeout=HANG
     )
     try:
         db.execute("BEGIN")  # (both as of one commit)
-        row = db.execute("SELECT data FROM snapshot WHERE id = 1").fetchone()
+        row = db.execute("SELECT data FROM lobby WHERE id = 1").fetchone()
         positions = [seq for (seq,) in db.execute("SELECT seq FROM journal ORDER BY seq")]
     finally:
         db.close()
@@ -279,7 +280,7 @@ class FailingStore:
     def append(self, entries: list[object]) -> int:
         raise StoreError("the database could not be written: database or disk is full")
 
-    def save_snapshot(self, snapshot: object, covers: int | None = None) -> None:
+    def save_facts(self, facts: object, covers: int | None = None) -> None:
         raise StoreError("the database could not be written: database or disk is full")
 
     def next_generation(self) -> int:

@@ -12,7 +12,12 @@ version. Every record verifies, and the earlier version's records are
 still served.
 
 The earlier commit is `EARLIER`: the last whose data directory kept a
-pickle of the lobby (schema 3). A clone without it (shallow) skips."""
+pickle of the lobby (schema 3). A clone without it (shallow) skips.
+
+Then the upgrade from the version before this one, `FACTS_DOCUMENT`
+(schema 4: the lobby's facts as one document): stopped or killed with a
+game in progress, this version reads its facts (and its journal), writes
+them as rows (schema 5), and the game goes on to its end."""
 
 from __future__ import annotations
 
@@ -44,16 +49,17 @@ pytestmark = [pytest.mark.network, pytest.mark.process]
 
 ROOT = Path(__file__).resolve().parents[2]
 EARLIER = "3821d968eecdb4fd62020d1d2fd478da1de6db95"
+FACTS_DOCUMENT = "37826043763f1213d82e8c4851cca5ed6a7087a5"  # (the last of schema 4)
 PLAYERS = 3
 
 # Runs the earlier version's `oriflamme`: its folders as the `oriflamme`
 # namespace, first on the path, and the venv's libraries (without `site`,
 # which would put this checkout's editable install before it).
 RUN_EARLIER = (
-    "import sys; packages, libraries = sys.argv[1:3];"
+    "import sys, importlib; packages, libraries, cli = sys.argv[1:4];"
     " sys.path[:0] = [packages, libraries];"
-    " sys.argv = ['oriflamme', *sys.argv[3:]];"
-    " from oriflamme.client.cli import main; sys.exit(main())"
+    " sys.argv = ['oriflamme', *sys.argv[4:]];"
+    " sys.exit(importlib.import_module(cli).main())"
 )
 
 
@@ -63,27 +69,48 @@ def git(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
     )
 
 
-@pytest.fixture(scope="module")
-def earlier(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[str]]:
-    """The command that runs the earlier version's `oriflamme`."""
+def built(commit: str, folders: tuple[str, ...], cli: str, where: Path) -> Iterator[list[str]]:
+    """The command that runs the `oriflamme` of `commit` (its `folders` as
+    the package, `cli` its command line's module), built in `where`."""
     if shutil.which("git") is None:
         pytest.skip("no git here: the earlier version is built from the repository's history")
-    if git("cat-file", "-e", f"{EARLIER}^{{commit}}").returncode != 0:
-        pytest.skip(f"this clone lacks commit {EARLIER[:10]} (shallow?): no earlier version")
-    where = tmp_path_factory.mktemp("earlier")
+    if git("cat-file", "-e", f"{commit}^{{commit}}").returncode != 0:
+        pytest.skip(f"this clone lacks commit {commit[:10]} (shallow?): no earlier version")
     tree = where / f"tree-{os.getpid()}"  # (its own name: workers add theirs at once)
-    added = git("worktree", "add", "--detach", str(tree), EARLIER)
+    added = git("worktree", "add", "--detach", str(tree), commit)
     assert added.returncode == 0, added.stderr
     try:
         namespace = where / "packages" / "oriflamme"
         namespace.mkdir(parents=True)
-        for folder in ("engine", "protocol", "server", "client"):
+        for folder in folders:
             (namespace / folder).symlink_to(tree / folder)
         libraries = sysconfig.get_paths()["purelib"]
-        yield [sys.executable, "-S", "-c", RUN_EARLIER, str(namespace.parent), libraries]
+        yield [sys.executable, "-S", "-c", RUN_EARLIER, str(namespace.parent), libraries, cli]
     finally:
         git("worktree", "remove", "--force", str(tree))
         git("worktree", "prune")
+
+
+@pytest.fixture(scope="module")
+def earlier(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[str]]:
+    """The command that runs the earlier version's `oriflamme` (schema 3)."""
+    yield from built(
+        EARLIER,
+        ("engine", "protocol", "server", "client"),
+        "oriflamme.client.cli",
+        tmp_path_factory.mktemp("earlier"),
+    )
+
+
+@pytest.fixture(scope="module")
+def facts_document(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[str]]:
+    """The command that runs the `oriflamme` of schema 4 (facts, one document)."""
+    yield from built(
+        FACTS_DOCUMENT,
+        ("engine", "protocol", "server", "client", "launcher"),
+        "oriflamme.launcher.cli",
+        tmp_path_factory.mktemp("facts-document"),
+    )
 
 
 def data_dir(tmp_path: Path) -> Path:
@@ -198,3 +225,55 @@ async def test_an_upgrade_from_the_earlier_version_finishes_every_game(
         old.stop()
         new.stop()
     assert "Traceback" not in new.log()
+
+
+@pytest.mark.trio
+@pytest.mark.parametrize("stop", ["SIGTERM", "SIGKILL"])
+async def test_an_upgrade_from_facts_as_one_document_goes_on_with_the_game(
+    tmp_path: Path, facts_document: list[str], stop: str
+) -> None:
+    data = data_dir(tmp_path)
+    old = ServerProcess(data, command=facts_document, log_path=tmp_path / "earlier.log")
+    port = old.start(timeout=2 * HANG)
+    new = ServerProcess(data, port=port, log_path=tmp_path / "this.log")
+    sessions = [
+        Session(
+            tcp("127.0.0.1", port),
+            f"p{i}",
+            behaviour=Behaviour(Bot(["random", "heuristic"][i % 2], seed=f"rows {i}")),
+            make_secrets=fixed_secrets(f"rows player {i}"),
+        )
+        for i in range(PLAYERS)
+    ]
+    host = sessions[0]
+    try:
+        with trio.fail_after(2 * GAME_HANG):
+            async with trio.open_nursery() as nursery:
+                for s in sessions:
+                    await nursery.start(s.run)
+                await start_a_game(sessions)
+                await host.wait_until(lambda: round_of(host) >= 2 or game_over(host))
+                assert not game_over(host)
+                if stop == "SIGTERM":
+                    assert old.terminate() == 0  # (its facts, the game among them)
+                else:
+                    old.kill()  # (its facts, and the journal since)
+                new.start(timeout=2 * HANG)
+                new.wait_for_log(rb"were written as rows")
+                for s in sessions:
+                    await s.wait_until(partial(game_over, s))
+                    assert s.state.problems == []
+                record_id = host.state.game.end.record_id
+                for s in sessions:
+                    s.close()
+            record = decode_record(await download_record("127.0.0.1", port, record_id))
+            assert verify_record(record).ok
+    finally:
+        old.stop()
+        new.stop()
+    assert "Traceback" not in new.log()
+    new.start(timeout=2 * HANG)  # (rows now: read as they are)
+    try:
+        assert b"were written as rows" not in new.log_path.read_bytes()[new.offset :]
+    finally:
+        new.stop()

@@ -41,18 +41,27 @@ def earlier_data_dir(data: Path, lobby: JournaledLobby, journal: list[object]) -
             for name in ("inputs", "choices", "first_seats", "seed_at"):
                 referee.__dict__.pop(name, None)
     store = SqliteStore(data / DATABASE_FILE)
-    store.save_snapshot(pickle.dumps(lobby, protocol=pickle.HIGHEST_PROTOCOL))
     store.append(journal)  # type: ignore[arg-type]
     store.close()
+    pickled = pickle.dumps(lobby, protocol=pickle.HIGHEST_PROTOCOL)
     with sqlite3.connect(data / DATABASE_FILE) as db:
+        db.execute("INSERT INTO snapshot (id, data) VALUES (1, ?)", (pickled,))
+        for table in ("lobby", "sessions", "rooms", "games"):  # (schema 5's)
+            db.execute(f"DROP TABLE {table}")
         db.execute("UPDATE meta SET value = 3 WHERE key = 'schema_version'")
 
 
-def schema(data: Path) -> tuple[int, bytes]:
+def schema(data: Path) -> tuple[int, bytes | None, int]:
+    """The schema version, the snapshot of schemas 4 and before (None: no
+    snapshot), and the rows of the facts' lobby table (schema 5)."""
     with sqlite3.connect(data / DATABASE_FILE) as db:
         (version,) = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-        (snapshot,) = db.execute("SELECT data FROM snapshot").fetchone()
-    return version, bytes(snapshot)
+        row = db.execute("SELECT data FROM snapshot").fetchone()
+        tables = {name for (name,) in db.execute("SELECT name FROM sqlite_master")}
+        (lobbies,) = (
+            db.execute("SELECT count(*) FROM lobby").fetchone() if "lobby" in tables else (0,)
+        )
+    return version, None if row is None else bytes(row[0]), lobbies
 
 
 def test_with_a_game_in_progress_the_start_is_refused_and_nothing_changes(
@@ -73,7 +82,7 @@ def test_with_a_game_in_progress_the_start_is_refused_and_nothing_changes(
     assert "Start the earlier version on this directory again" in message
     assert "Nothing was changed" in message
     assert schema(tmp_path / "data") == before  # (the earlier version can still read it)
-    assert is_pickle(before[1])
+    assert before[1] is not None and is_pickle(before[1]) and before[2] == 0
 
 
 def test_with_no_game_in_progress_it_is_converted_once_and_play_goes_on(
@@ -100,8 +109,8 @@ def test_with_no_game_in_progress_it_is_converted_once_and_play_goes_on(
         ]
     finally:
         restored.store.close()
-    version, snapshot = schema(tmp_path / "data")
-    assert version == SCHEMA_VERSION and not is_pickle(snapshot)
+    version, snapshot, lobbies = schema(tmp_path / "data")
+    assert version == SCHEMA_VERSION and snapshot is None and lobbies == 1  # (facts in rows)
     again = restore(tmp_path / "data", CONFIG)  # (facts now: nothing to convert)
     again.store.close()
     assert caplog.text.count("was converted") == 1

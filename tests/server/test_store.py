@@ -20,12 +20,14 @@ from oriflamme.server.persistence import DATABASE_FILE, KEY_FILE, restore, with_
 from oriflamme.server.store import (
     MIGRATIONS,
     SCHEMA_VERSION,
+    KeptRows,
     SqliteStore,
     StoreError,
     read_records,
 )
 from tests.deadlines import HANG
 from tests.server.test_stores import record
+from tests.stores import rows
 
 
 def entries(n: int, start: int = 0) -> list[Entry]:
@@ -197,9 +199,9 @@ def test_a_checkpoint_truncates_the_wal(tmp_path: Path) -> None:
         assert wal.stat().st_size == 0
         store.append([Entry("hello", "c", 1.0, bytes(1000))])
         assert 0 < wal.stat().st_size < 100_000
-        store.save_snapshot(b"snapshot")  # a snapshot truncates it too
+        store.save_facts(rows(b"lobby"))  # saving the facts truncates it too
         assert wal.stat().st_size == 0
-        assert store.load() == (b"snapshot", [])
+        assert store.load() == (rows(b"lobby"), [])
     finally:
         store.close()
 
@@ -225,7 +227,7 @@ def _tables_and_columns(path: Path) -> dict[str, list[str]]:
 
 def test_the_migrations_are_numbered_one_after_another_from_1() -> None:
     assert [m.version for m in MIGRATIONS] == list(range(1, SCHEMA_VERSION + 1))
-    assert [m.version for m in MIGRATIONS if m.converts] == [4]
+    assert [m.version for m in MIGRATIONS if m.converts] == [4, 5]
 
 
 def test_migration_1_makes_the_journal_and_the_snapshot(tmp_path: Path) -> None:
@@ -291,8 +293,57 @@ def test_migration_4_is_marked_once_the_snapshot_is_converted(tmp_path: Path) ->
     assert path.read_bytes() == before  # (the earlier version can still read it, unchanged)
     store = SqliteStore(path)
     store.set_schema()  # (what `persistence.restore` does once it has converted it)
-    assert store.meta("schema_version") == SCHEMA_VERSION == 4
+    assert store.meta("schema_version") == SCHEMA_VERSION
     store.close()
+
+
+def test_migration_5_keeps_the_facts_in_tables_once_the_document_was_read(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "s.sqlite3"
+    _database_of_schema(path, 4)
+    with contextlib.closing(sqlite3.connect(path)) as db, db:
+        db.execute("INSERT INTO snapshot (id, data) VALUES (1, ?)", (b"facts, one document",))
+    before = path.read_bytes()
+    store = SqliteStore(path)
+    try:  # read as it is: the document, which `persistence.restore` reads
+        assert store.load()[0] == b"facts, one document"
+    finally:
+        store.close()
+    assert path.read_bytes() == before  # (the version that wrote it can still read it)
+    assert "lobby" not in _tables_and_columns(path)
+    store = SqliteStore(path)
+    try:
+        store.set_schema()  # (once the document was read)
+        assert store.meta("schema_version") == SCHEMA_VERSION == 5
+        assert store.load()[0] == b"facts, one document"  # (until rows are written)
+        facts = rows(b"lobby", sessions={7: (("Ann",), b"ann")})
+        store.save_facts(facts)
+        assert store.load() == (facts, [])  # (the document is gone, and its journal)
+    finally:
+        store.close()
+    tables = _tables_and_columns(path)
+    assert tables["lobby"] == ["id", "data"]
+    assert tables["sessions"] == ["player", "name", "data"]
+    assert tables["rooms"] == ["room", "name", "state", "data"]
+    assert tables["games"] == ["room", "game_id", "data"]
+    with contextlib.closing(sqlite3.connect(path)) as db:
+        assert db.execute("SELECT count(*) FROM snapshot").fetchone() == (0,)
+        assert db.execute("SELECT player, name FROM sessions").fetchall() == [(7, "Ann")]
+
+
+def test_a_save_writes_only_the_rows_that_changed() -> None:
+    kept = KeptRows()
+    first = rows(b"1", sessions={1: (("Ann",), b"a"), 2: (("Bob",), b"b")})
+    changes = kept.changes(first)
+    assert changes.writes["sessions"] == [(1, "Ann", b"a"), (2, "Bob", b"b")]
+    kept.keep(changes)
+    second = rows(b"2", sessions={2: (("Bob",), b"b2"), 3: (("Cy",), b"c")})
+    changes = kept.changes(second)
+    assert changes.writes["sessions"] == [(2, "Bob", b"b2"), (3, "Cy", b"c")]
+    assert changes.deletes["sessions"] == [1]
+    kept.keep(changes)
+    assert kept.changes(second).writes == {"sessions": [], "rooms": [], "games": []}
 
 
 def test_a_migration_that_fails_leaves_the_database_as_it_was(

@@ -13,7 +13,7 @@ from oriflamme.server.core import ServerConfig
 from oriflamme.server.core.journal import CLOSED, TICK, Entry
 from oriflamme.server.persistence import KEY_FILE, restore
 from oriflamme.server.store import SCHEMA_VERSION, StoredRecord, StoreError
-from tests.stores import Place, place
+from tests.stores import Place, place, rows
 
 __all__ = ["place"]  # (the fixture, for pytest)
 
@@ -46,16 +46,51 @@ def test_entries_come_back_in_order_and_facts_drop_those_they_cover(place: Place
     store.close()
     store = place.open()
     assert store.load() == (None, entries(5))
-    store.save_snapshot(b"lobby")
+    store.save_facts(rows(b"lobby"))
     store.append(entries(7, start=5))
     store.close()
     store = place.open()
-    assert store.load() == (b"lobby", entries(7, start=5))
+    assert store.load() == (rows(b"lobby"), entries(7, start=5))
     assert [store.next_generation(), store.next_generation()] == [1, 2]
     store.close()
     store = place.open()
     assert store.next_generation() == 3
     store.close()
+
+
+def test_the_facts_rows_come_back_as_last_saved_and_gone_ones_are_deleted(
+    place: Place,
+) -> None:
+    first = rows(
+        b"lobby 1",
+        sessions={1: (("Ann",), b"ann"), 2: (("Bob",), b"bob")},
+        rooms={1: (("a table", "playing"), b"room 1")},
+        games={1: ((b"game-1",), b"log of game 1")},
+    )
+    second = rows(
+        b"lobby 2",
+        sessions={1: (("Ann",), b"ann"), 2: (("Bob",), b"bob, later"), 3: (("Cy",), b"cy")},
+        rooms={2: (("another", "waiting"), b"room 2")},
+    )
+    store = place.open()
+    try:
+        store.save_facts(first)
+        assert store.load()[0] == first
+        store.save_facts(second)
+        assert store.load()[0] == second
+    finally:
+        store.close()
+    again = place.open()
+    try:  # (what the tables hold, not what the store kept in memory)
+        assert again.load()[0] == second
+        again.save_facts(first)  # (a start knows what the tables held: rows come back)
+    finally:
+        again.close()
+    third = place.open()
+    try:
+        assert third.load()[0] == first
+    finally:
+        third.close()
 
 
 def test_a_batch_of_many_entries_is_stored_whole_and_in_order(place: Place) -> None:
@@ -73,10 +108,11 @@ def test_facts_keep_the_entries_stored_after_the_position_they_cover(place: Plac
     store = place.open()
     try:
         a = store.append([Entry("hello", "c1", 1.0, b"a")])
-        store.save_snapshot(b"lobby 1", covers=a)  # the journal is empty now
+        store.save_facts(rows(b"lobby 1"), covers=a)  # the journal is empty now
         b = store.append([Entry("hello", "c2", 2.0, b"b")])
-        store.save_snapshot(b"lobby 1 again", covers=a)  # (taken before b was stored)
-        assert b > a and store.load() == (b"lobby 1 again", [Entry("hello", "c2", 2.0, b"b")])
+        store.save_facts(rows(b"lobby 1 again"), covers=a)  # (taken before b was stored)
+        loaded = store.load()
+        assert b > a and loaded == (rows(b"lobby 1 again"), [Entry("hello", "c2", 2.0, b"b")])
     finally:
         store.close()
     again = place.open()
