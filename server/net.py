@@ -93,6 +93,7 @@ from oriflamme.server.core.facts import FactsRows, facts_of, rows_of
 from oriflamme.server.core.journal import Entry, JournaledLobby
 
 from .bot_host import BotHost
+from .persistence import log_build_failures
 from .records import record_problems, stored_record
 from .store import Store, StoreError
 from .tls import PLAIN_REFUSAL, begins_tls
@@ -103,6 +104,7 @@ log = logging.getLogger("oriflamme.server")
 INBOX = 4096  # inputs waiting for the core task
 BATCH = 256  # inputs handled together, and stored in one transaction
 SNAPSHOT_EVERY = 10_000  # journal entries between two takings of the facts (by default)
+BUILD_AT_ONCE = 4  # games rebuilt at a time while no input waits (a few ms each)
 MAINTAIN_EVERY = 3600.0  # seconds between two tidyings of the store (`NetServer._maintain`)
 COMMIT_QUEUE = 16  # batches handled by the core task, waiting for their commit
 HEAD_START = 0.02  # seconds the core task waits for the batches before it to be sent
@@ -388,6 +390,14 @@ class NetServer:
                 with trio.move_on_after(HEAD_START):
                     while self._unsent:
                         await self._sent.wait()
+            lobby = gateway.lobby
+            if lobby.unbuilt and not self._inbox.statistics().current_buffer_used:
+                # A start rebuilds the games lazily (`room.UnbuiltGame`): the
+                # rest, a few at a time, while no input waits.
+                lobby.build_some(BUILD_AT_ONCE)
+                log_build_failures(lobby.take_build_failures())
+                await trio.lowlevel.checkpoint()
+                continue
             deadline = gateway.next_deadline()
             at = math.inf if deadline is None else deadline - self.time_offset
             if at <= trio.current_time():
@@ -448,6 +458,7 @@ class NetServer:
         behind by `COMMIT_QUEUE` batches, it waits)."""
         gateway = self.gateway
         lobby = gateway.lobby
+        log_build_failures(lobby.take_build_failures())  # (games an input rebuilt)
         journal = lobby if self.store is not None and isinstance(lobby, JournaledLobby) else None
         entries = journal.take() if journal is not None else []
         outputs = [

@@ -182,13 +182,12 @@ def restore(
                 facts = (
                     decode(snapshot) if isinstance(snapshot, bytes) else facts_from_rows(snapshot)
                 )
-                lobby = lobby_from(facts, KeyedEntropy(key), broken=broken)
+                lobby = lobby_from(facts, KeyedEntropy(key), broken=broken, lazily=True)
             except FactsError as exc:
                 raise StoreError(f"{exc}; start with another data directory") from None
         if store.found_schema != SCHEMA_VERSION:  # (once read: a refused start changes nothing)
             store.set_schema()
-        for room_id, why in broken:
-            log.error("room %d: %s; it is kept out of play, and its players are told", room_id, why)
+        log_build_failures(broken)
         # The journal's inputs were taken under the snapshot's settings (a
         # name or a chat line within its limits, a bot of its strategies):
         # they are replayed under those, or a replay would refuse what was
@@ -200,6 +199,7 @@ def restore(
         with collector_paused():
             replayed = converted + replay(lobby, entries, disagreements)
         lobby.take()  # the replay noted the journal again: it is stored already
+        log_build_failures(lobby.take_build_failures())  # (games the journal rebuilt)
         for found in disagreements:
             log.error(
                 "%s: this server version cannot restore the game%s",
@@ -237,6 +237,13 @@ def restore(
     except BaseException:
         store.close()
         raise
+
+
+def log_build_failures(failures: list[tuple[int, str]]) -> None:
+    """Log the games this version could not rebuild from their logs (room
+    id, why): each is kept out of play, and the other games go on."""
+    for room_id, why in failures:
+        log.error("room %d: %s; it is kept out of play, and its players are told", room_id, why)
 
 
 def with_limits(kept: ServerConfig, given: ServerConfig) -> ServerConfig:

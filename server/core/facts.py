@@ -49,6 +49,7 @@ import dataclasses
 from collections import deque
 from collections.abc import Hashable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import msgpack
@@ -65,7 +66,7 @@ from .entropy import Entropy, KeyedEntropy
 from .journal import JournaledLobby
 from .lobby import Lobby
 from .referee import Phase, RebuildFailed, Referee
-from .room import Room, Seat
+from .room import Room, Seat, UnbuiltGame
 from .sessions import Session, Sessions
 from .table import Table
 
@@ -177,8 +178,20 @@ def _room_data(room: Room) -> dict[str, Any]:
         # (a game this version could not rebuild is not suspended in the
         # facts: the version that reads them next may rebuild it)
         "suspended": None if room.unread_game is not None else room.suspended,
-        "game": _game_data(room.table) if room.table is not None else room.unread_game,
+        "game": _kept_game(room),
     }
+
+
+def _kept_game(room: Room) -> dict[str, Any] | None:
+    """The facts of `room`'s game: taken from its table, or those it was
+    made from if it is not rebuilt yet (`UnbuiltGame`: as they were read,
+    with the players gone since noted), or those this version could not
+    rebuild."""
+    unbuilt = room._unbuilt
+    if unbuilt is not None:
+        return unbuilt.facts
+    table = room._table
+    return _game_data(table) if table is not None else room.unread_game
 
 
 def _seat_data(seat: Seat) -> dict[str, Any]:
@@ -234,6 +247,9 @@ def _game_data(table: Table) -> dict[str, Any]:
             "pushed_turn": table._pushed_turn,
             "votes": sorted(table.votes),
         },
+        # What the room shows of the game while it is not rebuilt yet
+        # (`UnbuiltGame`), as the table says it (version 3 on).
+        "view": {"over": table.over, "abort_votes": table.abort_votes()},
     }
 
 
@@ -335,12 +351,19 @@ def config_from(data: dict[str, Any]) -> ServerConfig:
 
 
 def lobby_from(
-    facts: dict[str, Any], entropy: Entropy, *, broken: list[tuple[int, str]] | None = None
+    facts: dict[str, Any],
+    entropy: Entropy,
+    *,
+    broken: list[tuple[int, str]] | None = None,
+    lazily: bool = False,
 ) -> JournaledLobby:
     """The lobby the facts describe, drawing from `entropy` (the server's
     keyed stream, moved to where it was). A game whose log cannot be
     replayed is kept out of play (its room suspended), and named in
-    `broken` (room id, reason) if given."""
+    `broken` (room id, reason) if given. `lazily`: each game (of facts
+    version 3 on) is rebuilt at its first use, or by `Lobby.build_some`,
+    rather than here (`room.UnbuiltGame`); one that cannot be is named in
+    the lobby's `build_failures` then."""
     if facts.get("version") not in (1, 2, FACTS_VERSION):
         raise FactsError(f"facts of version {facts.get('version')!r} cannot be read here")
     if isinstance(entropy, KeyedEntropy) and facts["entropy"] is not None:
@@ -369,7 +392,7 @@ def lobby_from(
         for rid, _ in games:
             lobby._listed_by[rid] = lobby._listed_by.get(rid, 0) + 1
     for data in facts["rooms"]:
-        room, failure = _room_from(data, lobby, entropy)
+        room, failure = _room_from(data, lobby, entropy, lazily)
         lobby.rooms[room.id] = room
         if failure is not None:
             room.suspended = failure
@@ -410,7 +433,9 @@ def _add_session(sessions: Sessions, data: dict[str, Any], config: ServerConfig)
         sessions._by_address.setdefault(session.address, {})[session.player] = session
 
 
-def _room_from(data: dict[str, Any], lobby: Lobby, entropy: Entropy) -> tuple[Room, str | None]:
+def _room_from(
+    data: dict[str, Any], lobby: Lobby, entropy: Entropy, lazily: bool
+) -> tuple[Room, str | None]:
     by_player = lobby.sessions.by_player
     room = Room(
         data["id"],
@@ -429,7 +454,19 @@ def _room_from(data: dict[str, Any], lobby: Lobby, entropy: Entropy) -> tuple[Ro
     room.finished_by = tuple(data["finished_by"])
     room.suspended = data["suspended"]
     failure = None
-    if data["game"] is not None:
+    game = data["game"]
+    if game is not None and lazily and "view" in game:
+        config = room.config  # (the facts' settings: the table is made under them)
+        room.keep_unbuilt(
+            UnbuiltGame(
+                game,
+                partial(_table_from, room=room, entropy=entropy, config=config),
+                config.grace,
+                lobby.build_failures,
+            )
+        )
+        lobby.unbuilt.append(room.id)
+    elif game is not None:
         try:
             room.table = _table_from(data["game"], room, entropy)
         except RebuildFailed as exc:
@@ -460,7 +497,9 @@ def _seat_from(data: dict[str, Any], by_player: dict[int, Session]) -> Seat:
     )
 
 
-def _table_from(data: dict[str, Any], room: Room, entropy: Entropy) -> Table:
+def _table_from(
+    data: dict[str, Any], room: Room, entropy: Entropy, config: ServerConfig | None = None
+) -> Table:
     settings = room.settings
     seats = [SeatRecord(**seat) for seat in data["seats"]]
     seed = data["server_seed"]
@@ -473,7 +512,7 @@ def _table_from(data: dict[str, Any], room: Room, entropy: Entropy) -> Table:
         settings=settings,
         seats=seats,
         first_player=data["first_player"],
-        config=room.config,
+        config=room.config if config is None else config,
         entropy=entropy,
         referee=Referee.rebuild(
             Rules(settings.players, settings.variant, settings.edition),

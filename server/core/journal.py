@@ -166,8 +166,10 @@ class JournaledLobby(Lobby):
         decided: list[list[object]] = []
         seen: set[int] = set()
         for room in (*rooms, *after):
+            if id(room) in seen or not room.built:  # (a game not rebuilt decided nothing)
+                continue
             table = room.table
-            if id(room) in seen or table is None or room.suspended is not None:
+            if table is None or room.suspended is not None:
                 continue
             seen.add(id(room))
             made = table.referee.take_digest()
@@ -312,7 +314,7 @@ def _compare(
     """The games whose decisions `entry` noted (`entry.digest`) and the
     replay made (`made`) differ, those already kept out of play aside."""
     noted, again = _decisions(entry.digest), _decisions(made)
-    rooms = {room.table.referee.game_id: room.id for room in lobby.rooms.values() if room.table}
+    rooms = {game: room.id for room in lobby.rooms.values() if (game := room.game_id()) is not None}
     return [
         Disagreement(rooms.get(game), game, (noted.get(game) or again[game])[0], entry)
         for game in sorted({*noted, *again})

@@ -107,6 +107,11 @@ class Lobby:
         self.finished: dict[str, m.RecordSummary] = {}
         self._played: dict[int, list[tuple[str, int]]] = {}  # player -> (record id, seat)
         self._listed_by: dict[str, int] = {}  # record id -> how many `_played` name it
+        # Rooms whose game is not rebuilt yet (`room.UnbuiltGame`: a start
+        # rebuilds them lazily), and the games that could not be (room id,
+        # why), until the shell logs them (`take_build_failures`).
+        self.unbuilt: list[int] = []
+        self.build_failures: list[tuple[int, str]] = []
         self._deadlines_anew()
 
     # Deadlines are kept, not looked up at every input in every room and
@@ -135,6 +140,8 @@ class Lobby:
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
+        self.__dict__.setdefault("unbuilt", [])
+        self.__dict__.setdefault("build_failures", [])
         self._deadlines_anew()
         if "_listed_by" not in state:  # saved before the index was bounded
             self._played = {p: g for p, g in self._played.items() if p in self.sessions.by_player}
@@ -583,6 +590,28 @@ class Lobby:
                 if self.sessions.by_player.get(session.player) is session:
                     self._forget(session)
             room.left_away = ()
+
+    # ------------------------------------------------------------ rebuilding
+
+    def build_some(self, most: int) -> int:
+        """Rebuild the games of up to `most` rooms not rebuilt yet (see
+        `room.UnbuiltGame`; the shell calls it when no input waits); how
+        many rooms are left. It changes nothing the players see: a game is
+        the same rebuilt or not."""
+        unbuilt = self.unbuilt
+        while most > 0 and unbuilt:
+            room = self.rooms.get(unbuilt.pop())
+            if room is not None and not room.built:
+                room.build()
+                most -= 1
+        return len(unbuilt)
+
+    def take_build_failures(self) -> list[tuple[int, str]]:
+        """The games found since that this version cannot rebuild (room id,
+        why): kept out of play, for the shell to log."""
+        failures = list(self.build_failures)
+        self.build_failures.clear()  # (the same list: the rooms' games hold it)
+        return failures
 
     # ------------------------------------------------------------ time
 

@@ -49,7 +49,7 @@ from oriflamme.protocol.record import SeatRecord
 from .config import ServerConfig
 from .effects import Effect, GameFinished, GameOver, HandedSeat, LogLine, StartBot, StopBot
 from .entropy import Entropy
-from .referee import GAME_MESSAGES
+from .referee import GAME_MESSAGES, RebuildFailed
 from .sessions import Session
 from .table import Table, TablePush, TableUpdate, with_time_left
 
@@ -120,6 +120,10 @@ class Room:
     # The facts of a game this version could not rebuild from its log
     # (`server.core.facts`): kept as they were read, and written again.
     unread_game: dict[str, Any] | None = None
+    # A game known by its facts, not rebuilt yet (`UnbuiltGame`): `table`
+    # rebuilds it at its first use. (A class default: a room pickled by an
+    # earlier version has none.)
+    _unbuilt: UnbuiltGame | None = None
 
     def __init__(
         self,
@@ -143,11 +147,66 @@ class Room:
         self.spectators: list[Session] = []
         self.host: int = 0  # the host's player id, set by the first player seated
         self.state = WAITING
-        self.table: Table | None = None
+        self._table: Table | None = None
         self.table_players: tuple[int | None, ...] = ()  # who played each seat of the game
 
     def __repr__(self) -> str:
         return f"<Room {self.id} {self.name!r} {self.state}>"
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """Unpickling an earlier version's room (a data directory being
+        converted): its game was `table`."""
+        if "table" in state:
+            state["_table"] = state.pop("table")
+        self.__dict__.update(state)
+
+    # ------------------------------------------------------------ the game
+
+    @property
+    def table(self) -> Table | None:
+        """The room's game (the one being played, or the last one); a game
+        known by its facts only is rebuilt here, at its first use."""
+        if self._unbuilt is not None:
+            self.build()
+        return self._table
+
+    @table.setter
+    def table(self, table: Table | None) -> None:
+        self._unbuilt = None
+        self._table = table
+
+    @property
+    def built(self) -> bool:
+        """Whether the room's game, if any, is rebuilt (see `UnbuiltGame`)."""
+        return self._unbuilt is None
+
+    def keep_unbuilt(self, game: UnbuiltGame) -> None:
+        """The room's game is `game`, rebuilt at its first use (`table`)."""
+        self._table = None
+        self._unbuilt = game
+
+    def build(self) -> None:
+        """Rebuild the room's game from its facts, if it is not yet. A game
+        whose log this version refuses is kept out of play as at a start
+        (`suspended`, its facts kept in `unread_game`), and named in the
+        lobby's `build_failures`."""
+        game = self._unbuilt
+        if game is None:
+            return
+        self._unbuilt = None
+        try:
+            self._table = game.build(game.facts)
+        except RebuildFailed as exc:
+            self._table = None
+            self.unread_game = game.facts  # (kept as it is: another version may read it)
+            self.suspended = f"this server version cannot take its game up again ({exc})"
+            game.failures.append((self.id, self.suspended))
+
+    def game_id(self) -> bytes | None:
+        """The id of the room's game (None: it has none), rebuilt or not."""
+        if self._unbuilt is not None:
+            return bytes(self._unbuilt.facts["game_id"])
+        return None if self._table is None else self._table.referee.game_id
 
     # ------------------------------------------------------------ queries
 
@@ -180,9 +239,13 @@ class Room:
         )
 
     def next_deadline(self) -> float | None:
-        if self.table is None or self.suspended is not None:
+        if self.suspended is not None:
             return None
-        return self.table.next_deadline()
+        if self._unbuilt is not None:
+            return self._unbuilt.next_deadline()
+        if self._table is None:
+            return None
+        return self._table.next_deadline()
 
     # ------------------------------------------------------------ members
 
@@ -215,6 +278,7 @@ class Room:
 
     def watch(self, session: Session, now: float) -> list[Effect]:
         """`session` watches the room (`spectate`): the room, and the game if one runs."""
+        self.build()  # (its game is shown)
         self.spectators.append(session)
         session.room, session.seat = self.id, None
         effects = [self.event(f"{session.logged_as} watches"), *self._room_state()]
@@ -224,6 +288,7 @@ class Room:
 
     def remove(self, session: Session, now: float) -> list[Effect]:
         """`session` leaves the room (`leave_room`, or its session expired)."""
+        self.build()  # (a seat left during a game changes it)
         effects: list[Effect] = []
         if session in self.spectators:
             self.spectators.remove(session)
@@ -284,6 +349,14 @@ class Room:
         game may be stood in for."""
         if session.seat is None:
             return []
+        if self._unbuilt is not None and not session.connected:
+            # (a player gone: noted in its facts, as the table would; at a
+            # start, every player is, and no game need be rebuilt for it)
+            effects = self._room_state()
+            if self.in_play():
+                self._unbuilt.went_away(session.seat, now)
+            return effects
+        self.build()
         effects = self._room_state()
         if self.table is not None and session.seat is not None and self.in_play():
             update = self.table.connection(session.seat, session.connected, now)
@@ -292,12 +365,14 @@ class Room:
 
     def refreshed(self, session: Session, message: m.Message, now: float) -> m.Message:
         """A push `session` missed, as it is sent again now (see `Table.refreshed`)."""
+        self.build()
         if self.table is None:
             return with_time_left(message, 0)
         return self.table.refreshed(message, session.seat, now)
 
     def snapshot(self, session: Session, now: float) -> list[Effect]:
         """Everything `session` needs to pick up the room and its game."""
+        self.build()
         effects = session.push(m.RoomState, **self._room_fields(session))
         if self.table is not None and self._shows_game(session):
             effects += self._deliver(self.table.snapshot(session.seat, now), only=session)
@@ -321,6 +396,7 @@ class Room:
 
     def handle(self, session: Session, message: m.Message, now: float) -> Outcome:
         """A request from a member (see the module docstring)."""
+        self.build()
         try:
             if self.suspended is not None and not isinstance(message, _WHILE_SUSPENDED):
                 raise _refuse(WRONG_STATE, self.suspended)
@@ -387,6 +463,8 @@ class Room:
     def restart_bots(self, new_token: Callable[[Session], bytes]) -> list[Effect]:
         """The server started again: its bots, run anew, each with a new token
         (none for a game kept out of play: it has nothing for them to do)."""
+        if any(seat.bot is not None for seat in self.seats):
+            self.build()  # (a game this version refuses starts none)
         if self.suspended is not None:
             return []
         return [
@@ -544,6 +622,10 @@ class Room:
         return effects
 
     def tick(self, now: float) -> list[Effect]:
+        if self._unbuilt is not None:
+            due = self._unbuilt.next_deadline()
+            if not self.in_play() or due is None or due > now:
+                return []  # (nothing is due: a game at rest does nothing at a tick)
         if self.table is None or not self.in_play():
             return []
         return self._table_update(self.table.tick(now), now)
@@ -643,8 +725,10 @@ class Room:
     def _room_fields(self, session: Session) -> dict[str, Any]:
         seats = []
         for index, seat in enumerate(self.seats):
-            stood_in = (
-                self.table is not None and self.state == PLAYING and self.table.stood_in(index)
+            stood_in = self.state == PLAYING and (
+                self._unbuilt.stood_in(index)
+                if self._unbuilt is not None
+                else self._table is not None and self._table.stood_in(index)
             )
             if seat.session is not None:
                 who = seat.session
@@ -677,8 +761,12 @@ class Room:
             seat=session.seat if session.room == self.id else None,
             invite=self.invite,
             abort_votes=None
-            if self.table is None or self.state != PLAYING
-            else self.table.abort_votes(),
+            if self.state != PLAYING
+            else self._unbuilt.abort_votes
+            if self._unbuilt is not None
+            else None
+            if self._table is None
+            else self._table.abort_votes(),
         )
 
     def _room_state(self) -> list[Effect]:
@@ -695,3 +783,52 @@ class Room:
             for session in watching:
                 effects += session.push(m.RoomState, shared, **fields)
         return effects
+
+
+@dataclass
+class UnbuiltGame:
+    """A room's game known by its facts (`server.core.facts`), not rebuilt
+    yet: a start rebuilds each game at its first use, or when the server
+    has nothing else to do (`Lobby.build_some`), not all before it serves.
+    Until then the room reads in its facts what it needs of the game when
+    nothing happens in it: when its next deadline is (`next_deadline`),
+    which seats the stand-in plays and the votes to end it (`stood_in`,
+    `abort_votes`: as the table said when the facts were taken), and a
+    player who goes away is noted there (`went_away`), as at a start, when
+    every player has. Anything else rebuilds it (`build`, which raises
+    `RebuildFailed`); failures go to `failures` (the lobby's)."""
+
+    facts: dict[str, Any]
+    build: Callable[[dict[str, Any]], Table]
+    grace: float
+    failures: list[tuple[int, str]]
+
+    @property
+    def _timers(self) -> dict[str, Any]:
+        timers: dict[str, Any] = self.facts["timers"]
+        return timers
+
+    def next_deadline(self) -> float | None:
+        """As `Table.next_deadline`."""
+        timers = self._timers
+        times = [t + self.grace for t in timers["away_since"] if t is not None]
+        if timers["deadline"] is not None:
+            times.append(timers["deadline"])
+        return min(times, default=None)
+
+    def stood_in(self, seat: int) -> bool:
+        timers = self._timers
+        return bool(timers["stood_in"][seat] or timers["left"][seat])
+
+    @property
+    def abort_votes(self) -> tuple[int, ...] | None:
+        votes = self.facts["view"]["abort_votes"]
+        return None if votes is None else tuple(votes)
+
+    def went_away(self, seat: int, now: float) -> None:
+        """As `Table.connection(seat, False, now)`."""
+        timers = self._timers
+        if timers["left"][seat] or self.facts["view"]["over"]:
+            return
+        if timers["away_since"][seat] is None and not timers["stood_in"][seat]:
+            timers["away_since"][seat] = now

@@ -13,7 +13,7 @@ import trio
 from oriflamme.protocol import messages as m
 from oriflamme.protocol.verify import verify_record
 from oriflamme.server.core import GameFinished, Gateway, Lobby, ServerConfig
-from oriflamme.server.core.facts import FACTS_PUSHES, FactsRows
+from oriflamme.server.core.facts import FACTS_PUSHES, FactsRows, facts_of, rows_of
 from oriflamme.server.core.journal import Entry, JournaledLobby
 from oriflamme.server.net import NetServer
 from oriflamme.server.persistence import restore
@@ -117,3 +117,27 @@ async def test_facts_stored_while_a_game_goes_on_restore_the_lobby_as_it_was(
         assert list(again.lobby.finished) == list(live.finished)
     finally:
         again.store.close()
+
+
+@pytest.mark.trio
+async def test_a_started_server_rebuilds_its_games_while_no_input_waits(tmp_path: Path) -> None:
+    # A start rebuilds each game lazily (at its first use): the server
+    # rebuilds the others by itself, a few at a time, with no input at all.
+    await a_game_then_a_chat_line(tmp_path / "data")
+    stopped = restore(tmp_path / "data", CONFIG)  # (facts with no journal after: a clean stop)
+    stopped.store.save_facts(rows_of(facts_of(stopped.lobby)))
+    stopped.store.close()
+    restored = restore(tmp_path / "data", CONFIG)
+    lobby = restored.lobby
+    try:
+        assert lobby.unbuilt and not all(room.built for room in lobby.rooms.values())
+        net = NetServer(Gateway(lobby), bots=None, store=restored.store, restarted=True)
+        with trio.fail_after(HANG):
+            async with trio.open_nursery() as nursery:
+                await nursery.start(net.run)
+                await until(lambda: not lobby.unbuilt)
+                nursery.cancel_scope.cancel()
+        assert all(room.built for room in lobby.rooms.values())
+        assert all(room.table is not None for room in lobby.rooms.values())
+    finally:
+        restored.store.close()

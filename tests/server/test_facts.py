@@ -18,8 +18,10 @@ from oriflamme.server.core.facts import (
     FactsError,
     decode,
     encode,
+    facts_from_rows,
     facts_of,
     lobby_from,
+    rows_of,
 )
 from oriflamme.server.core.journal import JournaledLobby, replay
 from oriflamme.server.core.referee import RebuildFailed, Referee
@@ -31,10 +33,11 @@ class Kept(Journaled):
     """A world whose server keeps facts now and then, and is restarted from
     the last facts and the journal since."""
 
-    def __init__(self, seed: int) -> None:
+    def __init__(self, seed: int, lazily: bool = False) -> None:
         super().__init__(seed)
         self.facts: bytes | None = None
         self.covered = 0  # the journal entries the facts cover
+        self.lazily = lazily  # (each game rebuilt at its first use, as a server starts)
 
     def keep_facts(self) -> None:
         lobby = self.gateway.lobby
@@ -44,7 +47,9 @@ class Kept(Journaled):
 
     def crash_and_restore(self) -> None:
         assert self.facts is not None
-        lobby = lobby_from(decode(self.facts), KeyedEntropy(KEY))
+        # (as the store keeps them: as rows)
+        facts = facts_from_rows(rows_of(decode(self.facts)))
+        lobby = lobby_from(facts, KeyedEntropy(KEY), lazily=self.lazily)
         replayed = replay(lobby, self.journal[self.covered :])
         lobby.take()
         restarted = lobby.restarted(self.now)
@@ -85,15 +90,16 @@ def test_no_token_nor_unpublished_server_seed_is_in_the_facts() -> None:
 
 
 @pytest.mark.slow  # (whole games, twice each)
+@pytest.mark.parametrize("lazily", [False, True], ids=["rebuilt at once", "rebuilt lazily"])
 @pytest.mark.parametrize("kept_in_round, crash_in_round", [(1, 1), (2, 4), (6, 6)])
 def test_a_server_restarted_from_facts_finishes_the_game_as_if_nothing_happened(
-    kept_in_round: int, crash_in_round: int
+    kept_in_round: int, crash_in_round: int, lazily: bool
 ) -> None:
     calm = Kept(seed=2)
     players(calm, 3, seed=2)
     calm.run(lambda: bool(calm.records))
     calm.settle()
-    crashed = Kept(seed=2)
+    crashed = Kept(seed=2, lazily=lazily)
     crashed_players = players(crashed, 3, seed=2)
     crashed.run(lambda: round_of(crashed_players[0]) >= kept_in_round)
     crashed.keep_facts()
@@ -133,6 +139,54 @@ def test_facts_taken_at_random_points_go_on_like_the_lobby_they_were_taken_from(
     record = world.records[0].record
     assert any(entry.by_server for entry in record.log)  # the stand-in did play
     assert verify_record(record).problems == ()  # (the seat away forfeits, and that checks)
+
+
+def test_a_start_rebuilds_a_game_at_its_first_use_and_not_before() -> None:
+    # A server keeps facts with a game in round 2, and is killed: the start
+    # makes the lobby with the game not rebuilt (its facts only), and the
+    # start's closing of every connection, and ticks before any deadline,
+    # leave it so; they do what they do with the game rebuilt at once.
+    world = Kept(seed=7)
+    clients = players(world, 3, seed=7)
+    world.run(lambda: round_of(clients[0]) >= 2)
+    world.keep_facts()
+    eager = lobby_from(decode(world.facts or b""), KeyedEntropy(KEY))
+    lazy = lobby_from(decode(world.facts or b""), KeyedEntropy(KEY), lazily=True)
+    (room,) = lazy.rooms.values()
+    assert not room.built and lazy.unbuilt == [room.id]
+    now = world.now + 1
+    said = [lobby.restarted(now) for lobby in (eager, lazy)]  # (every player gone)
+    assert [repr(e) for e in said[0]] == [repr(e) for e in said[1]]
+    assert not room.built
+    assert lazy.next_deadline() == eager.next_deadline() is not None
+    before = eager.next_deadline()
+    assert before is not None and before > now
+    assert lazy.tick(before - 0.5) == eager.tick(before - 0.5) == []
+    assert not room.built
+    assert encode(facts_of(lazy)) == encode(facts_of(eager))  # (the players gone, noted)
+    # The deadline (the grace of the players gone): rebuilt, and the same.
+    said = [lobby.tick(before) for lobby in (eager, lazy)]
+    assert room.built and [repr(e) for e in said[0]] == [repr(e) for e in said[1]]
+    assert fingerprint(lazy) == fingerprint(eager)
+    assert encode(facts_of(lazy)) == encode(facts_of(eager))
+
+
+def test_the_games_left_are_rebuilt_a_few_at_a_time_and_a_refused_one_is_named() -> None:
+    world = Kept(seed=8)
+    clients = players(world, 3, seed=8)
+    world.run(lambda: round_of(clients[0]) >= 2)
+    facts = decode(encode(facts_of(world.gateway.lobby)))
+    (game,) = [room["game"] for room in facts["rooms"]]
+    kind, seat, data = msgpack.unpackb(game["inputs"][3])  # (as another version would refuse)
+    game["inputs"][3] = msgpack.packb([kind, seat, {**data, "turn": 999}])
+    lazy = lobby_from(facts, KeyedEntropy(KEY), lazily=True)
+    (room,) = lazy.rooms.values()
+    assert lazy.take_build_failures() == [] and not room.built  # (its log not read yet)
+    assert lazy.build_some(4) == 0
+    assert room.built and room.table is None and room.unread_game == game
+    assert lazy.take_build_failures() == [(room.id, room.suspended)]
+    assert room.suspended is not None and "input 3" in room.suspended
+    assert lazy.take_build_failures() == []  # (named once)
 
 
 def test_a_game_whose_log_this_version_refuses_is_kept_out_of_play() -> None:
