@@ -852,7 +852,7 @@ def build_parser() -> argparse.ArgumentParser:
         type=_positive_int,
         default=None,
         metavar="N",
-        help="journal entries between two snapshots of the lobby (default 10,000; docs/SERVER.md)",
+        help="journal entries between two takings of the lobby's facts (default 1,000; docs/SERVER.md)",
     )
     sv.add_argument(
         "--keep-records",

@@ -89,7 +89,7 @@ from oriflamme.server.core import (
     StopBot,
 )
 from oriflamme.server.core.admission import REFUSAL, Admission
-from oriflamme.server.core.facts import FactsRows, facts_of, rows_of
+from oriflamme.server.core.facts import FactsRows, TakenRows, rows_since
 from oriflamme.server.core.journal import Entry, JournaledLobby
 
 from .bot_host import BotHost
@@ -103,7 +103,10 @@ log = logging.getLogger("oriflamme.server")
 
 INBOX = 4096  # inputs waiting for the core task
 BATCH = 256  # inputs handled together, and stored in one transaction
-SNAPSHOT_EVERY = 10_000  # journal entries between two takings of the facts (by default)
+# Journal entries between two takings of the facts (by default): a taking
+# makes only the rows that changed, and a start after a kill replays (and
+# rebuilds the games touched by) at most this many.
+SNAPSHOT_EVERY = 1_000
 BUILD_AT_ONCE = 4  # games rebuilt at a time while no input waits (a few ms each)
 MAINTAIN_EVERY = 3600.0  # seconds between two tidyings of the store (`NetServer._maintain`)
 COMMIT_QUEUE = 16  # batches handled by the core task, waiting for their commit
@@ -194,6 +197,9 @@ class NetServer:
         self._stored_up_to = 0  # the store's position of the last entry appended
         self._last_snapshot: trio.Event | None = None  # set once the last one is saved (or not)
         self._snapshots_saving = 0  # taken, not yet stored
+        # The rows the facts taken last were made of: a taking makes again
+        # only those that changed (the store keeps the others).
+        self._taken = TakenRows()
         self._inbox_send, self._inbox = trio.open_memory_channel[tuple[str, Hashable, object]](
             INBOX
         )
@@ -475,7 +481,7 @@ class NetServer:
             self._since_snapshot = 0
             try:
                 with collector_paused():
-                    batch.snapshot = rows_of(facts_of(journal))
+                    batch.snapshot = rows_since(journal, self._taken)
             except Exception:  # (a bug of ours; the journal keeps every input)
                 log.exception("the lobby's facts were not taken (the journal keeps every input)")
             else:

@@ -496,18 +496,30 @@ class KeptRows:
         self._digests: dict[str, dict[int, bytes]] = {table: {} for table in FACT_TABLES}
 
     def changes(self, facts: FactsRows) -> RowChanges:
+        """What saving `facts` writes: the rows given whose digest differs
+        from the one kept, and the deletion of the rows kept whose key is
+        gone (`facts.keys`, or the rows given if it has none)."""
         writes: dict[str, list[tuple[object, ...]]] = {}
         deletes: dict[str, list[int]] = {}
         digests: dict[str, dict[int, bytes]] = {}
         for table in FACT_TABLES:
             rows, kept = facts.tables[table], self._digests[table]
-            now = digests[table] = {}
+            present = rows.keys() if facts.keys is None else facts.keys[table]
+            # (a row not given is the one kept: it did not change)
+            now = digests[table] = {
+                key: kept[key] for key in present if key not in rows and key in kept
+            }
+            if len(now) + len(rows) != len(present):
+                missing = sorted(k for k in present if k not in rows and k not in kept)[:5]
+                raise StoreError(
+                    f"the facts name {table} rows {missing} that were never given (a bug)"
+                )
             writes[table] = []
             for key, (plain, data) in rows.items():
                 digest = now[key] = _digest(data)
                 if kept.get(key) != digest:
                     writes[table].append((key, *plain, data))
-            deletes[table] = [key for key in kept if key not in rows]
+            deletes[table] = [key for key in kept if key not in now]
         return RowChanges(facts.lobby, writes, deletes, digests)
 
     def keep(self, changes: RowChanges) -> None:

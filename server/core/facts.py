@@ -105,10 +105,16 @@ class FactsRows:
     """The facts as a store keeps them: the lobby's part (`lobby`, msgpack of
     its facts without the sessions and rooms, with their order), and a row
     for each session, room and room's game, by key (`FACT_TABLES`). A store
-    writes only the rows that changed since it last wrote (`changed_rows`)."""
+    writes only the rows that changed since it last wrote.
+
+    `keys`: None, and `tables` holds every row (`rows_of`); or the key of
+    every row there is, by table, and `tables` holds only those that
+    changed since the rows taken before (`rows_since`): the store keeps its
+    others, and deletes the rows whose key is gone."""
 
     lobby: bytes
     tables: dict[str, dict[int, Row]]
+    keys: dict[str, set[int]] | None = None
 
 
 # ------------------------------------------------------------ taking facts
@@ -116,6 +122,15 @@ class FactsRows:
 
 def facts_of(lobby: Lobby) -> dict[str, Any]:
     """The facts of `lobby` (see the module docstring)."""
+    return {
+        **_lobby_data(lobby),
+        "sessions": [_session_data(s) for s in lobby.sessions.by_player.values()],
+        "rooms": [_room_data(room) for room in lobby.rooms.values()],
+    }
+
+
+def _lobby_data(lobby: Lobby) -> dict[str, Any]:
+    """The lobby's own facts: all but its sessions and rooms."""
     entropy = lobby._entropy
     return {
         "version": FACTS_VERSION,
@@ -131,9 +146,7 @@ def facts_of(lobby: Lobby) -> dict[str, Any]:
             [player, [[rid, seat] for rid, seat in games]]
             for player, games in lobby._played.items()
         ],
-        "sessions": [_session_data(s) for s in lobby.sessions.by_player.values()],
         "away": list(lobby.sessions.away),
-        "rooms": [_room_data(room) for room in lobby.rooms.values()],
     }
 
 
@@ -261,6 +274,136 @@ def _seat_record_data(seat: SeatRecord) -> dict[str, Any]:
         "stand_in": seat.stand_in,
         "handed_to_bot": seat.handed_to_bot,
     }
+
+
+class TakenRows:
+    """What `rows_since` made rows of last time: each session's and room's
+    key (`_session_key`, `_room_key`: the values its facts are made of, read
+    without making them), so that a taking makes again only the rows of the
+    sessions and rooms whose key changed. Kept by the shell between two
+    takings; a new one (at a start) makes every row."""
+
+    def __init__(self) -> None:
+        self.sessions: dict[int, tuple[Any, ...]] = {}
+        self.rooms: dict[int, tuple[Any, ...]] = {}
+
+
+def rows_since(lobby: Lobby, taken: TakenRows) -> FactsRows:
+    """The facts of `lobby` as rows: those of the sessions, rooms and games
+    that changed since `taken` (which then holds these), and the keys of
+    every row (`FactsRows.keys`). The same as `rows_of(facts_of(lobby))` in
+    the store that holds the rows taken before: tests/server check it
+    after every step of random traffic."""
+    sessions: dict[int, Row] = {}
+    rooms: dict[int, Row] = {}
+    games: dict[int, Row] = {}
+    session_keys: dict[int, tuple[Any, ...]] = {}
+    room_keys: dict[int, tuple[Any, ...]] = {}
+    with_games: set[int] = set()
+    for player, session in lobby.sessions.by_player.items():
+        key = session_keys[player] = _session_key(session)
+        if taken.sessions.get(player) != key:
+            data = _session_data(session)
+            sessions[player] = ((data["name"],), encode(data))
+    for room_id, room in lobby.rooms.items():
+        key = room_keys[room_id] = _room_key(room)
+        if room._unbuilt is not None or room._table is not None or room.unread_game is not None:
+            with_games.add(room_id)
+        if taken.rooms.get(room_id) != key:
+            data = _room_data(room)
+            game = data["game"]
+            if game is not None:
+                games[room_id] = ((game.get("game_id"),), encode(game))
+            rooms[room_id] = ((data["name"], data["state"]), encode({**data, "game": None}))
+    lobby_row = {
+        **_lobby_data(lobby),
+        "version": FACTS_VERSION,
+        "session_order": list(session_keys),
+        "room_order": list(room_keys),
+    }
+    taken.sessions, taken.rooms = session_keys, room_keys
+    return FactsRows(
+        encode(lobby_row),
+        {"sessions": sessions, "rooms": rooms, "games": games},
+        {"sessions": set(session_keys), "rooms": set(room_keys), "games": with_games},
+    )
+
+
+def _session_key(s: Session) -> tuple[Any, ...]:
+    """What `_session_data` is made of, read cheaply: equal keys, equal
+    facts. (Every push counts in `last_seq`; dropping the pushes kept
+    empties `history`.)"""
+    history = s.history
+    return (
+        s.name,
+        s.bot,
+        s.address,
+        s.joined,
+        s.conn,
+        s.room,
+        s.seat,
+        s.disconnected_at,
+        s.last_seq,
+        None if history is None else (len(history), s._kept_bytes),
+        s._digests,
+        None if s.chat_times is None else tuple(s.chat_times),
+    )
+
+
+def _room_key(room: Room) -> tuple[Any, ...]:
+    """What `_room_data` is made of, its game's facts included, read
+    cheaply: equal keys, equal facts. (A game's log only grows.)"""
+    unbuilt, table = room._unbuilt, room._table
+    if unbuilt is not None:
+        game: tuple[Any, ...] = (
+            "unbuilt",
+            id(unbuilt.facts),
+            tuple(unbuilt.facts["timers"]["away_since"]),
+        )
+    elif table is not None:
+        referee = table.referee
+        game = (
+            "table",
+            id(table),
+            len(referee.inputs),
+            len(referee.choices),
+            len(referee.seat_changes),
+            referee.digested,
+            referee.digested_turn,
+            tuple(table._away_since),
+            tuple(table._stood_in),
+            tuple(table._left),
+            table._deadline,
+            table._deadline_for,
+            table._asked_open,
+            table._asked_final,
+            table._pushed_turn,
+            table.votes,
+        )
+    else:
+        game = ("unread", id(room.unread_game))
+    return (
+        room.name,
+        room.settings,
+        room.invite,
+        room.host,
+        room.state,
+        tuple(
+            (
+                None if seat.session is None else seat.session.player,
+                seat.bot,
+                seat.ready,
+                seat.ghost,
+                seat.handed,
+            )
+            for seat in room.seats
+        ),
+        tuple(s.player for s in room.spectators),
+        room.table_players,
+        room.finished_by,
+        room.suspended,
+        game,
+    )
 
 
 def rows_of(facts: dict[str, Any]) -> FactsRows:

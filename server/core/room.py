@@ -722,7 +722,32 @@ class Room:
                     effects += session.push(push.kind, shared, **push.fields)
         return effects
 
-    def _room_fields(self, session: Session) -> dict[str, Any]:
+    def _room_fields(
+        self, session: Session, seats: tuple[m.RoomSeat, ...] | None = None
+    ) -> dict[str, Any]:
+        """The fields of `session`'s `room_state` (`seats`: the room's, if
+        made already for another member)."""
+        return dict(
+            room=self.id,
+            name=self.name,
+            settings=self.settings,
+            host=self.host,
+            state=self.state,
+            seats=self._room_seats() if seats is None else seats,
+            spectators=len(self.spectators),
+            seat=session.seat if session.room == self.id else None,
+            invite=self.invite,
+            abort_votes=None
+            if self.state != PLAYING
+            else self._unbuilt.abort_votes
+            if self._unbuilt is not None
+            else None
+            if self._table is None
+            else self._table.abort_votes(),
+        )
+
+    def _room_seats(self) -> tuple[m.RoomSeat, ...]:
+        """The room's seats as `room_state` shows them."""
         seats = []
         for index, seat in enumerate(self.seats):
             stood_in = self.state == PLAYING and (
@@ -750,35 +775,19 @@ class Room:
                 )
             else:
                 seats.append(m.RoomSeat(seat=index, ready=False, connected=False))
-        return dict(
-            room=self.id,
-            name=self.name,
-            settings=self.settings,
-            host=self.host,
-            state=self.state,
-            seats=tuple(seats),
-            spectators=len(self.spectators),
-            seat=session.seat if session.room == self.id else None,
-            invite=self.invite,
-            abort_votes=None
-            if self.state != PLAYING
-            else self._unbuilt.abort_votes
-            if self._unbuilt is not None
-            else None
-            if self._table is None
-            else self._table.abort_votes(),
-        )
+        return tuple(seats)
 
     def _room_state(self) -> list[Effect]:
         """`room_state` to every member: each seat its own, the spectators
         connected one they share (encoded once; away, they get none)."""
         effects: list[Effect] = []
+        seats = self._room_seats()  # (the same for every member)
         for seat in self.seats:
             if seat.session is not None:
-                effects += seat.session.push(m.RoomState, **self._room_fields(seat.session))
+                effects += seat.session.push(m.RoomState, **self._room_fields(seat.session, seats))
         watching = [s for s in self.spectators if s.connected]
         if watching:
-            fields = self._room_fields(watching[0])
+            fields = self._room_fields(watching[0], seats)
             shared = SharedEncoding() if len(watching) > 1 else None
             for session in watching:
                 effects += session.push(m.RoomState, shared, **fields)

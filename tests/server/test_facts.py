@@ -16,14 +16,18 @@ from oriflamme.server.core.facts import (
     FACTS_PUSHES,
     FACTS_VERSION,
     FactsError,
+    FactsRows,
+    TakenRows,
     decode,
     encode,
     facts_from_rows,
     facts_of,
     lobby_from,
     rows_of,
+    rows_since,
 )
 from oriflamme.server.core.journal import JournaledLobby, replay
+from oriflamme.server.core.lobby import Lobby
 from oriflamme.server.core.referee import RebuildFailed, Referee
 from tests.server.test_journal import KEY, Journaled, finishes_as_calm, players, round_of
 from tests.server.test_room_stateful import fingerprint
@@ -141,6 +145,29 @@ def test_facts_taken_at_random_points_go_on_like_the_lobby_they_were_taken_from(
     assert verify_record(record).problems == ()  # (the seat away forfeits, and that checks)
 
 
+class RowsStored:
+    """The rows a store holds of the facts taken a step at a time
+    (`rows_since`): checked against the whole facts at each taking."""
+
+    def __init__(self) -> None:
+        self.taken = TakenRows()
+        self.stored: dict[str, dict[int, bytes]] = {}
+
+    def take_and_check(self, lobby: Lobby) -> FactsRows:
+        since = rows_since(lobby, self.taken)
+        assert since.keys is not None
+        for table, keys in since.keys.items():
+            kept = self.stored.setdefault(table, {})
+            for key in [k for k in kept if k not in keys]:
+                del kept[key]
+            kept.update((key, data) for key, (_, data) in since.tables[table].items())
+        whole = rows_of(facts_of(lobby))
+        assert since.lobby == whole.lobby
+        for table, rows in whole.tables.items():
+            assert self.stored[table] == {key: data for key, (_, data) in rows.items()}, table
+        return since
+
+
 def test_a_start_rebuilds_a_game_at_its_first_use_and_not_before() -> None:
     # A server keeps facts with a game in round 2, and is killed: the start
     # makes the lobby with the game not rebuilt (its facts only), and the
@@ -154,19 +181,24 @@ def test_a_start_rebuilds_a_game_at_its_first_use_and_not_before() -> None:
     lazy = lobby_from(decode(world.facts or b""), KeyedEntropy(KEY), lazily=True)
     (room,) = lazy.rooms.values()
     assert not room.built and lazy.unbuilt == [room.id]
+    rows = RowsStored()  # (taken as the server takes them, a step at a time)
+    rows.take_and_check(lazy)
     now = world.now + 1
     said = [lobby.restarted(now) for lobby in (eager, lazy)]  # (every player gone)
     assert [repr(e) for e in said[0]] == [repr(e) for e in said[1]]
     assert not room.built
+    assert room.id in rows.take_and_check(lazy).tables["games"]  # (the players gone)
     assert lazy.next_deadline() == eager.next_deadline() is not None
     before = eager.next_deadline()
     assert before is not None and before > now
     assert lazy.tick(before - 0.5) == eager.tick(before - 0.5) == []
     assert not room.built
+    assert rows.take_and_check(lazy).tables["games"] == {}  # (nothing changed)
     assert encode(facts_of(lazy)) == encode(facts_of(eager))  # (the players gone, noted)
     # The deadline (the grace of the players gone): rebuilt, and the same.
     said = [lobby.tick(before) for lobby in (eager, lazy)]
     assert room.built and [repr(e) for e in said[0]] == [repr(e) for e in said[1]]
+    rows.take_and_check(lazy)
     assert fingerprint(lazy) == fingerprint(eager)
     assert encode(facts_of(lazy)) == encode(facts_of(eager))
 

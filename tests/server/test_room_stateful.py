@@ -31,6 +31,7 @@ from oriflamme.protocol import messages as m
 from oriflamme.protocol.commitments import Opening
 from oriflamme.protocol.verify import verify_record
 from oriflamme.server.core import FixedEntropy, ServerConfig
+from oriflamme.server.core.facts import TakenRows, facts_of, rows_of, rows_since
 from oriflamme.server.core.lobby import Lobby
 from tests.server.scenario import hidden_cards_shown
 from tools.docgen.worked_example import fixed_secrets
@@ -109,6 +110,10 @@ class RoomTraffic(RuleBasedStateMachine):
             self.clients[name] = self.world.connect(name, behaviour=behaviour)
         self.world.settle()
         self.checked_records = 0
+        # The facts as a store holding every taking's rows would (table ->
+        # key -> bytes), taken a step at a time (`rows_since`).
+        self.taken = TakenRows()
+        self.stored: dict[str, dict[int, bytes]] = {}
 
     # ------------------------------------------------------------ sending
 
@@ -321,6 +326,27 @@ class RoomTraffic(RuleBasedStateMachine):
             assert verdict.problems == (), verdict.problems
             assert verdict.seats == finished.record.verdicts
         self.checked_records = len(self.world.records)
+
+    @invariant()
+    def the_rows_that_changed_make_the_whole_facts(self) -> None:
+        # A taking makes only the rows of what changed since the one before
+        # (the store keeps the others): after any step, what the store then
+        # holds is the whole lobby's facts, row for row.
+        if not hasattr(self, "world"):
+            return
+        self.world.settle()
+        lobby = self.world.gateway.lobby
+        since = rows_since(lobby, self.taken)
+        assert since.keys is not None
+        for table, keys in since.keys.items():
+            kept = self.stored.setdefault(table, {})
+            for key in [k for k in kept if k not in keys]:
+                del kept[key]
+            kept.update((key, data) for key, (_, data) in since.tables[table].items())
+        whole = rows_of(facts_of(lobby))
+        assert since.lobby == whole.lobby
+        for table, rows in whole.tables.items():
+            assert self.stored[table] == {key: data for key, (_, data) in rows.items()}, table
 
 
 RoomTraffic.TestCase.settings = settings(
