@@ -330,22 +330,36 @@ class Lobby:
 
     def closed(self, conn: Hashable, now: float) -> list[Effect]:
         """Connection `conn` is gone (closed by either side, or dropped)."""
+        session = self._gone(conn, now)
+        room = None if session is None else self._room_of(session)
+        if session is None or room is None:
+            return []
+        return self._noted(room.connection_changed(session, now))
+
+    def _gone(self, conn: Hashable, now: float) -> Session | None:
+        """The session of connection `conn`, away from `now` (None: it had none)."""
         session = self._conns.pop(conn, None)
         if session is None or session.conn != conn:
-            return []
+            return None
         self.sessions.disconnected(session, now)
         self._touch(session)
         self._watch_expiry(session.player)
-        room = self._room_of(session)
-        return [] if room is None else self._noted(room.connection_changed(session, now))
+        return session
 
     def restarted(self, now: float) -> list[Effect]:
         """The server started again with this lobby (rebuilt from its
         journal): every connection it knew is gone, and its bots are started
-        anew, each with a new token."""
+        anew, each with a new token. Each room is told once of all its
+        members gone (one `room_state` each), not once a member."""
         effects: list[Effect] = []
+        gone: dict[int, list[Session]] = {}
         for conn in list(self._conns):
-            effects += self.closed(conn, now)
+            session = self._gone(conn, now)
+            room = None if session is None else self._room_of(session)
+            if session is not None and room is not None:
+                gone.setdefault(room.id, []).append(session)
+        for room_id, sessions in gone.items():
+            effects += self._noted(self.rooms[room_id].connections_gone(sessions, now))
         for room in self.rooms.values():
             effects += room.restart_bots(self.sessions.renew)
         self._touched.update(self.rooms)

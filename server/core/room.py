@@ -363,6 +363,26 @@ class Room:
             effects += self._table_update(update, now)
         return effects
 
+    def connections_gone(self, sessions: list[Session], now: float) -> list[Effect]:
+        """The connections of `sessions`, members here, are all gone at once
+        (the server started again): as `connection_changed` for each, with
+        one `room_state` for all."""
+        seated = [s for s in sessions if s.seat is not None]
+        if not seated:
+            return []
+        effects: list[Effect] = []
+        if self._unbuilt is not None:
+            if self.in_play():
+                for session in seated:
+                    assert session.seat is not None
+                    self._unbuilt.went_away(session.seat, now)
+        elif self._table is not None and self.in_play():
+            for session in seated:
+                assert session.seat is not None
+                update = self._table.connection(session.seat, False, now)
+                effects += self._table_update(update, now)
+        return self._room_state() + effects
+
     def refreshed(self, session: Session, message: m.Message, now: float) -> m.Message:
         """A push `session` missed, as it is sent again now (see `Table.refreshed`)."""
         self.build()
