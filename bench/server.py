@@ -77,6 +77,7 @@ import os
 import pstats
 import random
 import re
+import secrets
 import shlex
 import signal
 import statistics
@@ -91,6 +92,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import msgpack
 import raw_load  # noqa: E402  (bench/, this script's folder)
@@ -934,6 +936,40 @@ def game_phase(
     the server's environment, another version's with `--against`)."""
     workdir = Path(tempfile.mkdtemp(prefix=f"k{k}-", dir=args.tmp))
     options = ["--port", "0", "--data-dir", str(workdir / "data"), "--log-level", "info"]
+    with _database(args.database) as database:
+        if database is not None:
+            options += ["--database", database]
+        return _game_phase(children, k, drivers, args, env, workdir, options)
+
+
+@contextlib.contextmanager
+def _database(url: str | None) -> Iterator[str | None]:
+    """With `--database URL` (PostgreSQL, a role that may create databases):
+    a database of its own for one run, made and then dropped; else None."""
+    if url is None:
+        yield None
+        return
+    import psycopg
+
+    name = f"oriflamme_bench_{secrets.token_hex(6)}"
+    with psycopg.connect(url, autocommit=True) as admin:
+        admin.execute(f"CREATE DATABASE {name}")
+    try:
+        yield urlsplit(url)._replace(path=f"/{name}").geturl()
+    finally:
+        with psycopg.connect(url, autocommit=True) as admin:
+            admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+def _game_phase(
+    children: Children,
+    k: int,
+    drivers: int,
+    args: argparse.Namespace,
+    env: dict[str, str] | None,
+    workdir: Path,
+    options: list[str],
+) -> Phase:
     # Every table connects from 127.0.0.1: lift the limit of one address.
     # Bots answer at once: a seat of a lone table sends more than the 200
     # messages a second the server allows a connection by default.
@@ -1392,12 +1428,21 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--rounds", type=int, default=3, help="with --against: runs of each version (3)"
     )
+    parser.add_argument(
+        "--database",
+        metavar="URL",
+        help="keep the server's state in PostgreSQL (`serve --database`): URL's role must"
+        " create databases, and each run gets one of its own (this version only: not with"
+        " --against)",
+    )
     parser.add_argument("--echo-server", metavar="FRAME", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     quick = args.quick
     if args.ks is None:
         args.ks = "1,10" if quick else "1,50,200"
     args.k_values = [int(k) for k in args.ks.split(",") if k.strip()]
+    if args.database is not None and args.against is not None:
+        parser.error("--database is for this version only: leave out --against")
     if args.seconds is None:
         args.seconds = 2.5 if quick else 15.0
     if args.warmup is None:
