@@ -64,6 +64,7 @@ import itertools
 import logging
 import math
 import os
+import secrets
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Hashable
@@ -108,6 +109,10 @@ BATCH = 256  # inputs handled together, and stored in one transaction
 # rebuilds the games touched by) at most this many.
 SNAPSHOT_EVERY = 1_000
 BUILD_AT_ONCE = 4  # games rebuilt at a time while no input waits (a few ms each)
+# Blocks of the keyed random stream a start skips: between this and twice
+# this, at random. No state lost to a restore drew 2**40 blocks (32 TiB),
+# and the stream's 64-bit counter allows some 8 million starts.
+RESTART_SKIP = 1 << 40
 MAINTAIN_EVERY = 3600.0  # seconds between two tidyings of the store (`NetServer._maintain`)
 COMMIT_QUEUE = 16  # batches handled by the core task, waiting for their commit
 HEAD_START = 0.02  # seconds the core task waits for the batches before it to be sent
@@ -385,7 +390,9 @@ class NetServer:
     async def _core(self) -> None:
         gateway = self.gateway
         if self.restarted:  # every connection it knew is gone; its bots start anew
-            await self._hand_over(gateway.lobby.restarted(self.now()))
+            # (a random stretch of the keyed stream skipped: see `Lobby.restarted`)
+            skip = RESTART_SKIP + secrets.randbelow(RESTART_SKIP)
+            await self._hand_over(gateway.lobby.restarted(self.now(), skip))
         while True:
             if self._unsent:
                 # The committer's head start. The end of its commit is seen

@@ -121,6 +121,20 @@ class _CounterMode:
         self._counter, self._buffer = position // BLOCK_SIZE, b""
         self.token_bytes(position % BLOCK_SIZE)
 
+    def skip(self, blocks: int) -> None:
+        """Go on `blocks` blocks further, none of them used. A server
+        started again skips a great random number of them (`Lobby.restarted`):
+        if its state went back in time (a backup restored), the tokens and
+        seeds it drew after that point, which clients may hold, are not drawn
+        again.
+
+        >>> e = FixedEntropy("doc"); e.skip(2); e.position
+        64
+        """
+        if blocks < 0:
+            raise ValueError("a stream goes on, not back")
+        self.seek((self._counter + blocks) * BLOCK_SIZE)
+
     def bytes_at(self, position: int, size: int) -> bytes:
         """The `size` bytes the stream gave (or will give) from `position`,
         without moving it."""

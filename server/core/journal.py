@@ -241,10 +241,10 @@ class JournaledLobby(Lobby):
         self._digest(index, rooms, [])
         return effects
 
-    def restarted(self, now: float) -> list[Effect]:
-        self._note(Entry(RESTARTED, None, now))
+    def restarted(self, now: float, skip: int = 0) -> list[Effect]:
+        self._note(Entry(RESTARTED, None, now, msgpack.packb(skip) if skip else None))
         index, rooms = len(self._notes) - 1, self._rooms_of()
-        effects = super().restarted(now)
+        effects = super().restarted(now, skip)
         self._digest(index, rooms, [])
         return effects
 
@@ -328,7 +328,16 @@ def _apply(lobby: Lobby, entry: Entry) -> list[Effect]:
     if entry.kind == TICK:
         return lobby.tick(now)
     if entry.kind == RESTARTED:
-        return lobby.restarted(now)
+        # (the blocks of the random stream skipped; none in a note made before)
+        skip = (
+            0
+            if entry.data is None
+            else unpack_untrusted(
+                entry.data, max_str_len=0, max_bin_len=0, max_array_len=0, max_map_len=0
+            )
+        )
+        assert isinstance(skip, int) and skip >= 0
+        return lobby.restarted(now, skip)
     if entry.kind == CLOSED:
         return lobby.closed(conn, now)
     if entry.kind == HELLO:

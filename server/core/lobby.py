@@ -58,7 +58,7 @@ from oriflamme.protocol.fanout import SharedEncoding
 
 from .config import ServerConfig
 from .effects import Close, Effect, Fault, FetchRecord, GameFinished, LogLine, Send
-from .entropy import Entropy, SystemEntropy
+from .entropy import Entropy, KeyedEntropy, SystemEntropy
 from .room import CLOSED, FINISHED, PLAYING, WAITING, Outcome, Room
 from .sessions import Session, Sessions
 from .table import with_time_left
@@ -346,11 +346,21 @@ class Lobby:
         self._watch_expiry(session.player)
         return session
 
-    def restarted(self, now: float) -> list[Effect]:
+    def restarted(self, now: float, skip: int = 0) -> list[Effect]:
         """The server started again with this lobby (rebuilt from its
         journal): every connection it knew is gone, and its bots are started
         anew, each with a new token. Each room is told once of all its
-        members gone (one `room_state` each), not once a member."""
+        members gone (one `room_state` each), not once a member.
+
+        `skip`: blocks of the keyed random stream left unused from here
+        (`KeyedEntropy.skip`; the shell draws a great random number). The
+        lobby may be older than the one that went down (a backup restored,
+        or its last transactions lost): the tokens, invite codes and seeds
+        the lost one drew after this point are not drawn again, so that a
+        client holding one cannot take another player's session."""
+        entropy = self._entropy
+        if skip and isinstance(entropy, KeyedEntropy):
+            entropy.skip(skip)
         effects: list[Effect] = []
         gone: dict[int, list[Session]] = {}
         for conn in list(self._conns):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 
+import msgpack
 import pytest
 
 from oriflamme.client.bots import Behaviour, Bot
@@ -14,6 +15,7 @@ from oriflamme.protocol.record import encode_record
 from oriflamme.protocol.verify import verify_record
 from oriflamme.server.core import ServerConfig
 from oriflamme.server.core.entropy import KeyedEntropy
+from oriflamme.server.core.facts import decode, encode, facts_of, lobby_from
 from oriflamme.server.core.journal import Entry, JournaledLobby, replay
 from oriflamme.server.core.lobby import Lobby
 from tests.server.test_room_stateful import fingerprint
@@ -179,3 +181,41 @@ def test_a_replayed_journal_counts_sessions_by_the_address_they_came_from() -> N
     replay(rebuilt, [*notes, older])
     assert list(rebuilt.sessions.from_address("192.0.2.7")) == [1]
     assert [s.address for s in rebuilt.sessions] == ["192.0.2.7", None, None]
+
+
+def test_a_server_gone_back_in_time_draws_no_token_it_drew_before() -> None:
+    # A server keeps its facts (a backup, say), goes on, and a new player
+    # gets a token. Then the backup is started again: its state went back.
+    # The next new player must not get the token the first one holds, or the
+    # first, coming back with it, would take the second's session. A start
+    # skips a random stretch of the keyed stream (the shell draws it), noted
+    # in the journal, so a replay draws the same.
+    world = Journaled(seed=9)
+    players(world, 3, seed=9)
+    world.settle()
+    lobby = world.gateway.lobby
+    assert isinstance(lobby, JournaledLobby)
+    lobby.take()
+    backup = facts_of(lobby)
+    late = m.Hello(versions=(1,), client="test", name="Late")
+
+    def newcomer(skip: int) -> tuple[bytes, JournaledLobby, list[Entry]]:
+        """The token digest of a player new after a start with `skip`."""
+        started = lobby_from(decode(encode(backup)), KeyedEntropy(KEY))
+        started.restarted(world.now + 1, skip)
+        started.hello("late", late, world.now + 2)
+        (session,) = [s for s in started.sessions if s.name == "Late"]
+        return session._digests[0], started, started.take()
+
+    lost, _, _ = newcomer(0)
+    again, _, _ = newcomer(0)
+    assert again == lost  # (without a skip, the same token is drawn again)
+    first, _, journal = newcomer(1 << 40)
+    second, _, _ = newcomer((1 << 40) + 12345)
+    assert len({lost, first, second}) == 3
+    # The skip is in the journal: a replay of it draws the same token.
+    replayed = lobby_from(decode(encode(backup)), KeyedEntropy(KEY))
+    replay(replayed, journal)
+    (session,) = [s for s in replayed.sessions if s.name == "Late"]
+    assert session._digests[0] == first
+    assert [e.data for e in journal if e.kind == "restarted"] == [msgpack.packb(1 << 40)]
