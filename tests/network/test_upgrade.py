@@ -121,6 +121,29 @@ def data_dir(tmp_path: Path) -> Path:
     return data
 
 
+def servers(tmp_path: Path, earlier: list[str]) -> tuple[Path, ServerProcess, ServerProcess]:
+    """A data directory, the server of `earlier` started on it, and this
+    version's, not started, to listen on the same port."""
+    data = data_dir(tmp_path)
+    old = ServerProcess(data, command=earlier, log_path=tmp_path / "earlier.log")
+    port = old.start(timeout=2 * HANG)
+    return data, old, ServerProcess(data, port=port, log_path=tmp_path / "this.log")
+
+
+def players(port: int, label: str) -> list[Session]:
+    """The players, random and heuristic bots, each with its secrets from
+    `label` (the port stays the same across the servers)."""
+    return [
+        Session(
+            tcp("127.0.0.1", port),
+            f"p{i}",
+            behaviour=Behaviour(Bot(["random", "heuristic"][i % 2], seed=f"{label} {i}")),
+            make_secrets=fixed_secrets(f"{label} player {i}"),
+        )
+        for i in range(PLAYERS)
+    ]
+
+
 def this_version_refuses(data: Path, port: int) -> str:
     """This version's `serve` on `data`: it must exit at once, with status 2;
     what it said."""
@@ -140,10 +163,8 @@ def this_version_refuses(data: Path, port: int) -> str:
 async def test_an_upgrade_from_the_earlier_version_finishes_every_game(
     tmp_path: Path, earlier: list[str], stop: str
 ) -> None:
-    data = data_dir(tmp_path)
-    old = ServerProcess(data, command=earlier, log_path=tmp_path / "earlier.log")
-    port = old.start(timeout=2 * HANG)
-    new = ServerProcess(data, port=port, log_path=tmp_path / "this.log")
+    data, old, new = servers(tmp_path, earlier)
+    port = new.port
 
     def stopped(server: ServerProcess) -> None:
         if stop == "SIGTERM":
@@ -151,15 +172,7 @@ async def test_an_upgrade_from_the_earlier_version_finishes_every_game(
         else:
             server.kill()
 
-    sessions = [
-        Session(
-            tcp("127.0.0.1", port),  # (the port stays the same across the servers)
-            f"p{i}",
-            behaviour=Behaviour(Bot(["random", "heuristic"][i % 2], seed=f"upgrade {i}")),
-            make_secrets=fixed_secrets(f"upgrade player {i}"),
-        )
-        for i in range(PLAYERS)
-    ]
+    sessions = players(port, "upgrade")
     host = sessions[0]
     records: list[str] = []
     try:
@@ -232,19 +245,9 @@ async def test_an_upgrade_from_the_earlier_version_finishes_every_game(
 async def test_an_upgrade_from_facts_as_one_document_goes_on_with_the_game(
     tmp_path: Path, facts_document: list[str], stop: str
 ) -> None:
-    data = data_dir(tmp_path)
-    old = ServerProcess(data, command=facts_document, log_path=tmp_path / "earlier.log")
-    port = old.start(timeout=2 * HANG)
-    new = ServerProcess(data, port=port, log_path=tmp_path / "this.log")
-    sessions = [
-        Session(
-            tcp("127.0.0.1", port),
-            f"p{i}",
-            behaviour=Behaviour(Bot(["random", "heuristic"][i % 2], seed=f"rows {i}")),
-            make_secrets=fixed_secrets(f"rows player {i}"),
-        )
-        for i in range(PLAYERS)
-    ]
+    data, old, new = servers(tmp_path, facts_document)
+    port = new.port
+    sessions = players(port, "rows")
     host = sessions[0]
     try:
         with trio.fail_after(2 * GAME_HANG):

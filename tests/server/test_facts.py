@@ -16,21 +16,17 @@ from oriflamme.server.core.facts import (
     FACTS_PUSHES,
     FACTS_VERSION,
     FactsError,
-    FactsRows,
-    TakenRows,
     decode,
     encode,
     facts_from_rows,
     facts_of,
     lobby_from,
     rows_of,
-    rows_since,
 )
 from oriflamme.server.core.journal import JournaledLobby, replay
-from oriflamme.server.core.lobby import Lobby
 from oriflamme.server.core.referee import RebuildFailed, Referee
 from tests.server.test_journal import KEY, Journaled, finishes_as_calm, players, round_of
-from tests.server.test_room_stateful import fingerprint
+from tests.server.test_room_stateful import RowsStored, fingerprint
 
 
 class Kept(Journaled):
@@ -143,29 +139,6 @@ def test_facts_taken_at_random_points_go_on_like_the_lobby_they_were_taken_from(
     record = world.records[0].record
     assert any(entry.by_server for entry in record.log)  # the stand-in did play
     assert verify_record(record).problems == ()  # (the seat away forfeits, and that checks)
-
-
-class RowsStored:
-    """The rows a store holds of the facts taken a step at a time
-    (`rows_since`): checked against the whole facts at each taking."""
-
-    def __init__(self) -> None:
-        self.taken = TakenRows()
-        self.stored: dict[str, dict[int, bytes]] = {}
-
-    def take_and_check(self, lobby: Lobby) -> FactsRows:
-        since = rows_since(lobby, self.taken)
-        assert since.keys is not None
-        for table, keys in since.keys.items():
-            kept = self.stored.setdefault(table, {})
-            for key in [k for k in kept if k not in keys]:
-                del kept[key]
-            kept.update((key, data) for key, (_, data) in since.tables[table].items())
-        whole = rows_of(facts_of(lobby))
-        assert since.lobby == whole.lobby
-        for table, rows in whole.tables.items():
-            assert self.stored[table] == {key: data for key, (_, data) in rows.items()}, table
-        return since
 
 
 def test_a_start_rebuilds_a_game_at_its_first_use_and_not_before() -> None:

@@ -31,7 +31,7 @@ from oriflamme.protocol import messages as m
 from oriflamme.protocol.commitments import Opening
 from oriflamme.protocol.verify import verify_record
 from oriflamme.server.core import FixedEntropy, ServerConfig
-from oriflamme.server.core.facts import TakenRows, facts_of, rows_of, rows_since
+from oriflamme.server.core.facts import FactsRows, TakenRows, facts_of, rows_of, rows_since
 from oriflamme.server.core.lobby import Lobby
 from tests.server.scenario import hidden_cards_shown
 from tools.docgen.worked_example import fixed_secrets
@@ -81,6 +81,29 @@ def fingerprint(lobby: Lobby) -> Any:
     return tuple(rooms), sessions
 
 
+class RowsStored:
+    """The rows a store holds of the facts taken a step at a time
+    (`rows_since`): checked against the whole facts at each taking."""
+
+    def __init__(self) -> None:
+        self.taken = TakenRows()
+        self.stored: dict[str, dict[int, bytes]] = {}
+
+    def take_and_check(self, lobby: Lobby) -> FactsRows:
+        since = rows_since(lobby, self.taken)
+        assert since.keys is not None
+        for table, keys in since.keys.items():
+            kept = self.stored.setdefault(table, {})
+            for key in [k for k in kept if k not in keys]:
+                del kept[key]
+            kept.update((key, data) for key, (_, data) in since.tables[table].items())
+        whole = rows_of(facts_of(lobby))
+        assert since.lobby == whole.lobby
+        for table, rows in whole.tables.items():
+            assert self.stored[table] == {key: data for key, (_, data) in rows.items()}, table
+        return since
+
+
 class Manual(Behaviour):
     """A client that plays by itself only while `auto` is on."""
 
@@ -110,10 +133,7 @@ class RoomTraffic(RuleBasedStateMachine):
             self.clients[name] = self.world.connect(name, behaviour=behaviour)
         self.world.settle()
         self.checked_records = 0
-        # The facts as a store holding every taking's rows would (table ->
-        # key -> bytes), taken a step at a time (`rows_since`).
-        self.taken = TakenRows()
-        self.stored: dict[str, dict[int, bytes]] = {}
+        self.rows = RowsStored()  # (the facts taken a step at a time)
 
     # ------------------------------------------------------------ sending
 
@@ -335,18 +355,7 @@ class RoomTraffic(RuleBasedStateMachine):
         if not hasattr(self, "world"):
             return
         self.world.settle()
-        lobby = self.world.gateway.lobby
-        since = rows_since(lobby, self.taken)
-        assert since.keys is not None
-        for table, keys in since.keys.items():
-            kept = self.stored.setdefault(table, {})
-            for key in [k for k in kept if k not in keys]:
-                del kept[key]
-            kept.update((key, data) for key, (_, data) in since.tables[table].items())
-        whole = rows_of(facts_of(lobby))
-        assert since.lobby == whole.lobby
-        for table, rows in whole.tables.items():
-            assert self.stored[table] == {key: data for key, (_, data) in rows.items()}, table
+        self.rows.take_and_check(self.world.gateway.lobby)
 
 
 RoomTraffic.TestCase.settings = settings(
