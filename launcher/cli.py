@@ -852,7 +852,7 @@ def build_parser() -> argparse.ArgumentParser:
         type=_positive_int,
         default=None,
         metavar="N",
-        help="journal entries between two takings of the lobby's facts (default 1,000; docs/SERVER.md)",
+        help="journal entries between two takings of the lobby's facts (default 2,000, or sooner once the journal has inputs in 500 rooms; docs/SERVER.md)",
     )
     sv.add_argument(
         "--keep-records",

@@ -105,9 +105,13 @@ log = logging.getLogger("oriflamme.server")
 INBOX = 4096  # inputs waiting for the core task
 BATCH = 256  # inputs handled together, and stored in one transaction
 # Journal entries between two takings of the facts (by default): a taking
-# makes only the rows that changed, and a start after a kill replays (and
-# rebuilds the games touched by) at most this many.
-SNAPSHOT_EVERY = 1_000
+# makes only the rows that changed, and a start after a kill replays at
+# most this many.
+SNAPSHOT_EVERY = 2_000
+# Or once the journal since them has inputs in this many rooms (a request,
+# a resume, a decision): a start after a kill replays the journal and
+# rebuilds every game it touches (a few ms each).
+SNAPSHOT_ROOMS = 500
 BUILD_AT_ONCE = 4  # games rebuilt at a time while no input waits (a few ms each)
 # Blocks of the keyed random stream a start skips: between this and twice
 # this, at random. No state lost to a restore drew 2**40 blocks (32 TiB),
@@ -176,6 +180,7 @@ class NetServer:
         restarted: bool = False,
         entries_since_snapshot: int = 0,
         snapshot_every: int = SNAPSHOT_EVERY,
+        snapshot_rooms: int = SNAPSHOT_ROOMS,
         keep_records: float | None = None,
         maintain_every: float = MAINTAIN_EVERY,
     ) -> None:
@@ -194,6 +199,7 @@ class NetServer:
         self.maintain_every = maintain_every
         self._since_snapshot = entries_since_snapshot
         self.snapshot_every = snapshot_every
+        self.snapshot_rooms = snapshot_rooms  # (or once the journal touched this many rooms)
         self._snapshots_wanted: list[trio.Event] = []
         self._batches_send, self._batches = trio.open_memory_channel[_Batch](COMMIT_QUEUE)
         self._unsent = 0  # batches handed to the committer, their bytes not yet sent
@@ -481,11 +487,15 @@ class NetServer:
         batch = _Batch(entries, outputs, effects)
         self._since_snapshot += len(entries)
         # (one periodic snapshot at a time: a slow one is not joined by more)
-        due = self._since_snapshot >= self.snapshot_every and not self._snapshots_saving
+        due = (
+            self._since_snapshot >= self.snapshot_every
+            or (journal is not None and len(journal.rooms_noted) >= self.snapshot_rooms)
+        ) and not self._snapshots_saving
         if journal is not None and (self._snapshots_wanted or due):
             # The facts cover every entry taken so far (the committer tells
             # the store up to which position) and none after.
             self._since_snapshot = 0
+            journal.rooms_noted.clear()
             try:
                 with collector_paused():
                     batch.snapshot = rows_since(journal, self._taken)

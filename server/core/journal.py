@@ -45,6 +45,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Iterable
 from dataclasses import dataclass, replace
+from typing import Any
 
 import msgpack
 
@@ -146,6 +147,16 @@ class JournaledLobby(Lobby):
         super().__init__(config, entropy)
         self._notes: list[Entry] = []
         self.last_time = 0.0  # the time of the last input noted
+        # The rooms whose game a replay of the notes since the facts were
+        # last taken would rebuild (a request or a resume there, a decision
+        # at a tick). The shell takes the facts once they are many
+        # (`NetServer`), so that a start after a kill rebuilds few games,
+        # and empties it then.
+        self.rooms_noted: set[int] = set()
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        super().__setstate__(state)
+        self.__dict__.setdefault("rooms_noted", set())
 
     def _note(self, entry: Entry) -> None:
         self._notes.append(entry)
@@ -175,6 +186,7 @@ class JournaledLobby(Lobby):
             made = table.referee.take_digest()
             if made is not None:
                 decided.append([table.referee.game_id, *made])
+                self.rooms_noted.add(room.id)
         self._notes[index] = replace(self._notes[index], digest=_pack(decided))
 
     def rekey(self, key: bytes) -> None:
@@ -222,7 +234,9 @@ class JournaledLobby(Lobby):
         # (what it sent, the pushes missed or a snapshot: a replay does the same)
         note["missed"] = self.resumed_with_missed
         self._notes[index] = replace(self._notes[index], data=_pack(note))
-        self._digest(index, rooms, self._rooms_of(player=player))
+        after = self._rooms_of(player=player)
+        self._digest(index, rooms, after)
+        self.rooms_noted.update(room.id for room in (*rooms, *after))
         return effects
 
     def request(self, conn: Hashable, message: m.Message, now: float) -> list[Effect]:
@@ -231,7 +245,9 @@ class JournaledLobby(Lobby):
         self._note(Entry(REQUEST, str(conn), now, _pack(m.to_data(message))))
         index, rooms = len(self._notes) - 1, self._rooms_of(conn)
         effects = super().request(conn, message, now)
-        self._digest(index, rooms, self._rooms_of(conn))
+        after = self._rooms_of(conn)
+        self._digest(index, rooms, after)
+        self.rooms_noted.update(room.id for room in (*rooms, *after))
         return effects
 
     def closed(self, conn: Hashable, now: float) -> list[Effect]:

@@ -29,6 +29,8 @@ from oriflamme.server.net import NetServer
 from tests.deadlines import HANG
 from tests.network.test_facts_stored import a_game_then_a_chat_line
 
+pytestmark = [pytest.mark.network]
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
