@@ -28,9 +28,11 @@ game); a game we saw end that the snapshot shows in play goes on, its end
 kept as `seen_end`, and what was sent for it before (openings, final reveal)
 is sent again. Each time, `ClientState.notices` says so (`WENT_BACK`).
 A push that does not fit the mirror (a game's push for another game than
-ours: a restored server numbers its pushes again, and a resume may get
-others than those it missed) sets `out_of_step`: the client asks for a
-snapshot (`sync`). The mirror keeps the last games it saw end (`ENDED_KEPT`), with their
+ours, or a `game_state` that asks an earlier decision than one we saw: a
+restored server numbers its pushes again, and a resume may get others
+than those it missed), or a decision of ours at the pending turn refused
+``stale_turn``, sets `out_of_step`: the client asks for a snapshot
+(`sync`). The mirror keeps the last games it saw end (`ENDED_KEPT`), with their
 secrets, so that a restore that brings one back finds them.
 
 The mirror also checks what it can: the server seed against the server's
@@ -76,6 +78,7 @@ from oriflamme.protocol.commitments import (
     opening_matches,
     seed_matches,
 )
+from oriflamme.protocol.errors import STALE_TURN
 from oriflamme.protocol.record import FAILED, OK, SeatVerdict
 from oriflamme.protocol.verify import check_seat
 
@@ -125,6 +128,10 @@ class GameMirror:
         # The end we saw before the server went back to the game in play (a restore).
         self.seen_end: m.GameEnd | None = None
         self._told = False  # this snapshot has said the server went back
+        # A push that went back in the game (an earlier decision than one we
+        # saw: the server went back, and numbered its pushes again), left
+        # unapplied: the client asks for a snapshot (`ClientState.out_of_step`).
+        self.out_of_step = False
         self._drawn_at: dict[int, int] = {}  # pid -> cards its owner had drawn when placing it
         self._sent: set[tuple[Any, ...]] = set()
 
@@ -182,6 +189,18 @@ class GameMirror:
         if self.end is not None and message.view.get("step") != "over":
             self._went_back()
 
+    def pending_turn(self) -> int | None:
+        """The turn of the decision pending as the server last showed it."""
+        decision = None if self.state is None else self.state.decision
+        return None if decision is None else decision.turn
+
+    def _behind(self, message: m.GameState) -> bool:
+        """Whether `message`, not a snapshot, asks an earlier decision than
+        one we saw: play only goes forward, unless the server went back."""
+        seen = None if self.state is None else self.state.decision
+        asked = message.decision
+        return seen is not None and asked is not None and asked.turn < seen.turn
+
     def _server_seed(self, message: m.ServerSeed) -> None:
         self.server_seed = message.seed
         self.seed_commitments = message.commitments
@@ -202,6 +221,9 @@ class GameMirror:
             self.problems.append("the server holds another seed commitment for our seat")
 
     def _game_state(self, message: m.GameState) -> None:
+        if not message.snapshot and self._behind(message):
+            self.out_of_step = True
+            return
         if message.snapshot:
             self.commitments.clear()
             self.openings.clear()
@@ -517,6 +539,9 @@ class ClientState:
                 self._set_game(GameMirror(message, self._make_secrets, self.problems, self.notices))
         elif self.game is not None and getattr(message, "game", None) == self.game.game_id:
             self.game.receive(message)
+            if self.game.out_of_step:
+                self.game.out_of_step = False
+                self.out_of_step = True
         elif getattr(message, "game", None) is not None and message.ROLE == "push":
             # A push of a game we are not in: the server's pushes do not follow
             # from what we saw (restored from a backup, it numbered others as
@@ -528,6 +553,18 @@ class ClientState:
         with no push: `leave_room` answered ``ok``, or `hand_over` answered at
         all (``bad_opening`` too: the seat failed, and the stand-in plays it)."""
         ok = isinstance(answer, m.Ok)
+        if (
+            isinstance(answer, m.Error)
+            and answer.code == STALE_TURN
+            and self.game is not None
+            and self.game.pending_turn() == getattr(request, "turn", None)
+        ):
+            # A decision of ours at the turn our mirror says is pending, which
+            # the server is not at: a push may be on its way, or the server
+            # went back (its pushes numbered again, the ones after ours never
+            # come): a snapshot settles it. (A turn we were not asked is our
+            # mistake, not the server's state.)
+            self.out_of_step = True
         if (isinstance(request, m.LeaveRoom) and ok) or (
             isinstance(request, m.HandOver)
             and (ok or (isinstance(answer, m.Error) and answer.code == "bad_opening"))

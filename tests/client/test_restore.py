@@ -192,6 +192,47 @@ def test_a_push_of_another_game_than_ours_asks_for_a_snapshot() -> None:
     assert state.out_of_step
 
 
+def test_a_push_of_an_earlier_decision_of_our_game_asks_for_a_snapshot() -> None:
+    """A restored server numbers its pushes again: a resume may get, as the
+    pushes missed, some of our own game from before what we saw (found by
+    the power-cut test with its fsync off: the game then waited for ever).
+    Play never goes back: the push is left, and a snapshot asked for."""
+    world, clients = game_of(manual=0)
+    host = clients[0]
+    rng = random.Random(2)
+    pushed = [x for x in host.received if isinstance(x, m.GameState) and x.decision is not None]
+    for _ in range(6):  # (our decisions, and the others' after them)
+        game = host.state.game
+        assert game is not None and game.my_turn
+        host.send(game.answer(rng.choice(game.options())))
+        world.settle()
+    state, game = host.state, host.state.game
+    assert game is not None and game.state is not None and game.state.decision is not None
+    seen = game.state
+    earlier = [x for x in pushed if x.decision.turn < seen.decision.turn]
+    state.receive(earlier[-1])  # (again, under a later number)
+    assert state.out_of_step and game.state is seen  # (not applied)
+
+
+def test_a_decision_of_ours_refused_as_not_its_turn_asks_for_a_snapshot() -> None:
+    """A server that went back is at an earlier decision than the one we
+    answer: `stale_turn` (and it pushes no more, having pushed those
+    numbers before): a snapshot settles where the game is."""
+    world, clients = game_of(manual=0)
+    state = clients[0].state
+    game = state.game
+    assert game is not None and not state.out_of_step
+    turn = game.pending_turn()
+    assert turn is not None
+    refused = m.Error(code="stale_turn", message="not at that turn", fatal=False)
+    state.answered(m.Direction(turn=turn + 1, direction="left-to-right"), refused)
+    assert not state.out_of_step  # (a turn we were not asked: our mistake)
+    state.answered(m.Ping(), refused)
+    assert not state.out_of_step
+    state.answered(m.Direction(turn=turn, direction="left-to-right"), refused)
+    assert state.out_of_step
+
+
 def test_a_game_seen_ending_that_comes_back_has_its_final_reveal_sent_again() -> None:
     """A game seen end that a restore brings back after the next began: what
     was sent for it before (its final reveal, its openings) went to a server
