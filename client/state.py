@@ -189,16 +189,10 @@ class GameMirror:
         if self.end is not None and message.view.get("step") != "over":
             self._went_back()
 
-    def pending_turn(self) -> int | None:
-        """The turn of the decision pending as the server last showed it."""
-        decision = None if self.state is None else self.state.decision
-        return None if decision is None else decision.turn
-
     def _behind(self, message: m.GameState) -> bool:
         """Whether `message`, not a snapshot, asks an earlier decision than
         one we saw: play only goes forward, unless the server went back."""
-        seen = None if self.state is None else self.state.decision
-        asked = message.decision
+        seen, asked = self.decision, message.decision
         return seen is not None and asked is not None and asked.turn < seen.turn
 
     def _server_seed(self, message: m.ServerSeed) -> None:
@@ -557,7 +551,8 @@ class ClientState:
             isinstance(answer, m.Error)
             and answer.code == STALE_TURN
             and self.game is not None
-            and self.game.pending_turn() == getattr(request, "turn", None)
+            and self.game.decision is not None
+            and self.game.decision.turn == getattr(request, "turn", None)
         ):
             # A decision of ours at the turn our mirror says is pending, which
             # the server is not at: a push may be on its way, or the server

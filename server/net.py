@@ -477,7 +477,8 @@ class NetServer:
         behind by `COMMIT_QUEUE` batches, it waits)."""
         gateway = self.gateway
         lobby = gateway.lobby
-        log_build_failures(lobby.take_build_failures())  # (games an input rebuilt)
+        if lobby.build_failures:  # (games an input rebuilt; an empty list at every batch else)
+            log_build_failures(lobby.take_build_failures())
         journal = lobby if self.store is not None and isinstance(lobby, JournaledLobby) else None
         entries = journal.take() if journal is not None else []
         outputs = [

@@ -303,18 +303,13 @@ def rows_since(lobby: Lobby, taken: TakenRows) -> FactsRows:
     for player, session in lobby.sessions.by_player.items():
         key = session_keys[player] = _session_key(session)
         if taken.sessions.get(player) != key:
-            data = _session_data(session)
-            sessions[player] = ((data["name"],), encode(data))
+            _add_session_row(sessions, _session_data(session))
     for room_id, room in lobby.rooms.items():
         key = room_keys[room_id] = _room_key(room)
         if room._unbuilt is not None or room._table is not None or room.unread_game is not None:
             with_games.add(room_id)
         if taken.rooms.get(room_id) != key:
-            data = _room_data(room)
-            game = data["game"]
-            if game is not None:
-                games[room_id] = ((game.get("game_id"),), encode(game))
-            rooms[room_id] = ((data["name"], data["state"]), encode({**data, "game": None}))
+            _add_room_rows(rooms, games, _room_data(room))
     lobby_row = {
         **_lobby_data(lobby),
         "version": FACTS_VERSION,
@@ -327,6 +322,18 @@ def rows_since(lobby: Lobby, taken: TakenRows) -> FactsRows:
         {"sessions": sessions, "rooms": rooms, "games": games},
         {"sessions": set(session_keys), "rooms": set(room_keys), "games": with_games},
     )
+
+
+def _add_session_row(sessions: dict[int, Row], data: dict[str, Any]) -> None:
+    sessions[data["player"]] = ((data["name"],), encode(data))
+
+
+def _add_room_rows(rooms: dict[int, Row], games: dict[int, Row], data: dict[str, Any]) -> None:
+    """A room's row, and its game's (the room's facts without it), if any."""
+    game = data["game"]
+    if game is not None:
+        games[data["id"]] = ((game.get("game_id"),), encode(game))
+    rooms[data["id"]] = ((data["name"], data["state"]), encode({**data, "game": None}))
 
 
 def _session_key(s: Session) -> tuple[Any, ...]:
@@ -414,12 +421,9 @@ def rows_of(facts: dict[str, Any]) -> FactsRows:
     rooms: dict[int, Row] = {}
     games: dict[int, Row] = {}
     for data in facts["sessions"]:
-        sessions[data["player"]] = ((data["name"],), encode(data))
+        _add_session_row(sessions, data)
     for data in facts["rooms"]:
-        game = data["game"]
-        if game is not None:
-            games[data["id"]] = ((game.get("game_id"),), encode(game))
-        rooms[data["id"]] = ((data["name"], data["state"]), encode({**data, "game": None}))
+        _add_room_rows(rooms, games, data)
     lobby["session_order"] = list(sessions)
     lobby["room_order"] = list(rooms)
     return FactsRows(encode(lobby), {"sessions": sessions, "rooms": rooms, "games": games})

@@ -349,13 +349,8 @@ class Room:
         game may be stood in for."""
         if session.seat is None:
             return []
-        if self._unbuilt is not None and not session.connected:
-            # (a player gone: noted in its facts, as the table would; at a
-            # start, every player is, and no game need be rebuilt for it)
-            effects = self._room_state()
-            if self.in_play():
-                self._unbuilt.went_away(session.seat, now)
-            return effects
+        if not session.connected:  # (a game not rebuilt notes it in its facts)
+            return self.connections_gone([session], now)
         self.build()
         effects = self._room_state()
         if self.table is not None and session.seat is not None and self.in_play():
@@ -367,20 +362,15 @@ class Room:
         """The connections of `sessions`, members here, are all gone at once
         (the server started again): as `connection_changed` for each, with
         one `room_state` for all."""
-        seated = [s for s in sessions if s.seat is not None]
-        if not seated:
+        seats = [s.seat for s in sessions if s.seat is not None]
+        if not seats:
             return []
         effects: list[Effect] = []
-        if self._unbuilt is not None:
-            if self.in_play():
-                for session in seated:
-                    assert session.seat is not None
-                    self._unbuilt.went_away(session.seat, now)
-        elif self._table is not None and self.in_play():
-            for session in seated:
-                assert session.seat is not None
-                update = self._table.connection(session.seat, False, now)
-                effects += self._table_update(update, now)
+        for seat in seats if self.in_play() else ():
+            if self._unbuilt is not None:  # (noted in its facts, as the table would)
+                self._unbuilt.went_away(seat, now)
+            elif self._table is not None:
+                effects += self._table_update(self._table.connection(seat, False, now), now)
         return self._room_state() + effects
 
     def refreshed(self, session: Session, message: m.Message, now: float) -> m.Message:
@@ -757,24 +747,30 @@ class Room:
             spectators=len(self.spectators),
             seat=session.seat if session.room == self.id else None,
             invite=self.invite,
-            abort_votes=None
-            if self.state != PLAYING
-            else self._unbuilt.abort_votes
-            if self._unbuilt is not None
-            else None
-            if self._table is None
-            else self._table.abort_votes(),
+            abort_votes=self._abort_votes(),
         )
+
+    def _abort_votes(self) -> tuple[int, ...] | None:
+        """`room_state.abort_votes`, from the table or, not rebuilt yet, its facts."""
+        if self.state != PLAYING:
+            return None
+        if self._unbuilt is not None:
+            return self._unbuilt.abort_votes
+        return None if self._table is None else self._table.abort_votes()
+
+    def _stood_in(self, seat: int) -> bool:
+        """The stand-in plays `seat`, as the table or, not rebuilt yet, its facts say."""
+        if self.state != PLAYING:
+            return False
+        if self._unbuilt is not None:
+            return self._unbuilt.stood_in(seat)
+        return self._table is not None and self._table.stood_in(seat)
 
     def _room_seats(self) -> tuple[m.RoomSeat, ...]:
         """The room's seats as `room_state` shows them."""
         seats = []
         for index, seat in enumerate(self.seats):
-            stood_in = self.state == PLAYING and (
-                self._unbuilt.stood_in(index)
-                if self._unbuilt is not None
-                else self._table is not None and self._table.stood_in(index)
-            )
+            stood_in = self._stood_in(index)
             if seat.session is not None:
                 who = seat.session
                 seats.append(

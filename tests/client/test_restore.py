@@ -222,8 +222,8 @@ def test_a_decision_of_ours_refused_as_not_its_turn_asks_for_a_snapshot() -> Non
     state = clients[0].state
     game = state.game
     assert game is not None and not state.out_of_step
-    turn = game.pending_turn()
-    assert turn is not None
+    assert game.decision is not None
+    turn = game.decision.turn
     refused = m.Error(code="stale_turn", message="not at that turn", fatal=False)
     state.answered(m.Direction(turn=turn + 1, direction="left-to-right"), refused)
     assert not state.out_of_step  # (a turn we were not asked: our mistake)
