@@ -53,7 +53,7 @@ is "failed" with the reason, one that forfeited without failing a check
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from oriflamme.engine import (
@@ -572,12 +572,15 @@ def seat_verdicts(
     *,
     complete: bool = True,
     server_ok: bool = True,
+    held: Collection[int] = (),
 ) -> tuple[SeatVerdict, ...]:
     """Each seat's verdict, from what the replay found: every seat's
     placements and openings during play (`placed`, `opened`, in order), the
     first failed opening of each seat that failed one (`failures`: its
     reason), whether the log was replayed to its end (`complete`) and the
-    server's seed checked out (`server_ok`). The referee gives what it saw as
+    server's seed checked out (`server_ok`), and the seats whose end-of-game
+    check the caller made already and found to hold (`held`: the referee
+    checks each final reveal as it comes). The referee gives what it saw as
     it played (it needs no replay); `verify_record` what its replay found.
     A failed opening during play is the reason; else the end-of-game check
     (`check_seat`) of the seat's seed and openings; else the seat's first
@@ -600,6 +603,7 @@ def seat_verdicts(
                     first_forfeit.get(seat),
                     not complete,
                     server_ok,
+                    seat in held,
                 )
             )
     return tuple(verdicts)
@@ -614,6 +618,7 @@ def _seat_verdict(
     forfeit: Forfeit | None,
     broken: bool,
     server_ok: bool,
+    held: bool = False,
 ) -> SeatVerdict:
     gid = record.game_id
     reason: str | None
@@ -624,6 +629,8 @@ def _seat_verdict(
             reason = "sent no end-of-game seed and openings"
         else:
             reason, _ = check_openings(gid, seat, placed, opened)
+    elif held:
+        reason = None
     else:
         if broken:
             known = {c.pid for c in placed}

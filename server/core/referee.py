@@ -244,6 +244,7 @@ class Referee:
         self.__dict__.setdefault("inputs", [])
         self.__dict__.setdefault("choices", [])
         self.__dict__.setdefault("_failures", {})
+        self.__dict__.setdefault("_secrets_held", set())
 
     _replaying: list[int] | None = None
 
@@ -294,6 +295,9 @@ class Referee:
         # The first failed opening of each seat that sent one: the reason its
         # verdict gives (as `verify_record` finds it on the record).
         self._failures: dict[int, str] = {}
+        # The seats whose final reveal passed the end-of-game check (its
+        # verdict needs no second one).
+        self._secrets_held: set[int] = set()
         self.seat_changes: list[SeatChange] = []
 
     @classmethod
@@ -607,6 +611,7 @@ class Referee:
             [ledger.placements(s) for s in seats],
             [ledger.openings(s) for s in seats],
             self._failures,
+            held=self._secrets_held,
         )
         return replace(record, verdicts=verdicts)
 
@@ -865,6 +870,8 @@ class Referee:
         self.final_openings[seat] = msg.openings
         if reason is not None:
             self._record_failure(seat, reason)
+        else:
+            self._secrets_held.add(seat)
         self._answered.add(seat)
         self._maybe_done()
 
