@@ -23,10 +23,10 @@ would hold. It measures, on that lobby:
 - the baseline, in the same run: pickling the same lobby and loading the
   pickle (what the server did before facts, in a forked child and at start);
 - replaying journal entries (per entry, from the game's own journal), to
-  give the start after a SIGKILL at the worst: the start, plus a full
-  journal of `--snapshot-every` entries, in as many games as the server
-  lets it touch before it takes the facts (`SNAPSHOT_ROOMS`), each
-  rebuilt.
+  give the start after a SIGKILL at the worst: the start, plus the
+  heaviest journal the server keeps before it takes the facts
+  (`--snapshot-every`: its entries, plus `ROOM_WEIGHT` for each game they
+  touch, each rebuilt).
 
     python bench/start.py [--games 200,5000] [--round 3] [--snapshot-every 50000]
 """
@@ -64,7 +64,7 @@ from oriflamme.server.core.facts import (
     rows_since,
 )
 from oriflamme.server.core.journal import Entry, JournaledLobby, replay
-from oriflamme.server.net import SNAPSHOT_EVERY, SNAPSHOT_ROOMS
+from oriflamme.server.net import ROOM_WEIGHT, SNAPSHOT_EVERY
 from oriflamme.server.persistence import DATABASE_FILE, KEY_FILE, check_key
 from oriflamme.server.store import SqliteStore
 from oriflamme.server.tuning import collector_paused
@@ -274,8 +274,18 @@ def main() -> None:
         per_game = rebuild / games
         pickling, pickled = timed(pickle.dumps, lobby, pickle.HIGHEST_PROTOCOL)
         loading, _ = timed(pickle.loads, pickled)
-        touched = min(args.snapshot_every, SNAPSHOT_ROOMS, games)  # (games rebuilt)
-        journal_worst = args.snapshot_every * per_entry + touched * per_game
+        # The journal at its heaviest before a taking: entries plus
+        # ROOM_WEIGHT a room touched reach `--snapshot-every`. Its cost is
+        # linear in both, so the worst is at a corner: every entry in a
+        # room of its own (as many as there are games), or all in one.
+        weight = args.snapshot_every
+        touched = min(games, weight // (ROOM_WEIGHT + 1))
+        corners = [
+            (weight - ROOM_WEIGHT * touched, touched),
+            (weight - ROOM_WEIGHT, 1),
+        ]
+        entries, touched = max(corners, key=lambda c: c[0] * per_entry + c[1] * per_game)
+        journal_worst = entries * per_entry + touched * per_game
         print(
             f"{games:5d} games: facts {size(data) / 1e6:6.1f} MB, taken in {take:5.2f} s"
             f" (again, nothing changed: {take_again:5.2f} s),"
@@ -285,7 +295,7 @@ def main() -> None:
             f" ({per_game * 1e3:.2f} ms a game) |"
             f" pickle (before) {len(pickled) / 1e6:6.1f} MB, {pickling:5.2f} s to dump,"
             f" {loading:5.2f} s to load |"
-            f" after a kill, at worst ({args.snapshot_every} entries, {touched} games rebuilt):"
+            f" after a kill, at worst ({entries} entries, {touched} games rebuilt):"
             f" serves after {serves + journal_worst:5.1f} s |"
             f" a real `oriflamme serve` stopped and started again: listens after {listening:5.2f} s,"
             f" answers a hello after {answering:5.2f} s"

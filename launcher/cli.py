@@ -852,7 +852,7 @@ def build_parser() -> argparse.ArgumentParser:
         type=_positive_int,
         default=None,
         metavar="N",
-        help="journal entries between two takings of the lobby's facts (default 2,000, or sooner once the journal has inputs in 500 rooms; docs/SERVER.md)",
+        help="the journal's weight between two takings of the lobby's facts: its entries, and 12 for each room they touch (default 6,000; docs/SERVER.md)",
     )
     sv.add_argument(
         "--keep-records",

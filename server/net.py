@@ -104,14 +104,19 @@ log = logging.getLogger("oriflamme.server")
 
 INBOX = 4096  # inputs waiting for the core task
 BATCH = 256  # inputs handled together, and stored in one transaction
-# Journal entries between two takings of the facts (by default): a taking
-# makes only the rows that changed, and a start after a kill replays at
-# most this many.
-SNAPSHOT_EVERY = 2_000
-# Or once the journal since them has inputs in this many rooms (a request,
-# a resume, a decision): a start after a kill replays the journal and
-# rebuilds every game it touches (a few ms each).
-SNAPSHOT_ROOMS = 500
+# The journal's weight at which the facts are taken again (by default): its
+# entries since the last taking, plus `ROOM_WEIGHT` for each room they
+# touched (a request, a resume, a decision there). A start after a kill
+# replays those entries and first rebuilds each game they touch: the
+# weight is what that costs, in entries (0.2 to 0.4 ms each; bench/start.py),
+# so a start after a kill replays and rebuilds for about 2 s at the worst,
+# as with a taking every 2,000 entries or 500 rooms touched (before). A
+# taking makes only the rows that changed, but a game's row is its whole
+# log: at 200 busy tables, a taking every 2,000 entries wrote each table's
+# row every ten of its decisions, and cost some 15 % of the decisions a
+# second (bench/RESULTS.md); it now comes every 3,600 entries there.
+SNAPSHOT_EVERY = 6_000
+ROOM_WEIGHT = 12  # rebuilding a game (about 3 ms at round 6) costs about this many entries
 BUILD_AT_ONCE = 4  # games rebuilt at a time while no input waits (a few ms each)
 # Blocks of the keyed random stream a start skips: between this and twice
 # this, at random. No state lost to a restore drew 2**40 blocks (32 TiB),
@@ -180,7 +185,7 @@ class NetServer:
         restarted: bool = False,
         entries_since_snapshot: int = 0,
         snapshot_every: int = SNAPSHOT_EVERY,
-        snapshot_rooms: int = SNAPSHOT_ROOMS,
+        room_weight: int = ROOM_WEIGHT,
         keep_records: float | None = None,
         maintain_every: float = MAINTAIN_EVERY,
     ) -> None:
@@ -199,7 +204,7 @@ class NetServer:
         self.maintain_every = maintain_every
         self._since_snapshot = entries_since_snapshot
         self.snapshot_every = snapshot_every
-        self.snapshot_rooms = snapshot_rooms  # (or once the journal touched this many rooms)
+        self.room_weight = room_weight  # (what a room the journal touched counts, in entries)
         self._snapshots_wanted: list[trio.Event] = []
         self._batches_send, self._batches = trio.open_memory_channel[_Batch](COMMIT_QUEUE)
         self._unsent = 0  # batches handed to the committer, their bytes not yet sent
@@ -489,8 +494,9 @@ class NetServer:
         self._since_snapshot += len(entries)
         # (one periodic snapshot at a time: a slow one is not joined by more)
         due = (
-            self._since_snapshot >= self.snapshot_every
-            or (journal is not None and len(journal.rooms_noted) >= self.snapshot_rooms)
+            self._since_snapshot
+            + (0 if journal is None else self.room_weight * len(journal.rooms_noted))
+            >= self.snapshot_every
         ) and not self._snapshots_saving
         if journal is not None and (self._snapshots_wanted or due):
             # The facts cover every entry taken so far (the committer tells

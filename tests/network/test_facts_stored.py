@@ -15,7 +15,7 @@ from oriflamme.protocol.verify import verify_record
 from oriflamme.server.core import GameFinished, Gateway, Lobby, ServerConfig
 from oriflamme.server.core.facts import FACTS_PUSHES, FactsRows, facts_of, rows_of
 from oriflamme.server.core.journal import Entry, JournaledLobby
-from oriflamme.server.net import SNAPSHOT_ROOMS, NetServer
+from oriflamme.server.net import NetServer
 from oriflamme.server.persistence import restore
 from oriflamme.server.store import SqliteStore
 from tests.deadlines import GAME_HANG, HANG, until
@@ -48,10 +48,10 @@ async def a_game_then_a_chat_line(
     hold: Callable[[NetServer], bool] | None = None,
     *,
     snapshot_every: int = 7,
-    snapshot_rooms: int = SNAPSHOT_ROOMS,
+    room_weight: int = 0,
 ) -> tuple[JournaledLobby, int, list[GameFinished]]:
     """Three random bots play a game on a server of `data_dir`, facts due
-    every 7 inputs; once every facts taken meanwhile are stored, one more
+    every 7 inputs (a room touched weighs `room_weight` entries); once every facts taken meanwhile are stored, one more
     input (a chat line) follows; then the server stops, as if killed:
     nothing more is saved. The lobby as it was, the position of its last
     journal entry, the records. `hold`: the players send nothing while it
@@ -64,7 +64,7 @@ async def a_game_then_a_chat_line(
         store=restored.store,
         on_record=records.append,
         snapshot_every=snapshot_every,
-        snapshot_rooms=snapshot_rooms,
+        room_weight=room_weight,
     )
     try:
         with trio.fail_after(GAME_HANG):
@@ -77,7 +77,7 @@ async def a_game_then_a_chat_line(
                 await seat_three(nursery, sessions, timer=None)
                 await sessions[0].wait_until(lambda: bool(records))
                 await until(lambda: not net._snapshots_saving)  # (every facts taken, stored)
-                net.snapshot_every = net.snapshot_rooms = 1 << 40  # (no facts cover the chat)
+                net.snapshot_every, net.room_weight = 1 << 40, 0  # (no facts cover the chat)
                 await sessions[0].request(m.Chat(text="after the last facts"))
                 nursery.cancel_scope.cancel()
         return restored.lobby, restored.store.append([]), records
@@ -149,12 +149,12 @@ async def test_a_started_server_rebuilds_its_games_while_no_input_waits(tmp_path
 
 
 @pytest.mark.trio
-@pytest.mark.parametrize("rooms, taken", [(1, True), (1 << 40, False)])
-async def test_facts_are_taken_once_the_journal_has_inputs_in_enough_rooms(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, rooms: int, taken: bool
+@pytest.mark.parametrize("weight, taken", [(1 << 40, True), (0, False)])
+async def test_a_room_the_journal_touches_weighs_as_many_entries(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, weight: int, taken: bool
 ) -> None:
-    # However many entries: a start after a kill rebuilds each game the
-    # journal touches, so the facts are taken once it touched many.
+    # However few entries: a start after a kill rebuilds each game the
+    # journal touches, so each room touched weighs as many entries.
     saved: list[int | None] = []
     save = SqliteStore.save_facts
 
@@ -163,6 +163,6 @@ async def test_facts_are_taken_once_the_journal_has_inputs_in_enough_rooms(
         save(store, facts, covers)
 
     monkeypatch.setattr(SqliteStore, "save_facts", counted)
-    await a_game_then_a_chat_line(tmp_path / "data", snapshot_every=1 << 40, snapshot_rooms=rooms)
+    await a_game_then_a_chat_line(tmp_path / "data", snapshot_every=1 << 40, room_weight=weight)
     assert saved[0] is None  # (the new data directory's)
     assert (len(saved) > 1) == taken
