@@ -14,6 +14,7 @@ from functools import partial
 from pathlib import Path
 
 import trio
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from oriflamme.protocol import messages as m
 from oriflamme.protocol.record import RecordError, decode_record
@@ -112,6 +113,7 @@ async def run_bot(
     seed: int | None = None,
     trust: Trust | None = None,
     on_game: Callable[[GameResult], object] | None = None,
+    key: Ed25519PrivateKey | None = None,
 ) -> int:
     """A bot that joins the room named `room` (or creates it, as its host),
     plays `games` games there and returns how many it finished. As host it
@@ -134,6 +136,7 @@ async def run_bot(
         store=store,
         behaviour=Behaviour(bot),
         backoff=Backoff(first_attempts=FIRST_ATTEMPTS),
+        key=key,  # (None: it plays without one)
     )
     tally = _Tally(state_dir, f"{host}:{port}", room)
     async with trio.open_nursery() as nursery:

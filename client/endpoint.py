@@ -25,10 +25,14 @@ The trio session, the bots and the tests all build on it.
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Callable
+
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from oriflamme.engine import Rules
 from oriflamme.engine.cards import shown
+from oriflamme.protocol import identity
 from oriflamme.protocol import messages as m
 from oriflamme.protocol.connection import CLOSED, NEED_DATA, ClientConnection
 from oriflamme.protocol.errors import INVALID_FIELD, RemoteProtocolError
@@ -51,8 +55,14 @@ class ClientEndpoint:
         state: ClientState | None = None,
         make_secrets: Callable[[Rules, bytes, int], SeatSecrets] | None = None,
         client: str = CLIENT_NAME,
+        key: Ed25519PrivateKey | None = None,
     ) -> None:
         self.name = name
+        # The player's key (None: anonymous): the hello proves it (docs/PROTOCOL.md,
+        # "Keys and the handshake"), answering the server's `challenge` with `prove`.
+        self.key = key
+        self._nonce: bytes | None = None
+        self._outgoing = bytearray()
         self.client = client
         self.connection = ClientConnection()
         self.state = state if state is not None else ClientState(make_secrets)
@@ -71,6 +81,9 @@ class ClientEndpoint:
         """The first frame: a new session, or the resumed one of `token`."""
         if self.state.game is not None:
             self.state.game.reconnected()
+        key = None
+        if self.key is not None:
+            key, self._nonce = identity.public_bytes(self.key), secrets.token_bytes(32)
         return self.request(
             m.Hello(
                 versions=(1,),
@@ -78,8 +91,33 @@ class ClientEndpoint:
                 name=self.name,
                 token=self.token,
                 seq=self._seq if self.token is not None else None,
+                key=key,
+                nonce=self._nonce,
             )
         )
+
+    def take_outgoing(self) -> bytes:
+        """What the endpoint must send by itself, after `receive_data` (the
+        `prove` that answers a `challenge`): write it at once."""
+        data = bytes(self._outgoing)
+        self._outgoing.clear()
+        return data
+
+    def _prove(self, challenge: m.Challenge) -> None:
+        """Check the server's proof, and answer with ours."""
+        assert self.key is not None and self._nonce is not None  # (the connection checked)
+        ours = identity.public_bytes(self.key)
+        theirs = identity.server_proof(self._nonce, challenge.nonce, ours)
+        if not identity.verify(challenge.server_key, challenge.signature, theirs):
+            self.closed = True
+            self.connection.fail(
+                RemoteProtocolError(
+                    INVALID_FIELD,
+                    "challenge.signature: not the server key's signature of its proof",
+                )
+            )
+        proof = identity.client_proof(challenge.server_key, challenge.nonce, self._nonce, ours)
+        self._outgoing += self.request(m.Prove(signature=identity.sign(self.key, proof)))
 
     def request(self, message: m.Message) -> bytes:
         """The bytes that send `message`, with a fresh request id."""
@@ -112,6 +150,8 @@ class ClientEndpoint:
         return received
 
     def _take(self, message: m.Message) -> None:
+        if isinstance(message, m.Challenge):
+            self._prove(message)
         if isinstance(message, m.Welcome):
             self.token = message.token
         if message.ROLE == "reply":

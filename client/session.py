@@ -84,13 +84,17 @@ from dataclasses import dataclass
 from functools import partial
 
 import trio
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from oriflamme.engine import Rules
 from oriflamme.protocol import messages as m
 from oriflamme.protocol.errors import (
+    BAD_SIGNATURE,
     BAD_TOKEN,
     HANDSHAKE_REQUIRED,
     INVALID_FIELD,
+    KEY_REQUIRED,
+    NAME_TAKEN,
     SESSION_REPLACED,
     UNSUPPORTED_VERSION,
     WRONG_STATE,
@@ -100,6 +104,7 @@ from oriflamme.protocol.errors import (
 
 from .bots import Behaviour, seen_position
 from .endpoint import CLIENT_NAME, ClientEndpoint
+from .identity import KeyChange, ServerKeys
 from .seat_secrets import SeatSecrets
 from .secret_store import SecretStore
 from .state import ClientState, GameMirror
@@ -110,7 +115,17 @@ log = logging.getLogger("oriflamme.client")
 Connector = Callable[[], Awaitable[trio.abc.Stream]]
 
 # A fatal error that ends the session: reconnecting would not help.
-ENDING = frozenset({BAD_TOKEN, SESSION_REPLACED, UNSUPPORTED_VERSION, HANDSHAKE_REQUIRED})
+ENDING = frozenset(
+    {
+        BAD_TOKEN,
+        SESSION_REPLACED,
+        UNSUPPORTED_VERSION,
+        HANDSHAKE_REQUIRED,
+        KEY_REQUIRED,
+        BAD_SIGNATURE,
+        NAME_TAKEN,
+    }
+)
 READ_SIZE = 65536
 
 
@@ -237,9 +252,16 @@ class Session:
         connect_timeout: float = 10.0,
         client: str = CLIENT_NAME,
         rng: random.Random | None = None,
+        key: Ed25519PrivateKey | None = None,
+        server_keys: ServerKeys | None = None,
     ) -> None:
         self._connect = connect
         self.name = name
+        # The player's key (None: anonymous), and the server keys pinned
+        # (None: none are; `key_change` says if this server's changed).
+        self.key = key
+        self.server_keys = server_keys
+        self.key_change: KeyChange | None = None
         self.server = server
         self.store = store
         self.behaviour = behaviour
@@ -339,7 +361,12 @@ class Session:
 
     async def _connection(self, stream: trio.abc.Stream, on_welcome: Callable[[], None]) -> None:
         endpoint = ClientEndpoint(
-            self.name, token=self.token, seq=self.seq, state=self.state, client=self.client
+            self.name,
+            token=self.token,
+            seq=self.seq,
+            state=self.state,
+            client=self.client,
+            key=self.key,
         )
         # What was sent on the last connection may never have arrived: answer again
         # whatever is still pending (a late duplicate is refused as stale, harmlessly).
@@ -375,6 +402,9 @@ class Session:
             data = await link.stream.receive_some(READ_SIZE)
             before = self.state.game
             received = endpoint.receive_data(bytes(data))
+            prove = endpoint.take_outgoing()
+            if prove:
+                await link.send(prove)
             if before is not None and self.state.game is not before and before.end is None:
                 self._dropped(before)
             self._went_back()
@@ -386,6 +416,9 @@ class Session:
                         return
                     self.token = message.token
                     self.server_id = message.server_id
+                    if message.name is not None:
+                        self.name = message.name  # (the name our key holds there)
+                    self._check_server_key(message.server_key)
                     self._kept = self._spare = None
                     if self.store is not None and self.server:
                         self.store.save_session(
@@ -445,6 +478,16 @@ class Session:
         over whose record verified: nothing is left to open or check."""
         if self.store is not None and game.seat is not None:
             await trio.to_thread.run_sync(self.store.forget, game.game_id, game.seat)
+
+    def _check_server_key(self, key: bytes | None) -> None:
+        """Pin the server's key at its address on first use; say so loudly
+        if it shows another (it is not refused: see `client.identity`)."""
+        if key is None or self.server_keys is None or not self.server:
+            return
+        change = self.server_keys.check(self.server, key)
+        if change is not None and change != self.key_change:
+            self.key_change = change
+            log.warning("%s", change.warning())
 
     def _switch(self, welcome: m.Welcome) -> bool:
         """Whether to leave the new session `welcome` opened for the one kept

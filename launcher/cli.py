@@ -112,6 +112,101 @@ def _verify(args: argparse.Namespace) -> int:
     return 0 if verdict.ok else 1
 
 
+def _passphrase(args: argparse.Namespace, command: str, *, twice: bool) -> str | None:
+    """The passphrase of an exported key: the first line of
+    `--passphrase-file`, or typed (twice, for a new one); None if none came."""
+    import getpass
+
+    if args.passphrase_file:
+        try:
+            with open(args.passphrase_file, encoding="utf-8") as f:
+                return f.readline().rstrip("\r\n")
+        except OSError as exc:
+            print(
+                f"oriflamme {command}: cannot read {args.passphrase_file}: {exc.strerror}",
+                file=sys.stderr,
+            )
+            return None
+    if not sys.stdin.isatty():
+        print(
+            f"oriflamme {command}: no terminal to ask the passphrase: give --passphrase-file FILE",
+            file=sys.stderr,
+        )
+        return None
+    try:
+        typed = getpass.getpass("Passphrase: ")
+        if twice and getpass.getpass("The same again: ") != typed:
+            print(f"oriflamme {command}: the two passphrases differ", file=sys.stderr)
+            return None
+    except (EOFError, KeyboardInterrupt):
+        return None
+    return typed
+
+
+def _identity(args: argparse.Namespace) -> int:
+    """Show the player's key (made at the first use), or move it: export it
+    under a passphrase, import one exported elsewhere."""
+    from oriflamme.client.config import default_config_file, read_name
+    from oriflamme.client.identity import (
+        IdentityError,
+        describe,
+        export,
+        import_key,
+        load,
+        load_or_make,
+    )
+
+    path = Path(args.file) if args.file else _default_identity_file()
+    command = "identity" if args.action is None else f"identity {args.action}"
+    try:
+        if args.action == "import":
+            if args.path is None:
+                print(
+                    "oriflamme identity import: which file? (identity import FILE)", file=sys.stderr
+                )
+                return 2
+            if load(path) is not None and not args.force:
+                print(
+                    f"oriflamme identity import: {path} holds a key already; it would be lost"
+                    " (export it first), unless you give --force",
+                    file=sys.stderr,
+                )
+                return 2
+            passphrase = _passphrase(args, command, twice=False)
+            if passphrase is None:
+                return 2
+            key = import_key(Path(args.path), passphrase, path)
+            print(f"imported: {describe(key)} (kept in {path})")
+            return 0
+        key = load_or_make(path)
+        if args.action == "export":
+            if args.path is None:
+                print(
+                    "oriflamme identity export: where to? (identity export FILE)", file=sys.stderr
+                )
+                return 2
+            passphrase = _passphrase(args, command, twice=True)
+            if passphrase is None:
+                return 2
+            export(key, Path(args.path), passphrase)
+            print(f"exported {describe(key)} to {args.path}, under your passphrase")
+            return 0
+    except (IdentityError, OSError) as exc:
+        print(f"oriflamme {command}: {exc}", file=sys.stderr)
+        return 2
+    name = read_name(default_config_file())
+    print(f"key:  {describe(key)}")
+    print(f"name: {name if name is not None else '(not chosen yet: asked at the first join)'}")
+    print(f"file: {path}")
+    return 0
+
+
+def _default_identity_file() -> Path:
+    from oriflamme.client.identity import default_identity_file
+
+    return default_identity_file()
+
+
 # `oriflamme serve`'s abuse limits: ServerConfig's LIMITS, each with its
 # flag's type and help (with the default). ServerConfig itself is not
 # imported here, to keep the launcher light; a test holds the two together.
@@ -263,6 +358,7 @@ def _serve(args: argparse.Namespace) -> int:
         options.snapshot_every = args.snapshot_every
     options.keep_records = args.keep_records
     options.strict_replay = args.strict_replay
+    options.allow_anonymous = args.allow_anonymous
     options.database = args.database or None
     try:
         trio.run(serve, options, HouseBots.of_data_dir(options.data_dir))
@@ -466,6 +562,15 @@ def _bot(args: argparse.Namespace) -> int:
     if where is None:
         return 2
     host, port, trust = where
+    key = None
+    if args.identity:
+        from oriflamme.client.identity import IdentityError, load_or_make
+
+        try:
+            key = load_or_make(Path(args.identity))
+        except (IdentityError, OSError) as exc:
+            print(f"oriflamme bot: --identity: {exc}", file=sys.stderr)
+            return 2
 
     def told(result: GameResult) -> None:
         print(format_result(result), flush=True)
@@ -486,6 +591,7 @@ def _bot(args: argparse.Namespace) -> int:
                 state_dir=Path(args.state_dir) if args.state_dir else None,
                 trust=trust,
                 on_game=told,
+                key=key,
             )
         )
     except KeyboardInterrupt:
@@ -642,6 +748,7 @@ def _choose_server() -> tuple[str, int, bool, bool] | None:
 def _join(args: argparse.Namespace) -> int:
     from functools import partial
 
+    from oriflamme.client.identity import ServerKeys
     from oriflamme.client.secret_store import default_state_dir
     from oriflamme.client.state import ClientState
     from oriflamme.client.tui.app import ProgramFailed, run
@@ -668,6 +775,15 @@ def _join(args: argparse.Namespace) -> int:
     name = _player_name(args.name, "join")
     if name is None:
         return 130
+    key = None
+    if not args.anonymous:
+        from oriflamme.client.identity import IdentityError, load_or_make
+
+        try:
+            key = load_or_make(Path(args.identity) if args.identity else _default_identity_file())
+        except (IdentityError, OSError) as exc:
+            print(f"oriflamme join: your key: {exc}", file=sys.stderr)
+            return 2
     trust = _trust(args, "join")
     if trust is False:
         return 2
@@ -694,6 +810,8 @@ def _join(args: argparse.Namespace) -> int:
         trust=trust,
         typed=_join_again(args, host, port),
         program=invoked_as(),
+        key=key,
+        server_keys=None if key is None else ServerKeys(),
     )
     screens = Screens(ClientState(), lambda command: None, name=name)
     try:
@@ -714,6 +832,10 @@ def _join_again(args: argparse.Namespace, host: str, port: int) -> tuple[str, ..
     typed = [args.server or (f"[{host}]:{port}" if ":" in host else f"{host}:{port}")]
     if args.state_dir:
         typed += ["--state-dir", args.state_dir]
+    if args.identity:
+        typed += ["--identity", args.identity]
+    if args.anonymous:
+        typed += ["--anonymous"]
     if args.tls:
         typed += ["--tls"]
     if args.tls_fingerprint:
@@ -824,6 +946,19 @@ def build_parser() -> argparse.ArgumentParser:
     vp.add_argument("record", help="the game record file (msgpack)")
     vp.set_defaults(func=_verify)
 
+    ip = sub.add_parser(
+        "identity",
+        help="your player key: show it (made at the first use), export it, import it",
+    )
+    ip.add_argument("action", nargs="?", choices=["export", "import"], help="none: show the key")
+    ip.add_argument("path", metavar="FILE", nargs="?", help="the exported key's file")
+    ip.add_argument("--file", help="the key's file (default: in your XDG config directory)")
+    ip.add_argument(
+        "--passphrase-file", help="read the export's passphrase from this file's first line"
+    )
+    ip.add_argument("--force", action="store_true", help="import: replace the key kept")
+    ip.set_defaults(func=_identity)
+
     levels = ["debug", "info", "warning", "error"]
     sv = sub.add_parser("serve", help="run a server: rooms and games for clients on the network")
     sv.add_argument("--host", default="127.0.0.1", help="address to listen on (0.0.0.0: the LAN)")
@@ -861,6 +996,13 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="DAYS",
         help="delete finished games' records older than DAYS (default: keep them all;"
         " docs/SERVER.md)",
+    )
+    sv.add_argument(
+        "--allow-anonymous",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="admit players without a key (the default; --no-allow-anonymous admits only"
+        " players with one: docs/PROTOCOL.md, 'Keys and the handshake')",
     )
     sv.add_argument(
         "--strict-replay",
@@ -953,6 +1095,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="seconds a decision (10-3600), if the bot creates the room",
     )
     bp.add_argument("--state-dir", help="where the bot keeps its secrets (default: in memory)")
+    bp.add_argument(
+        "--identity",
+        metavar="FILE",
+        help="the bot's key file, made if missing (default: none, the bot plays without a key)",
+    )
     bp.add_argument("--log-level", choices=levels, default="warning")
     _add_tls_options(bp)
     bp.set_defaults(func=_bot)
@@ -989,6 +1136,12 @@ def build_parser() -> argparse.ArgumentParser:
     jp.add_argument("--name", help="your name (default: the one kept in your config, asked once)")
     jp.add_argument("--no-bell", action="store_true", help="no bell when it is your turn")
     jp.add_argument("--state-dir", help="where your secrets and records are kept (XDG state)")
+    jp.add_argument(
+        "--identity", metavar="FILE", help="your key's file (default: `oriflamme identity`'s)"
+    )
+    jp.add_argument(
+        "--anonymous", action="store_true", help="play without your key (where the server allows)"
+    )
     _add_tls_options(jp)
     jp.set_defaults(func=_join)
 

@@ -88,9 +88,11 @@ from .errors import (
 )
 from .messages import (
     SUPPORTED_VERSIONS,
+    Challenge,
     Error,
     Hello,
     Message,
+    Prove,
     Sender,
     Welcome,
     from_data,
@@ -257,6 +259,10 @@ class ServerConnection(_Connection):
         self.version: int | None = None
         self._greeted = False  # a hello came
         self._error_sent = False
+        # A hello with a key: `challenge` sent (then `prove` must come), and
+        # the `prove` received (then `welcome` may be sent).
+        self.challenged = False
+        self.proof: Prove | None = None
 
     def _refused(self, error: RemoteProtocolError, type_: object) -> None:
         if not self._greeted:
@@ -265,6 +271,8 @@ class ServerConnection(_Connection):
                 error = RemoteProtocolError(
                     HANDSHAKE_REQUIRED, "the first message must be hello", id=error.id
                 )
+            self._fail(error)
+        if self._proving:  # (between a hello with a key and its prove, nothing else)
             self._fail(error)
         if error.id is not None:
             if error.id in self._pending:
@@ -275,10 +283,19 @@ class ServerConnection(_Connection):
     def _received(self, message: Message) -> Message:
         request_id = getattr(message, "id", None)
         first = not self._greeted
+        proving = not first and self._proving
         if first:
             self._handshake(message)
+        elif proving:
+            self._proved(message)
         elif request_id is not None:
             self._check_id(request_id)
+        if not first and not proving and type(message) is Prove:
+            if request_id is not None:
+                self._pending[request_id] = Error.TYPE
+            raise RemoteProtocolError(
+                UNEXPECTED_MESSAGE, "prove answers a challenge, and none awaits it", id=request_id
+            )
         if not first and type(message) is Hello:
             if request_id is not None:
                 self._pending[request_id] = Error.TYPE
@@ -287,8 +304,30 @@ class ServerConnection(_Connection):
             )
         if request_id is not None:
             assert message.REPLY is not None
-            self._pending[request_id] = message.REPLY
+            keyed = first and isinstance(message, Hello) and message.key is not None
+            self._pending[request_id] = Challenge.TYPE if keyed else message.REPLY
         return message
+
+    @property
+    def _proving(self) -> bool:
+        """A hello with a key came, and its `prove` has not yet."""
+        hello = self.hello
+        return hello is not None and hello.key is not None and self.proof is None
+
+    def _proved(self, message: Message) -> None:
+        """What comes after a hello with a key: its `prove`, once the
+        `challenge` is out, and nothing else (fatal otherwise)."""
+        if type(message) is not Prove or not self.challenged:
+            what = "prove" if self.challenged else "nothing, until the challenge"
+            self._fail(
+                RemoteProtocolError(
+                    HANDSHAKE_REQUIRED,
+                    f"after a hello with a key comes {what}, not {message.TYPE}",
+                    id=getattr(message, "id", None),
+                )
+            )
+        assert isinstance(message, Prove)
+        self.proof = message
 
     def _handshake(self, message: Message) -> None:
         """The first message: a `hello` with a version both sides speak (fatal otherwise)."""
@@ -309,6 +348,14 @@ class ServerConnection(_Connection):
                     f"this server speaks protocol versions {list(self.versions)}",
                     id=message.id,
                     versions=self.versions,
+                )
+            )
+        if (message.key is None) != (message.nonce is None):
+            self._fail(
+                RemoteProtocolError(
+                    INVALID_FIELD,
+                    "hello.nonce: comes with hello.key, and only with it",
+                    id=message.id,
                 )
             )
         self.hello = message
@@ -352,7 +399,14 @@ class ServerConnection(_Connection):
             raise LocalProtocolError(WRONG_STATE, "the connection is closed")
         data = self._encode(message, frame)
         kind = type(message)
-        if state is ConnectionState.HANDSHAKE and kind is not Error:
+        if state is ConnectionState.HANDSHAKE and kind is Challenge:
+            hello = self.hello
+            if hello is None or hello.key is None or self.challenged:
+                raise LocalProtocolError(
+                    UNEXPECTED_MESSAGE, "a challenge answers a hello with a key, once"
+                )
+            self.challenged = True
+        elif state is ConnectionState.HANDSHAKE and kind is not Error:
             if kind is not Welcome:
                 raise LocalProtocolError(
                     HANDSHAKE_REQUIRED, f"answer the hello with welcome before {message.TYPE}"
@@ -360,12 +414,16 @@ class ServerConnection(_Connection):
             assert isinstance(message, Welcome)
             if self.hello is None:
                 raise LocalProtocolError(HANDSHAKE_REQUIRED, "no hello to welcome yet")
+            if self._proving:
+                raise LocalProtocolError(
+                    HANDSHAKE_REQUIRED, "a hello with a key is welcomed once it is proved"
+                )
             if message.version != self.version:
                 raise LocalProtocolError(
                     INVALID_FIELD, f"welcome.version must be {self.version}, the version both speak"
                 )
-        elif kind is Welcome:
-            raise LocalProtocolError(UNEXPECTED_MESSAGE, "welcome was already sent")
+        elif kind is Welcome or kind is Challenge:
+            raise LocalProtocolError(UNEXPECTED_MESSAGE, f"{message.TYPE} was already sent")
         if message.ROLE == "reply":
             reply_id = getattr(message, "id", None)
             if reply_id is not None:
@@ -387,6 +445,7 @@ class ServerConnection(_Connection):
         if kind is Welcome:
             self.state = ConnectionState.OPEN
             self.hello = None
+            self.proof = None
         elif kind is Error and getattr(message, "fatal", False):
             self.state = ConnectionState.CLOSED
         return data
@@ -407,6 +466,9 @@ class ClientConnection(_Connection):
         super().__init__(max_frame)
         self.hello: Hello | None = None
         self.welcome: Welcome | None = None
+        # The answer to a hello with a key, once received; then our `prove`, sent.
+        self.challenge: Challenge | None = None
+        self.proved = False
 
     @property
     def version(self) -> int | None:
@@ -420,16 +482,24 @@ class ClientConnection(_Connection):
 
     def _received(self, message: Message) -> Message:
         kind = type(message)
-        if self.state is ConnectionState.HANDSHAKE and kind is not Error:
+        keyed = self.hello is not None and self.hello.key is not None
+        if self.state is ConnectionState.HANDSHAKE and kind is Challenge:
+            if not keyed or self.challenge is not None:
+                self._unexpected("a challenge answers a hello with a key, once")
+            assert isinstance(message, Challenge)
+            self.challenge = message
+        elif self.state is ConnectionState.HANDSHAKE and kind is not Error:
             if kind is not Welcome or self.hello is None:
                 self._unexpected(f"{message.TYPE} before the welcome")
+            if keyed and not self.proved:
+                self._unexpected("a welcome before our prove: a hello with a key is proved first")
             assert isinstance(message, Welcome)
             if message.version not in self.hello.versions:
                 self._unexpected(
                     f"welcome chose version {message.version}, which the hello did not offer"
                 )
-        elif kind is Welcome:
-            self._unexpected("a second welcome")
+        elif kind is Welcome or kind is Challenge:
+            self._unexpected(f"a second {message.TYPE}")
         if message.ROLE == "reply":
             reply_id = getattr(message, "id", None)
             if reply_id is not None:
@@ -462,11 +532,22 @@ class ClientConnection(_Connection):
         if self.state in (ConnectionState.CLOSED, ConnectionState.ERROR):
             raise LocalProtocolError(WRONG_STATE, f"the connection is {self.state.value}")
         data = self._encode(message)
+        kind = type(message)
         if self.hello is None:
-            if type(message) is not Hello:
+            if kind is not Hello:
                 raise LocalProtocolError(HANDSHAKE_REQUIRED, f"send hello before {message.TYPE}")
-        elif type(message) is Hello:
+        elif kind is Hello:
             raise LocalProtocolError(UNEXPECTED_MESSAGE, "hello was already sent")
+        elif self.hello.key is not None and not self.proved:
+            # (nothing may ride behind a hello with a key: the server reads prove next)
+            if kind is not Prove or self.challenge is None:
+                raise LocalProtocolError(
+                    HANDSHAKE_REQUIRED,
+                    f"after a hello with a key, send prove once challenged, not {message.TYPE}",
+                )
+            self.proved = True
+        elif kind is Prove:
+            raise LocalProtocolError(UNEXPECTED_MESSAGE, "prove answers a challenge, once")
         request_id = getattr(message, "id", None)
         if request_id is not None:
             if request_id in self._pending:
@@ -474,7 +555,8 @@ class ClientConnection(_Connection):
                     UNEXPECTED_MESSAGE, f"request id {request_id} is still awaiting its answer"
                 )
             assert message.REPLY is not None
-            self._pending[request_id] = message.REPLY
+            keyed = kind is Hello and getattr(message, "key", None) is not None
+            self._pending[request_id] = Challenge.TYPE if keyed else message.REPLY
         if type(message) is Hello:
             assert isinstance(message, Hello)
             self.hello = message

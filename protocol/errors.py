@@ -72,6 +72,9 @@ BAD_OPENING = "bad_opening"
 RATE_LIMITED = "rate_limited"
 TOO_MANY_ROOMS = "too_many_rooms"
 INTERNAL = "internal"
+KEY_REQUIRED = "key_required"
+BAD_SIGNATURE = "bad_signature"
+NAME_TAKEN = "name_taken"
 
 _CATALOG = (
     ErrorCode(
@@ -250,6 +253,28 @@ _CATALOG = (
         "local",
     ),
     ErrorCode(
+        KEY_REQUIRED,
+        "This server admits only players with a key (`hello.key`): it does not allow"
+        " anonymous play.",
+        False,
+        "remote",
+    ),
+    ErrorCode(
+        BAD_SIGNATURE,
+        "The signature in `prove` is not the key's over the proof (see Keys and the"
+        " handshake); or a message came between `hello` and `prove`. No session was opened.",
+        False,
+        "remote",
+    ),
+    ErrorCode(
+        NAME_TAKEN,
+        "The name belongs to another player's key on this server (`hello.name`, `rename`):"
+        " choose another. Fatal in answer to a `hello` (no session was opened), not to"
+        " `rename`.",
+        True,
+        "remote",
+    ),
+    ErrorCode(
         INTERNAL,
         "The server failed while handling the request (a bug on its side). The request"
         " had no effect.",
@@ -286,6 +311,9 @@ SECTIONS: dict[str, str] = {
     RATE_LIMITED: "Requests, answers and ids",
     TOO_MANY_ROOMS: "Lobby",
     INTERNAL: "Errors",
+    KEY_REQUIRED: "Keys and the handshake",
+    BAD_SIGNATURE: "Keys and the handshake",
+    NAME_TAKEN: "Keys and the handshake",
 }
 
 

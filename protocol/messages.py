@@ -95,6 +95,9 @@ Role = Literal["request", "reply", "push"]
 
 TOKEN_SIZE = 32
 SERVER_ID_SIZE = 16
+KEY_SIZE = 32  # an Ed25519 public key (`protocol.identity`)
+HANDSHAKE_NONCE_SIZE = 32
+SIGNATURE_SIZE = 64
 MAX_PLACEMENTS = 64  # a game has at most 30 placements (5 seats x 6 rounds)
 
 # Kinds shared by many fields.
@@ -385,6 +388,45 @@ class Hello(Message):
         "With `token`: the `seq` of the last push you received, so the server can send only what you missed (see Sessions and resuming); absent: send a snapshot.",
         default=None,
     )
+    key: bytes | None = wire(
+        Bin(KEY_SIZE),
+        "Your public key (Ed25519, its 32 raw bytes): you are this key's player here. The server answers `challenge`, and you prove that you hold the key with `prove` (see Keys and the handshake). Absent: you play without a key, where the server allows it.",
+        default=None,
+    )
+    nonce: bytes | None = wire(
+        Bin(HANDSHAKE_NONCE_SIZE),
+        "With `key`, and only with it: 32 fresh random bytes, which the server signs in `challenge` to prove its own key.",
+        default=None,
+    )
+    id: int | None = wire(ID, ID_DOC, default=None)
+
+
+@message("challenge", "server", "reply")
+class Challenge(Message):
+    """The answer to a `hello` with a `key`: the server's key, proved, and
+    what to sign to prove yours (see Keys and the handshake)."""
+
+    server_key: bytes = wire(
+        Bin(KEY_SIZE),
+        "The server's public key (Ed25519, 32 raw bytes): pin it, as `welcome.server_key`.",
+    )
+    nonce: bytes = wire(Bin(HANDSHAKE_NONCE_SIZE), "32 fresh random bytes of the server's.")
+    signature: bytes = wire(
+        Bin(SIGNATURE_SIZE),
+        "The server's signature, by `server_key`, of its proof: `hello.nonce`, `nonce` and `hello.key` (see Keys and the handshake). Check it before you answer.",
+    )
+    id: int | None = wire(ID, REPLY_ID_DOC, default=None)
+
+
+@message("prove", "client", "request", reply="welcome")
+class Prove(Message):
+    """The answer to `challenge`: your signature of your proof. The server
+    checks it, then welcomes you as the player of your key."""
+
+    signature: bytes = wire(
+        Bin(SIGNATURE_SIZE),
+        "Your signature, by `hello.key`, of your proof: `challenge.server_key`, `challenge.nonce`, `hello.nonce` and `hello.key` (see Keys and the handshake).",
+    )
     id: int | None = wire(ID, ID_DOC, default=None)
 
 
@@ -417,6 +459,16 @@ class Welcome(Message):
         "The server's identity (public), the same whatever address reached it and across its"
         " restarts: key the token you keep by it, not by the address (see Sessions and"
         " resuming). Absent: the server has none.",
+        default=None,
+    )
+    server_key: bytes | None = wire(
+        Bin(KEY_SIZE),
+        "The server's public key (Ed25519, 32 raw bytes), the same across its restarts: pin it per server, and warn your user if it changes (see Keys and the handshake). Absent: the server has none.",
+        default=None,
+    )
+    name: str | None = wire(
+        NAME,
+        "The name the others see you by: the one your key holds on this server, which may not be the `hello.name` you sent (see Keys and the handshake). Absent: `hello.name`, as you sent it.",
         default=None,
     )
     id: int | None = wire(ID, REPLY_ID_DOC, default=None)
@@ -584,6 +636,14 @@ class Chat(Message):
     """Say something to everyone in your room (players and spectators); from the lobby (in no room), to every player connected in the lobby. At most 10 lines in any 10 seconds (else `rate_limited`)."""
 
     text: str = wire(CHAT_TEXT, "The message: one line, no control characters.")
+    id: int | None = wire(ID, ID_DOC, default=None)
+
+
+@message("rename", "client", "request", reply="ok")
+class Rename(Message):
+    """Change the name the others see you by. With a key, the name becomes your key's on this server, and the one before it is free again (see Keys and the handshake). A name another key holds is refused (`name_taken`); so is a name too long for this server (`invalid_field`). Your room, if any, gets a `room_state`; games already begun keep the names they began with (their records too)."""
+
+    name: str = wire(NAME, "Your new name.")
     id: int | None = wire(ID, ID_DOC, default=None)
 
 

@@ -86,6 +86,8 @@ class ServeOptions:
     # The store: None, the data directory's SQLite file; else a PostgreSQL
     # URL (`server.pg_store`).
     database: str | None = None
+    # Players without a key are admitted (docs/PROTOCOL.md, "Keys and the handshake").
+    allow_anonymous: bool = True
 
     @property
     def tls(self) -> bool:
@@ -138,7 +140,7 @@ async def serve(
             )
         generation = await trio.to_thread.run_sync(store.next_generation)
         server = NetServer(
-            Gateway(lobby),
+            Gateway(lobby, allow_anonymous=options.allow_anonymous),
             load_record=partial(_read_record, store),
             store=store,
             bots=bots,

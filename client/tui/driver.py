@@ -35,6 +35,8 @@ def banner(session: Session) -> str:
         return f"The session is over: {session.ended}. Press q to quit."
     if not session.connected:
         return "Connection to the server lost: reconnecting…"
+    if session.key_change is not None:
+        return session.key_change.short()
     return ""
 
 

@@ -17,10 +17,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import trio
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from oriflamme.protocol import messages as m
 
 from ..bots import Behaviour
+from ..identity import ServerKeys
 from ..secret_store import SecretStore
 from ..session import Backoff, ConnectionLost, RequestRefused, Session, SessionEnded
 from ..tls import ADD_TLS, Trust, connector, speaks_tls
@@ -43,6 +45,9 @@ class JoinOptions:
     state_dir: Path
     found: bool = False  # found on the local network (said in the title)
     trust: Trust | None = None  # TLS
+    # The player's key (None: anonymous) and the server keys pinned.
+    key: Ed25519PrivateKey | None = None
+    server_keys: ServerKeys | None = None
     # How to name this server and its options again (`again`): the address
     # as typed (or as found on the network), then the options that matter
     # to come back (state directory, TLS); and how the person ran the
@@ -68,6 +73,8 @@ async def join_program(bridge: Bridge, options: JoinOptions) -> None:
         store=SecretStore(options.state_dir),
         behaviour=Behaviour(None),
         backoff=Backoff(first=0.25, most=5.0),
+        key=options.key,
+        server_keys=options.server_keys,
     )
     screens = bridge.controller
     screens.state = session.state

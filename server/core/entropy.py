@@ -22,7 +22,9 @@ another address: without drawing from the stream (no token or seed moves).
 directory is a new server each time); `KeyedEntropy` derives it from its key
 (HMAC under another message than any block's), so a server keeps the same id
 across restarts for as long as its data directory keeps its key, and no file
-holds it. It says nothing of the key.
+holds it. It says nothing of the key. The server's signing key (Ed25519:
+`server_key_seed`, its private bytes) is derived the same way, under
+another label: copying the data directory's key moves both.
 
 `FixedEntropy` gives the same bytes on every run, for the documentation's
 worked example and for tests that need a game to come out the same way.
@@ -61,19 +63,31 @@ class Entropy(Protocol):
         """The server's public identity, `SERVER_ID_SIZE` bytes, the same at every call."""
         ...
 
+    def server_key_seed(self) -> bytes:
+        """The 32 bytes of the server's private signing key (Ed25519), the
+        same at every call: made as `server_id` is, under another label."""
+        ...
+
 
 _SERVER_ID_LABEL = b"oriflamme server id"  # not 8 bytes long: no block's message
+_SERVER_KEY_LABEL = b"oriflamme server signing key"
 
 
 class SystemEntropy:
     """The operating system's CSPRNG (`secrets`): what a server uses."""
 
     _server_id: bytes | None = None
+    _server_key_seed: bytes | None = None
 
     def server_id(self) -> bytes:
         if self._server_id is None:  # made at first use: a referee's never is
             self._server_id = secrets.token_bytes(SERVER_ID_SIZE)
         return self._server_id
+
+    def server_key_seed(self) -> bytes:
+        if self._server_key_seed is None:
+            self._server_key_seed = secrets.token_bytes(32)
+        return self._server_key_seed
 
     def token_bytes(self, size: int) -> bytes:
         return secrets.token_bytes(size)
@@ -182,6 +196,11 @@ class KeyedEntropy(_CounterMode):
             raise RuntimeError("this entropy was loaded without its key: rekey it")
         return hmac.new(self._key, _SERVER_ID_LABEL, hashlib.sha256).digest()[:SERVER_ID_SIZE]
 
+    def server_key_seed(self) -> bytes:
+        if self._key is None:
+            raise RuntimeError("this entropy was loaded without its key: rekey it")
+        return hmac.new(self._key, _SERVER_KEY_LABEL, hashlib.sha256).digest()
+
     def _block(self, counter: int) -> bytes:
         if self._key is None:
             raise RuntimeError("this entropy was loaded without its key: rekey it")
@@ -203,3 +222,6 @@ class FixedEntropy(_CounterMode):
 
     def server_id(self) -> bytes:
         return hashlib.sha256(_SERVER_ID_LABEL + self._label).digest()[:SERVER_ID_SIZE]
+
+    def server_key_seed(self) -> bytes:
+        return hashlib.sha256(_SERVER_KEY_LABEL + self._label).digest()

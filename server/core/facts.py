@@ -147,6 +147,7 @@ def _lobby_data(lobby: Lobby) -> dict[str, Any]:
             for player, games in lobby._played.items()
         ],
         "away": list(lobby.sessions.away),
+        "names": [[key, name] for key, name in lobby.names.by_key.items()],
     }
 
 
@@ -173,6 +174,7 @@ def _session_data(s: Session) -> dict[str, Any]:
         "pushes": None if s.history is None else list(s.history)[-FACTS_PUSHES:],
         "tokens": [current, previous],
         "chat_times": None if s.chat_times is None else list(s.chat_times),
+        "key": s.key,
     }
 
 
@@ -522,6 +524,8 @@ def lobby_from(
     lobby._invites = dict(facts["invites"])
     sessions = lobby.sessions
     sessions._next_player = facts["next_player"]
+    for key, name in facts.get("names", ()):  # (facts of before keys: none)
+        lobby.names.claim(key, name)
     for data in facts["sessions"]:
         _add_session(sessions, data, config)
     for player in facts["away"]:
@@ -557,6 +561,7 @@ def _add_session(sessions: Sessions, data: dict[str, Any], config: ServerConfig)
         history_bytes=config.history_bytes,
         bot=data["bot"],
         address=data["address"],
+        key=data.get("key"),  # (facts of before keys: none)
     )
     session.joined = data["joined"]
     session.conn = data["conn"]
@@ -573,6 +578,7 @@ def _add_session(sessions: Sessions, data: dict[str, Any], config: ServerConfig)
     current, previous = data["tokens"]
     session._digests = (current, previous)
     sessions.by_player[session.player] = session
+    sessions.keyed(session)
     for digest in (current, previous):
         if digest is not None:
             sessions._by_digest[digest] = session

@@ -47,15 +47,19 @@ goes on.
 from __future__ import annotations
 
 import math
+import secrets
 import traceback
 from collections.abc import Hashable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
+from oriflamme.protocol import identity
 from oriflamme.protocol import messages as m
 from oriflamme.protocol.codec import FrameLimits
 from oriflamme.protocol.connection import CLOSED, NEED_DATA, ConnectionState, ServerConnection
 from oriflamme.protocol.errors import (
+    BAD_SIGNATURE,
     INTERNAL,
+    KEY_REQUIRED,
     NO_SUCH_RECORD,
     RATE_LIMITED,
     SERVER_BUSY,
@@ -90,6 +94,7 @@ class _Link:
     refilled: float = 0.0  # when the bucket was last refilled
     fetching: bool = False  # a record it asked for is being read: take nothing more
     resume_at: float | None = None  # its bucket is empty until then: take nothing more
+    challenge: bytes | None = None  # the nonce of the challenge sent to its hello with a key
 
 
 PACE = 0.1  # seconds: a connection past its message rate is taken again this often
@@ -112,8 +117,13 @@ class Gateway:
         handshake_timeout: float = 10.0,
         max_outbox: int = 1 << 20,
         max_unread: int = 256,
+        allow_anonymous: bool = True,
     ) -> None:
         self.lobby = lobby
+        # A hello without a key is refused (`key_required`) unless allowed.
+        # Not the lobby's: a hello refused here never reaches the journal.
+        self.allow_anonymous = allow_anonymous
+        self._signing = identity.private_key(lobby.server_key_seed())
         self.handshake_timeout = handshake_timeout
         self.max_unread = max_unread
         self.idle_timeout = float(lobby.config.idle_timeout)
@@ -405,9 +415,13 @@ class Gateway:
             return [Send(conn, m.error_message(error))]
         try:
             if isinstance(message, m.Hello):
-                link.welcomed = True
-                self._sweep_at = min(self._sweep_at, now + self.idle_timeout)
-                return self.lobby.hello(conn, message, now, address=link.address)
+                if message.key is not None:
+                    return self._challenge(conn, link, message)
+                if not self.allow_anonymous:
+                    return [Close(conn, _key_required(message))]
+                return self._welcome(conn, link, message, now)
+            if isinstance(message, m.Prove):
+                return self._proved(conn, link, message, now)
             return self.lobby.request(conn, message, now)
         except Exception:  # a bug of ours: answer, report, go on
             # Without a session (a failed hello) the connection cannot go on.
@@ -419,6 +433,51 @@ class Gateway:
             if hello:
                 return [Close(conn, m.error_message(error)), fault]
             return [Send(conn, m.error_message(error)), fault]
+
+    def _welcome(self, conn: Hashable, link: _Link, hello: m.Hello, now: float) -> list[Effect]:
+        """The lobby opens (or resumes) the session of `hello`, whose key, if
+        any, is proved."""
+        link.welcomed = True
+        self._sweep_at = min(self._sweep_at, now + self.idle_timeout)
+        return self.lobby.hello(conn, hello, now, address=link.address)
+
+    def _challenge(self, conn: Hashable, link: _Link, hello: m.Hello) -> list[Effect]:
+        """A hello with a key: the server's key, proved (docs/PROTOCOL.md,
+        "Keys and the handshake"); the client's `prove` comes next. The
+        nonce is fresh randomness, not the lobby's stream: it is no input,
+        and a replay of the journal never sees it."""
+        assert hello.key is not None and hello.nonce is not None  # (the connection checked)
+        nonce = secrets.token_bytes(identity.NONCE_SIZE)
+        link.challenge = nonce
+        proof = identity.server_proof(hello.nonce, nonce, hello.key)
+        challenge = m.Challenge(
+            server_key=self.lobby.server_key,
+            nonce=nonce,
+            signature=identity.sign(self._signing, proof),
+            id=hello.id,
+        )
+        return [Send(conn, challenge)]
+
+    def _proved(self, conn: Hashable, link: _Link, prove: m.Prove, now: float) -> list[Effect]:
+        """The client's proof: if its signature holds, the hello goes on as
+        the player of its key; if not, nothing is opened (fatal)."""
+        hello = link.connection.hello
+        nonce = link.challenge
+        assert hello is not None and hello.key is not None and hello.nonce is not None
+        assert nonce is not None  # (the connection takes a prove only after the challenge)
+        proof = identity.client_proof(self.lobby.server_key, nonce, hello.nonce, hello.key)
+        if not identity.verify(hello.key, prove.signature, proof):
+            error = RemoteProtocolError(
+                BAD_SIGNATURE,
+                "prove.signature: not your key's signature of your proof (see Keys and"
+                " the handshake)",
+                id=prove.id,
+                fatal=True,
+            )
+            return [Close(conn, m.error_message(error))]
+        link.challenge = None
+        # (the welcome answers the prove: the hello's own id was answered)
+        return self._welcome(conn, link, replace(hello, id=prove.id), now)
 
     def _take_token(self, link: _Link, now: float) -> bool:
         """One message's worth of the link's token bucket, if there is one."""
@@ -485,3 +544,14 @@ class Gateway:
     def _close(self, conn: Hashable, link: _Link, code: str, why: str) -> None:
         self._write(conn, link, m.error_message(RemoteProtocolError(code, why)))
         link.closing = True
+
+
+def _key_required(hello: m.Hello) -> m.Error:
+    return m.error_message(
+        RemoteProtocolError(
+            KEY_REQUIRED,
+            "this server admits only players with a key (hello.key): see Keys and the handshake",
+            id=hello.id,
+            fatal=True,
+        )
+    )

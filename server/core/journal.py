@@ -137,6 +137,7 @@ def _unpack(data: bytes) -> dict[str, object]:
 def _hello_data(hello: m.Hello) -> dict[str, object]:
     data = m.to_data(hello)
     data.pop("token", None)
+    data.pop("nonce", None)  # (of the handshake alone: the key it proved is kept)
     return data
 
 
@@ -205,12 +206,12 @@ class JournaledLobby(Lobby):
     def hello(
         self, conn: Hashable, hello: m.Hello, now: float, *, address: str | None = None
     ) -> list[Effect]:
-        if hello.token is None:
+        if hello.token is None and (hello.key is None or hello.key not in self.sessions.by_key):
             note = {"hello": _hello_data(hello), "address": address}
             self._note(Entry(HELLO, str(conn), now, _pack(note)))
             # (no game decides anything at a new session's hello)
             self._notes[-1] = replace(self._notes[-1], digest=_pack([]))
-        # A resume notes itself (`resume`).
+        # A resume notes itself (`resume`): by a token, or by a key that has a session.
         return super().hello(conn, hello, now, address=address)
 
     def resume(

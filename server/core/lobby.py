@@ -40,10 +40,12 @@ from collections.abc import Hashable, Iterable
 from dataclasses import replace
 from typing import Any
 
+from oriflamme.protocol import identity
 from oriflamme.protocol import messages as m
 from oriflamme.protocol.errors import (
     BAD_TOKEN,
     INVALID_FIELD,
+    NAME_TAKEN,
     NO_SUCH_RECORD,
     NO_SUCH_ROOM,
     RATE_LIMITED,
@@ -59,6 +61,7 @@ from oriflamme.protocol.fanout import SharedEncoding
 from .config import ServerConfig
 from .effects import Close, Effect, Fault, FetchRecord, GameFinished, LogLine, Send
 from .entropy import Entropy, KeyedEntropy, SystemEntropy
+from .names import Names
 from .room import CLOSED, FINISHED, PLAYING, WAITING, Outcome, Room
 from .sessions import Session, Sessions
 from .table import with_time_left
@@ -112,6 +115,9 @@ class Lobby:
         # why), until the shell logs them (`take_build_failures`).
         self.unbuilt: list[int] = []
         self.build_failures: list[tuple[int, str]] = []
+        # The names keys hold here (docs/PROTOCOL.md, "Keys and the handshake").
+        self.names = Names()
+        self._server_key: bytes | None = None
         self._deadlines_anew()
 
     # Deadlines are kept, not looked up at every input in every room and
@@ -142,6 +148,8 @@ class Lobby:
         self.__dict__.update(state)
         self.__dict__.setdefault("unbuilt", [])
         self.__dict__.setdefault("build_failures", [])
+        self.__dict__.setdefault("names", Names())
+        self.__dict__.setdefault("_server_key", None)
         self._deadlines_anew()
         if "_listed_by" not in state:  # saved before the index was bounded
             self._played = {p: g for p, g in self._played.items() if p in self.sessions.by_player}
@@ -158,6 +166,18 @@ class Lobby:
         restart; never from the journal)."""
         return self._entropy.server_id()
 
+    def server_key_seed(self) -> bytes:
+        """The private bytes of this server's signing key (Ed25519): from
+        its entropy, as `server_id` (the gateway signs its challenges)."""
+        return self._entropy.server_key_seed()
+
+    @property
+    def server_key(self) -> bytes:
+        """This server's public key, sent in every `welcome`."""
+        if self._server_key is None:
+            self._server_key = identity.public_bytes(identity.private_key(self.server_key_seed()))
+        return self._server_key
+
     def _touch(self, session: Session | None) -> None:
         """An input from `session` may have changed its room's deadline."""
         if session is not None and session.room is not None:
@@ -170,21 +190,41 @@ class Lobby:
     ) -> list[Effect]:
         """The first message of connection `conn`, from `address` (None: not
         counted): welcome, with a new session or the one `hello.token` names
-        (and what it missed); or a fatal error."""
+        (and what it missed); or a fatal error. A hello with a `key` has
+        proved it (the gateway checked its `prove`): with no token, it
+        resumes the session of its key, if there is one."""
+        key = hello.key
         if hello.token is None:
-            if len(hello.name) > self.config.name_length:
+            kept = None if key is None else self.sessions.by_key.get(key)
+            if kept is not None:
+                return self.resume(conn, kept.player, True, hello, now)
+            name = hello.name if key is None else (self.names.name_of(key) or hello.name)
+            if len(name) > self.config.name_length:
                 too_long = (
                     f"hello.name: at most {self.config.name_length} characters on this server,"
-                    f" not {len(hello.name)}"
+                    f" not {len(name)}"
                 )
                 refusal = RemoteProtocolError(INVALID_FIELD, too_long, id=hello.id, fatal=True)
                 return [Close(conn, m.error_message(refusal))]
+            owner = self.names.owner(name)
+            if owner is not None and owner != key:
+                taken = RemoteProtocolError(
+                    NAME_TAKEN,
+                    f"hello.name: {name!r} is another player's name here: choose another",
+                    id=hello.id,
+                    fatal=True,
+                )
+                return [Close(conn, m.error_message(taken))]
             effects, full = self._make_room(address, now)
             if full is not None:
                 return [*effects, Close(conn, _error(SERVER_BUSY, full, hello))]
-            session, token = self.sessions.open(hello.name, address=address)
+            session, token = self.sessions.open(name, address=address, key=key)
+            if key is not None:
+                self.names.claim(key, name)
             return effects + self._attach(conn, session, token, hello, resumed=False, now=now)
         found = self.sessions.find(hello.token)
+        if found is not None and found.key != key:
+            found = None  # (a key's session resumes only with that key proved)
         if found is None:
             return [
                 Close(
@@ -260,6 +300,8 @@ class Lobby:
                     resumed=resumed,
                     idle_timeout=self.config.idle_timeout,
                     server_id=self.server_id,
+                    server_key=self.server_key,
+                    name=session.name,
                     id=hello.id,
                 ),
             ),
@@ -429,6 +471,8 @@ class Lobby:
                 return Outcome(effects=self._watch(session, target, now))
             except RemoteProtocolError as refusal:
                 return Outcome(refusal)
+        if isinstance(message, m.Rename):
+            return self._rename(session, message.name, room)
         if isinstance(message, m.Chat):
             too_much = self._chat_refused(session, message.text, now)
             if too_much is not None:
@@ -440,6 +484,29 @@ class Lobby:
         outcome = room.handle(session, message, now)
         self._forget_closed(room)
         return outcome
+
+    def _rename(self, session: Session, name: str, room: Room | None) -> Outcome:
+        """`session`'s player is called `name` from now on (its key's name,
+        if it has one): its room is told."""
+        if len(name) > self.config.name_length:
+            return Outcome(
+                RemoteProtocolError(
+                    INVALID_FIELD,
+                    f"rename.name: at most {self.config.name_length} characters on this"
+                    f" server, not {len(name)}",
+                )
+            )
+        owner = self.names.owner(name)
+        if owner is not None and owner != session.key:
+            return Outcome(
+                RemoteProtocolError(
+                    NAME_TAKEN, f"rename.name: {name!r} is another player's name here"
+                )
+            )
+        if session.key is not None:
+            self.names.claim(session.key, name)
+        session.name = name
+        return Outcome(effects=[] if room is None else room.renamed())
 
     def _watch(self, session: Session, room: Room, now: float) -> list[Effect]:
         """`session` spectates `room`, if the room has room for one more."""

@@ -934,6 +934,9 @@ class _Given:
     def server_id(self) -> bytes:
         raise AssertionError("a referee has no server id")
 
+    def server_key_seed(self) -> bytes:
+        raise AssertionError("a referee has no server key")
+
 
 # The client messages a game's referee takes; the others are the lobby's and the room's.
 GAME_MESSAGES: tuple[type[m.Message], ...] = tuple(Referee._HANDLERS)

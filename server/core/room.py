@@ -793,6 +793,10 @@ class Room:
                 seats.append(m.RoomSeat(seat=index, ready=False, connected=False))
         return tuple(seats)
 
+    def renamed(self) -> list[Effect]:
+        """A member took another name: every member is told (`room_state`)."""
+        return self._room_state()
+
     def _room_state(self) -> list[Effect]:
         """`room_state` to every member: each seat its own, the spectators
         connected one they share (encoded once; away, they get none)."""

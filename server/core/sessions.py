@@ -87,6 +87,7 @@ class Session:
         "chat_times",
         "address",
         "joined",
+        "key",
     )
 
     def __init__(
@@ -98,10 +99,13 @@ class Session:
         history_bytes: int = HISTORY_BYTES,
         bot: str | None = None,
         address: str | None = None,
+        key: bytes | None = None,
     ) -> None:
         self.player = player
         self.name = name
         self.bot = bot
+        # The player's public key, proved at the handshake (None: anonymous).
+        self.key = key
         self.address = address  # where it was opened from (None: not counted)
         self.joined = False  # it sat or watched in a room at least once
         self.conn: Hashable | None = None
@@ -125,7 +129,7 @@ class Session:
         values = state[1] if isinstance(state, tuple) else state
         for name, value in values.items():
             setattr(self, name, value)
-        for name in ("history", "chat_times", "address"):  # (older: before they were lazy)
+        for name in ("history", "chat_times", "address", "key"):  # (older: before they were)
             if not hasattr(self, name):
                 setattr(self, name, None)
         if not hasattr(self, "joined"):  # saved before it was kept: assume it did
@@ -235,6 +239,8 @@ class Sessions:
         self._next_player = 1
         self.by_player: dict[int, Session] = {}
         self._by_digest: dict[bytes, Session] = {}
+        # The sessions of players with a key, by their key: one a key.
+        self.by_key: dict[bytes, Session] = {}
         # The disconnected ones, whose time may run out: what the lobby's
         # timers look at, rather than every session (most are connected).
         # In the order they left (a dict keeps it): the first is away longest.
@@ -248,6 +254,8 @@ class Sessions:
             self.away = {p: s for p, s in self.by_player.items() if s.disconnected_at is not None}
         if "_history_bytes" not in state:
             self._history_bytes = HISTORY_BYTES
+        if "by_key" not in state:
+            self.by_key = {}
         if "_by_address" not in state:
             self._by_address = {}
             for session in self.by_player.values():
@@ -261,10 +269,15 @@ class Sessions:
         return iter(list(self.by_player.values()))
 
     def open(
-        self, name: str, *, bot: str | None = None, address: str | None = None
+        self,
+        name: str,
+        *,
+        bot: str | None = None,
+        address: str | None = None,
+        key: bytes | None = None,
     ) -> tuple[Session, bytes]:
         """A new session and its token; `address`: where it comes from (None:
-        not counted)."""
+        not counted); `key`: its player's public key (none has a session)."""
         session = Session(
             self._next_player,
             name,
@@ -272,9 +285,11 @@ class Sessions:
             history_bytes=self._history_bytes,
             bot=bot,
             address=address,
+            key=key,
         )
         self._next_player += 1
         self.by_player[session.player] = session
+        self.keyed(session)
         if address is not None:
             self._by_address.setdefault(address, {})[session.player] = session
         token = self._new_token(session)
@@ -336,9 +351,19 @@ class Sessions:
                 self._by_digest.pop(digest, None)
         return self._new_token(session)
 
+    def keyed(self, session: Session) -> None:
+        """Index `session` by its key, if it has one (a session made or
+        rebuilt)."""
+        if session.key is not None:
+            if self.by_key.get(session.key, session) is not session:
+                raise ValueError(f"a second session for key {session.key.hex()}")
+            self.by_key[session.key] = session
+
     def close(self, session: Session) -> None:
         """Forget `session` and its tokens."""
         self.by_player.pop(session.player, None)
+        if session.key is not None and self.by_key.get(session.key) is session:
+            del self.by_key[session.key]
         self.away.pop(session.player, None)
         if session.address is not None:
             mine = self._by_address.get(session.address)

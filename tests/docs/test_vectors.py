@@ -16,7 +16,9 @@ from tools.docgen import VECTORS
 from tools.docgen.vectors import vectors_json
 
 VECTORS_FILE = Path(__file__).resolve().parents[2] / VECTORS
-SECTIONS = ["card_commitments", "seed_commitments", "stream_blocks", "shuffles", "deals"]
+SECTIONS = [
+    "card_commitments", "seed_commitments", "stream_blocks", "shuffles", "deals", "handshakes",
+]  # fmt: skip
 KINDS = [
     "archer", "soldier", "spy", "heir", "lord",
     "shapeshifter", "assassination", "royal_decree", "ambush", "conspiracy",
@@ -49,6 +51,9 @@ def test_the_file_documents_its_fields(vectors: dict[str, Any]) -> None:
         "card_commitment": "oriflamme/v1/card-commitment",
         "seed_commitment": "oriflamme/v1/seed-commitment",
         "deal_stream": "oriflamme/v1/deal-stream",
+        # (the proofs' contexts end in a zero byte: docs/PROTOCOL.md)
+        "client_proof": "oriflamme client proof v1\x00",
+        "server_proof": "oriflamme server proof v1\x00",
     }
 
 

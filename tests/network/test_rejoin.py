@@ -131,6 +131,16 @@ async def test_a_session_kept_by_one_address_is_found_by_another(tmp_path: Path)
             nursery.cancel_scope.cancel()
 
 
+async def serve_twice(nursery: trio.Nursery, net: NetServer) -> int:
+    """`net` serving on 127.0.0.1 and 127.0.0.2 (two addresses of this
+    machine, on Linux), on one port: that port."""
+    [first_listener] = await trio.open_tcp_listeners(0, host="127.0.0.1")
+    port: int = first_listener.socket.getsockname()[1]
+    [second_listener] = await trio.open_tcp_listeners(port, host="127.0.0.2")
+    await nursery.start(net.run, [first_listener, second_listener])
+    return port
+
+
 @pytest.mark.network
 @pytest.mark.trio
 async def test_a_player_back_by_another_loopback_address_takes_their_seat_back(
@@ -144,10 +154,7 @@ async def test_a_player_back_by_another_loopback_address_takes_their_seat_back(
     store = SecretStore(tmp_path)
     with trio.fail_after(GAME_HANG):
         async with trio.open_nursery() as nursery:
-            [first_listener] = await trio.open_tcp_listeners(0, host="127.0.0.1")
-            port = first_listener.socket.getsockname()[1]
-            [second_listener] = await trio.open_tcp_listeners(port, host="127.0.0.2")
-            await nursery.start(net.run, [first_listener, second_listener])
+            port = await serve_twice(nursery, net)
             bob = player(tcp("127.0.0.1", port), "", SecretStore(tmp_path / "bob"), seed=2)
             first = player(tcp("127.0.0.1", port), f"127.0.0.1:{port}", store)
             again = player(tcp("127.0.0.2", port), f"127.0.0.2:{port}", store)

@@ -300,8 +300,10 @@ def test_two_players_join_play_through_a_server_crash_and_replay(tmp_path: Path)
     try:
         for name in ("Ann", "Bob"):
             state = tmp_path / name
+            # (two people: each with a config of their own, so a key of their own)
             command = (
-                f"{sys.executable} -m oriflamme.launcher.cli join 127.0.0.1:{port}"
+                f"env XDG_CONFIG_HOME={tmp_path / name / 'config'}"
+                f" {sys.executable} -m oriflamme.launcher.cli join 127.0.0.1:{port}"
                 f" --name {name} --no-bell --state-dir {state}; echo EXITED $?; {KEPT}"
             )
             terminals.append(Terminal(tmp_path / f"{name}.sock", command))

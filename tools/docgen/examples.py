@@ -28,6 +28,7 @@ from oriflamme.engine import (
     new_game,
     view,
 )
+from oriflamme.protocol import identity
 from oriflamme.protocol import messages as m
 from oriflamme.protocol.commitments import SERVER_SEAT, Opening, card_commitment, seed_commitment
 from oriflamme.protocol.record import SeatVerdict
@@ -51,6 +52,11 @@ SETTINGS = m.RoomSettings(
 )
 ROOM = 12
 ANN = 7
+# The handshake of a player with a key (Ann's), and the server's key.
+ANN_KEY = identity.private_key(example_bytes("example player key"))
+SERVER_KEY = identity.private_key(example_bytes("example server key"))
+HELLO_NONCE = example_bytes("example hello nonce")
+CHALLENGE_NONCE = example_bytes("example challenge nonce")
 
 # The first bytes of a record file (the example of `record` is cut short).
 RECORD_START = bytes.fromhex("8ea6666f726d6174b56f7269666c616d6d652d67616d652d7265636f7264")
@@ -110,8 +116,32 @@ def examples() -> dict[str, m.Message]:
             resumed=False,
             idle_timeout=120,
             server_id=bytes.fromhex("5be1c8a4e0f2d9173ac64b08e9d2f15c"),
+            server_key=identity.public_bytes(SERVER_KEY),
+            name="Ann",
             id=1,
         ),
+        m.Challenge(
+            server_key=identity.public_bytes(SERVER_KEY),
+            nonce=CHALLENGE_NONCE,
+            signature=identity.sign(
+                SERVER_KEY,
+                identity.server_proof(HELLO_NONCE, CHALLENGE_NONCE, identity.public_bytes(ANN_KEY)),
+            ),
+            id=1,
+        ),
+        m.Prove(
+            signature=identity.sign(
+                ANN_KEY,
+                identity.client_proof(
+                    identity.public_bytes(SERVER_KEY),
+                    CHALLENGE_NONCE,
+                    HELLO_NONCE,
+                    identity.public_bytes(ANN_KEY),
+                ),
+            ),
+            id=2,
+        ),
+        m.Rename(name="Ann B.", id=41),
         m.Ping(id=40),
         m.Pong(id=40),
         m.Ok(id=3),

@@ -14,6 +14,7 @@ import json
 from typing import Any
 
 from oriflamme.engine import FAMILY_NAMES, STANDARD, TWO_PLAYER, Card, Rules, card, card_to_data
+from oriflamme.protocol import identity
 from oriflamme.protocol.commitments import (
     CARD_TAG,
     PROTOCOL_VERSION,
@@ -102,6 +103,30 @@ def _deal_vector(rules: Rules, game_id: bytes, seat: int) -> dict[str, Any]:
     }
 
 
+def _handshake_vector(label: str) -> dict[str, Any]:
+    """Both proofs of one handshake, from fixed private keys and nonces."""
+    client = identity.private_key(fixed_bytes(f"{label}: client key"))
+    server = identity.private_key(fixed_bytes(f"{label}: server key"))
+    client_key, server_key = identity.public_bytes(client), identity.public_bytes(server)
+    client_nonce = fixed_bytes(f"{label}: client nonce")
+    server_nonce = fixed_bytes(f"{label}: server nonce")
+    server_proof = identity.server_proof(client_nonce, server_nonce, client_key)
+    client_proof = identity.client_proof(server_key, server_nonce, client_nonce, client_key)
+    return {
+        "client_private_key": fixed_bytes(f"{label}: client key").hex(),
+        "client_key": client_key.hex(),
+        "client_fingerprint": identity.fingerprint(client_key),
+        "server_private_key": fixed_bytes(f"{label}: server key").hex(),
+        "server_key": server_key.hex(),
+        "client_nonce": client_nonce.hex(),
+        "server_nonce": server_nonce.hex(),
+        "server_proof": server_proof.hex(),
+        "server_signature": identity.sign(server, server_proof).hex(),
+        "client_proof": client_proof.hex(),
+        "client_signature": identity.sign(client, client_proof).hex(),
+    }
+
+
 def _rejecting_seed() -> bytes:
     """The first fixed client seed whose seat-0 shuffle rejects a byte, so the
     vectors exercise rejection sampling."""
@@ -123,6 +148,11 @@ FIELD_DOCS = {
     " family order (2 for a two-player seat, the second continuing the stream): orders, as kind"
     " names; bytes_read: stream bytes read, the rejected ones included; bytes_rejected: of"
     " those, the ones rejection sampling threw away",
+    "handshakes": "a handshake's two proofs (Keys and the handshake): the private keys are"
+    " Ed25519 seeds (RFC 8032's 32-byte secret keys), the public keys and signatures as the"
+    " wire carries them; server_proof is what `challenge.signature` signs (by server_key),"
+    " client_proof what `prove.signature` signs (by client_key); client_fingerprint as"
+    " clients show a key",
     "deals": "a seat's deal: families, the seat's family names in order; set_aside and hand in"
     " the order of the layout (first family's cards first); draw_pile top first",
 }
@@ -172,14 +202,16 @@ def build_vectors() -> dict[str, Any]:
     return {
         "description": (
             "Oriflamme protocol v1 test vectors: card and seed commitments, deal stream"
-            " blocks, shuffles and deals, from fixed inputs. See docs/PROTOCOL.md,"
-            " 'Commit-reveal and the fair deal'. Bytes are lowercase hex."
+            " blocks, shuffles, deals and handshake proofs, from fixed inputs. See docs/PROTOCOL.md,"
+            " 'Commit-reveal and the fair deal' and 'Keys and the handshake'. Bytes are lowercase hex."
         ),
         "protocol_version": PROTOCOL_VERSION,
         "tags": {
             "card_commitment": CARD_TAG.decode(),
             "seed_commitment": SEED_TAG.decode(),
             "deal_stream": DEAL_TAG.decode(),
+            "client_proof": identity.CLIENT_PROOF.decode(),
+            "server_proof": identity.SERVER_PROOF.decode(),
         },
         "server_seat": SERVER_SEAT,
         "fields": FIELD_DOCS,
@@ -188,6 +220,7 @@ def build_vectors() -> dict[str, Any]:
         "stream_blocks": blocks,
         "shuffles": shuffles,
         "deals": deals,
+        "handshakes": [_handshake_vector("handshake 1"), _handshake_vector("handshake 2")],
     }
 
 

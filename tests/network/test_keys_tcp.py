@@ -1,0 +1,90 @@
+"""Players with keys over TCP (docs/PROTOCOL.md, "Keys and the handshake"):
+two keyed players seat themselves at a table; one goes away and comes
+back by another loopback address, from another state directory, with
+nothing but its key: its session, room and seat are found again, the game
+is played to its end and both seats' checks hold. Each client pins the
+server's key at each address it reached.
+"""
+
+from __future__ import annotations
+
+import random
+import sys
+from pathlib import Path
+
+import pytest
+import trio
+
+from oriflamme.client.bots import Behaviour, Bot
+from oriflamme.client.identity import ServerKeys
+from oriflamme.client.secret_store import SecretStore
+from oriflamme.client.session import Backoff, Session, tcp
+from oriflamme.protocol import identity
+from oriflamme.protocol import messages as m
+from oriflamme.server.core import Gateway, Lobby, ServerConfig
+from oriflamme.server.net import NetServer
+from tests.deadlines import GAME_HANG
+from tests.network.test_rejoin import serve_twice
+
+pytestmark = pytest.mark.network
+
+ANN = identity.private_key(bytes(range(32)))
+BOB = identity.private_key(bytes(range(1, 33)))
+
+
+def keyed(host: str, port: int, name: str, key: object, folder: Path, seed: int) -> Session:
+    return Session(
+        tcp(host, port),
+        name,
+        server=f"{host}:{port}",
+        store=SecretStore(folder / "state"),
+        behaviour=Behaviour(Bot("random", rng=random.Random(seed))),
+        backoff=Backoff(first=0.01, most=0.05),
+        key=key,  # type: ignore[arg-type]
+        server_keys=ServerKeys(folder / "known_keys"),
+    )
+
+
+@pytest.mark.trio
+async def test_a_key_alone_brings_its_player_back_by_another_address(tmp_path: Path) -> None:
+    if not sys.platform.startswith("linux"):
+        pytest.skip("127.0.0.2 is a loopback address on Linux only")
+    net = NetServer(Gateway(Lobby(ServerConfig()), allow_anonymous=False), bots=None)
+    lobby = net.gateway.lobby
+    with trio.fail_after(GAME_HANG):
+        async with trio.open_nursery() as nursery:
+            port = await serve_twice(nursery, net)
+            ann = keyed("127.0.0.1", port, "Ann", ANN, tmp_path / "here", 1)
+            bob = keyed("127.0.0.1", port, "Bob", BOB, tmp_path / "bob", 2)
+            for session in (ann, bob):
+                await nursery.start(session.run)
+            await ann.request(m.CreateRoom(settings=m.RoomSettings.for_players(2)))
+            room = ann.state.room
+            assert room is not None
+            await bob.request(m.JoinRoom(room=room.room))
+            player, seat = ann.state.player, room.seats[0]
+            ann.close()
+            # Elsewhere: another address, another state directory (no
+            # token, no secrets), another name typed; the same key.
+            back = keyed("127.0.0.2", port, "Someone", ANN, tmp_path / "there", 3)
+            await nursery.start(back.run)
+            assert back.state.player == player and back.name == "Ann"
+            assert back.state.room is not None and back.state.room.room == room.room
+            assert back.state.room.seats[0].player == seat.player == player
+            for session in (back, bob):
+                await session.request(m.Ready(ready=True))
+            await back.request(m.StartGame())
+            await back.wait_until(
+                lambda: back.state.game is not None and back.state.game.end is not None
+            )
+            assert [v.status for v in back.state.game.check_end()] == ["ok", "ok"]
+            # Two players, keyed; the server's key pinned at both addresses.
+            assert set(lobby.sessions.by_key) == {
+                identity.public_bytes(ANN),
+                identity.public_bytes(BOB),
+            }
+            for folder, host in [("here", "127.0.0.1"), ("there", "127.0.0.2")]:
+                pinned = ServerKeys(tmp_path / folder / "known_keys")
+                assert pinned.check(f"{host}:{port}", lobby.server_key) is None
+            assert back.key_change is None
+            nursery.cancel_scope.cancel()
