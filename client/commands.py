@@ -17,6 +17,7 @@ import trio
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from oriflamme.protocol import messages as m
+from oriflamme.protocol.identity import fingerprint
 from oriflamme.protocol.record import RecordError, decode_record
 from oriflamme.protocol.verify import GameVerdict, verify_record
 
@@ -67,6 +68,30 @@ async def list_rooms(
             answer = await session.request(m.ListRooms())
     assert isinstance(answer, m.RoomList)
     return answer
+
+
+async def leaderboard(
+    host: str, port: int, *, timeout: float = 10.0, trust: Trust | None = None
+) -> m.Ratings:
+    """The server's highest rated players."""
+    connect = connector(host, port, trust)
+    with trio.fail_after(timeout):
+        async with open_session(connect, "ratings", backoff=Backoff(attempts=2)) as session:
+            answer = await session.request(m.Leaderboard())
+    assert isinstance(answer, m.Ratings)
+    return answer
+
+
+def format_ratings(ratings: m.Ratings) -> str:
+    """The leaderboard as a table: rank, rating (to a tenth), games, name, key."""
+    if not ratings.players:
+        return "no rated players yet (a game is rated when players with keys play it out)"
+    lines = [f"{'#':>3}  {'rating':>7}  {'games':>5}  {'name':<32}  key"]
+    for rank, p in enumerate(ratings.players, 1):
+        lines.append(
+            f"{rank:>3}  {p.rating / 100:>7.1f}  {p.games:>5}  {p.name[:32]:<32}  {fingerprint(p.key)}"
+        )
+    return "\n".join(lines)
 
 
 async def download_record(

@@ -511,6 +511,29 @@ def _rooms(args: argparse.Namespace) -> int:
     return 0
 
 
+def _leaderboard(args: argparse.Namespace) -> int:
+    from functools import partial
+
+    import trio
+
+    from oriflamme.client.commands import format_ratings, leaderboard
+
+    where = _where(args, "leaderboard")
+    if where is None:
+        return 2
+    host, port, trust = where
+    try:
+        ratings = trio.run(partial(leaderboard, host, port, trust=trust))
+    except (OSError, trio.TooSlowError, Exception) as exc:  # noqa: BLE001 -- any failure is said plainly
+        print(
+            f"oriflamme leaderboard: cannot get the ratings of {args.server}: {_why(exc, trust)}",
+            file=sys.stderr,
+        )
+        return 1
+    print(format_ratings(ratings))
+    return 0
+
+
 def _record(args: argparse.Namespace) -> int:
     from functools import partial
 
@@ -1059,6 +1082,11 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("server", metavar="HOST[:PORT]")
     _add_tls_options(rp)
     rp.set_defaults(func=_rooms)
+
+    lp = sub.add_parser("leaderboard", help="list a server's highest rated players")
+    lp.add_argument("server", metavar="HOST[:PORT]")
+    _add_tls_options(lp)
+    lp.set_defaults(func=_leaderboard)
 
     dp = sub.add_parser("record", help="download a finished game's record from a server")
     dp.add_argument("server", metavar="HOST[:PORT]")

@@ -108,6 +108,7 @@ class Client:
 
     def _receive(self, data: bytes) -> None:
         self.received.extend(self.endpoint.receive_data(data))
+        self._outbox += self.endpoint.take_outgoing()  # (a prove, to a challenge)
         if self.handed is not None:
             self._adopt_handed()
         if self.behaviour is not None:

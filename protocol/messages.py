@@ -65,6 +65,7 @@ from .schema import (
     BinUpTo,
     Bool,
     FieldSpec,
+    Int,
     Invalid,
     KnownCard,
     ListOf,
@@ -123,6 +124,8 @@ RECORD_BYTES = BinUpTo(60_000)
 # dash in the middle: "KQ7M-P2XD". Matched without regard to case.
 INVITE = Text(8, 9)
 SCORE = UInt(0, 65535)
+# A rating as people see it: OpenSkill's ordinal (mu - 3 sigma), in hundredths.
+RATING = Int(-100_000, 100_000)
 
 ID_DOC = "Request id, any value you choose; echoed in the answer. Ids of requests awaiting their answer must differ."
 REPLY_ID_DOC = "The `id` of the request this answers, if it had one."
@@ -223,6 +226,21 @@ class RecordSummary(WireValue):
         Bool(),
         "true: the game was played to its end and every seat's verdict is `ok` (the game counts).",
     )
+    rating: int | None = wire(
+        RATING,
+        "Your rating after this game, if it was rated (see Ratings); absent: not rated.",
+        default=None,
+    )
+
+
+@wire_struct("rating_entry")
+class RatingEntry(WireValue):
+    """One player in a `ratings` list."""
+
+    name: str = wire(NAME, "The player's name here.")
+    key: bytes = wire(Bin(KEY_SIZE), "The player's public key (see Keys and the handshake).")
+    rating: int = wire(RATING, "The rating: OpenSkill's mu - 3 sigma, in hundredths.")
+    games: int = wire(UInt(), "The rated games the player has played here.")
 
 
 @wire_struct("seat")
@@ -245,6 +263,11 @@ class RoomSeat(WireValue):
     connected: bool = wire(
         Bool(),
         "Whoever sits here has a live connection (a server bot connects right after it is seated).",
+    )
+    rating: int | None = wire(
+        RATING,
+        "The rating of the player with a key who sits here, once rated (see Ratings); absent otherwise.",
+        default=None,
     )
 
 
@@ -645,6 +668,23 @@ class Rename(Message):
 
     name: str = wire(NAME, "Your new name.")
     id: int | None = wire(ID, ID_DOC, default=None)
+
+
+@message("leaderboard", "client", "request", reply="ratings")
+class Leaderboard(Message):
+    """Ask for the highest rated players on this server (see Ratings)."""
+
+    id: int | None = wire(ID, ID_DOC, default=None)
+
+
+@message("ratings", "server", "reply")
+class Ratings(Message):
+    """The highest rated players, highest first, at most 100."""
+
+    players: tuple[RatingEntry, ...] = wire(
+        ListOf(StructOf(RatingEntry), 0, 100), "The players, highest rated first."
+    )
+    id: int | None = wire(ID, REPLY_ID_DOC, default=None)
 
 
 @message("list_records", "client", "request", reply="record_list")
@@ -1124,6 +1164,7 @@ STRUCTS: tuple[StructSpec, ...] = (
     RoomSettings.spec(),
     RoomSummary.spec(),
     RecordSummary.spec(),
+    RatingEntry.spec(),
     RoomSeat.spec(),
     PendingDecision.spec(),
     PlacementCommitment.spec(),

@@ -156,6 +156,18 @@ class UInt(WireType):
         return f"uint {self.lo}..{self.hi}"
 
 
+class Int(UInt):
+    """A signed integer in ``lo..hi`` (a rating, which may be below 0)."""
+
+    name = "int"
+
+    def describe(self) -> dict[str, Any]:
+        return {"type": "int", "min": self.lo, "max": self.hi}
+
+    def notation(self) -> str:
+        return f"int {self.lo}..{self.hi}"
+
+
 class Bool(WireType):
     name = "bool"
 

@@ -369,6 +369,8 @@ class LobbyController:
                     what += ", host"
                 if not seat.connected:
                     what += ", away"
+                if seat.rating is not None:  # (a player with a key, rated here: first)
+                    what = f"{seat.rating / 100:.1f}, {what}"
                 left.append(f"   {seat.seat + 1} {fit(who, 14)} {what}")
             if room.spectators:
                 left.append(f"   and {room.spectators} watching")

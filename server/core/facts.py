@@ -65,6 +65,7 @@ from .effects import HandedSeat
 from .entropy import Entropy, KeyedEntropy
 from .journal import JournaledLobby
 from .lobby import Lobby
+from .ratings import Rating
 from .referee import Phase, RebuildFailed, Referee
 from .room import Room, Seat, UnbuiltGame
 from .sessions import Session, Sessions
@@ -148,6 +149,10 @@ def _lobby_data(lobby: Lobby) -> dict[str, Any]:
         ],
         "away": list(lobby.sessions.away),
         "names": [[key, name] for key, name in lobby.names.by_key.items()],
+        "ratings": [
+            [key, r.mu, r.sigma, r.games, [list(h) for h in lobby.ratings.history.get(key, ())]]
+            for key, r in lobby.ratings.by_key.items()
+        ],
     }
 
 
@@ -526,8 +531,13 @@ def lobby_from(
     sessions._next_player = facts["next_player"]
     for key, name in facts.get("names", ()):  # (facts of before keys: none)
         lobby.names.claim(key, name)
+    for key, mu, sigma, games, history in facts.get("ratings", ()):
+        lobby.ratings.by_key[key] = Rating(mu, sigma, games)
+        lobby.ratings.history[key] = [(record_id, shown) for record_id, shown in history]
     for data in facts["sessions"]:
         _add_session(sessions, data, config)
+    for key, session in sessions.by_key.items():
+        session.rating = lobby.ratings.shown(key)
     for player in facts["away"]:
         sessions.away[player] = sessions.by_player[player]
     by_player = sessions.by_player

@@ -62,6 +62,7 @@ from .config import ServerConfig
 from .effects import Close, Effect, Fault, FetchRecord, GameFinished, LogLine, Send
 from .entropy import Entropy, KeyedEntropy, SystemEntropy
 from .names import Names
+from .ratings import Ratings
 from .room import CLOSED, FINISHED, PLAYING, WAITING, Outcome, Room
 from .sessions import Session, Sessions
 from .table import with_time_left
@@ -117,6 +118,7 @@ class Lobby:
         self.build_failures: list[tuple[int, str]] = []
         # The names keys hold here (docs/PROTOCOL.md, "Keys and the handshake").
         self.names = Names()
+        self.ratings = Ratings()  # (`ratings`: which games are rated)
         self._server_key: bytes | None = None
         self._deadlines_anew()
 
@@ -149,6 +151,7 @@ class Lobby:
         self.__dict__.setdefault("unbuilt", [])
         self.__dict__.setdefault("build_failures", [])
         self.__dict__.setdefault("names", Names())
+        self.__dict__.setdefault("ratings", Ratings())
         self.__dict__.setdefault("_server_key", None)
         self._deadlines_anew()
         if "_listed_by" not in state:  # saved before the index was bounded
@@ -221,6 +224,7 @@ class Lobby:
             session, token = self.sessions.open(name, address=address, key=key)
             if key is not None:
                 self.names.claim(key, name)
+                session.rating = self.ratings.shown(key)
             return effects + self._attach(conn, session, token, hello, resumed=False, now=now)
         found = self.sessions.find(hello.token)
         if found is not None and found.key != key:
@@ -432,6 +436,8 @@ class Lobby:
             return [Send(conn, m.RoomList(rooms=self._room_list(), id=request_id))]
         if isinstance(message, m.ListRecords):
             return [Send(conn, m.RecordList(records=self._records_of(session), id=request_id))]
+        if isinstance(message, m.Leaderboard):
+            return [Send(conn, m.Ratings(players=self._leaders(), id=request_id))]
         if isinstance(message, m.GetRecord):
             record_id = message.record_id.lower()  # hex, in either case
             if not RECORD_ID.fullmatch(record_id):
@@ -506,7 +512,7 @@ class Lobby:
         if session.key is not None:
             self.names.claim(session.key, name)
         session.name = name
-        return Outcome(effects=[] if room is None else room.renamed())
+        return Outcome(effects=[] if room is None else room.members_changed())
 
     def _watch(self, session: Session, room: Room, now: float) -> list[Effect]:
         """`session` spectates `room`, if the room has room for one more."""
@@ -558,7 +564,9 @@ class Lobby:
         return Outcome(effects=effects)
 
     def _noted(self, effects: list[Effect]) -> list[Effect]:
-        """Index the games these effects finish, for `list_records`."""
+        """Index the games these effects finish, for `list_records`, and
+        rate them (their rooms are told the new ratings)."""
+        rated: list[Effect] = []
         for effect in effects:
             if isinstance(effect, GameFinished):
                 record = effect.record
@@ -581,7 +589,29 @@ class Lobby:
                             self._listed(record_id, -1)
                         del played[:-RECORDS_LISTED]
                 self._listed(effect.record_id, 0)  # (kept only if someone can list it)
-        return effects
+                rated += self._rate(effect)
+        return effects + rated if rated else effects
+
+    def _rate(self, finished: GameFinished) -> list[Effect]:
+        """Rate the game `finished` if it was played out, each seat to its
+        end by a player with a key of its own (`ratings`)."""
+        record = finished.record
+        if not record.results.complete or any(s.bot or s.handed_to_bot for s in record.seats):
+            return []
+        keys = []
+        for player in finished.players:
+            session = None if player is None else self.sessions.by_player.get(player)
+            if session is None or session.key is None or session.bot is not None:
+                return []
+            keys.append(session.key)
+        if len(set(keys)) != len(keys):
+            return []
+        self.ratings.rate(finished.record_id, list(zip(keys, record.results.scores, strict=True)))
+        for key, player in zip(keys, finished.players, strict=True):
+            assert player is not None
+            self.sessions.by_player[player].rating = self.ratings.shown(key)
+        room = self.rooms.get(finished.room)
+        return [] if room is None else room.members_changed()
 
     def _listed(self, record_id: str, change: int) -> None:
         """One more (or one fewer) player lists `record_id`: its summary goes
@@ -599,10 +629,21 @@ class Lobby:
             self._listed(record_id, -1)
 
     def _records_of(self, session: Session) -> tuple[m.RecordSummary, ...]:
+        """`session`'s finished games, with its rating after each it had rated."""
+        history = {} if session.key is None else dict(self.ratings.history.get(session.key, ()))
         return tuple(
-            replace(self.finished[record_id], seat=seat)
+            replace(self.finished[record_id], seat=seat, rating=history.get(record_id))
             for record_id, seat in reversed(self._played.get(session.player, []))
             if record_id in self.finished
+        )
+
+    def _leaders(self) -> tuple[m.RatingEntry, ...]:
+        """The highest rated keys, with the names they hold here."""
+        return tuple(
+            m.RatingEntry(
+                name=self.names.name_of(key) or "?", key=key, rating=r.shown, games=r.games
+            )
+            for key, r in self.ratings.leaders(100)
         )
 
     def _create(self, session: Session, message: m.CreateRoom, now: float) -> list[Effect]:

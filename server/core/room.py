@@ -781,6 +781,7 @@ class Room:
                         bot=STAND_IN_BOT if stood_in else seat.bot,
                         ready=seat.ready,
                         connected=who.connected,
+                        rating=who.rating,
                     )
                 )
             elif seat.ghost is not None:
@@ -793,8 +794,9 @@ class Room:
                 seats.append(m.RoomSeat(seat=index, ready=False, connected=False))
         return tuple(seats)
 
-    def renamed(self) -> list[Effect]:
-        """A member took another name: every member is told (`room_state`)."""
+    def members_changed(self) -> list[Effect]:
+        """A member took another name, or another rating: every member is
+        told (`room_state`)."""
         return self._room_state()
 
     def _room_state(self) -> list[Effect]:

@@ -88,6 +88,7 @@ class Session:
         "address",
         "joined",
         "key",
+        "rating",
     )
 
     def __init__(
@@ -104,8 +105,11 @@ class Session:
         self.player = player
         self.name = name
         self.bot = bot
-        # The player's public key, proved at the handshake (None: anonymous).
+        # The player's public key, proved at the handshake (None: anonymous),
+        # and its rating here as shown (None: not rated yet; the lobby's
+        # `ratings` say it: not a fact of its own).
         self.key = key
+        self.rating: int | None = None
         self.address = address  # where it was opened from (None: not counted)
         self.joined = False  # it sat or watched in a room at least once
         self.conn: Hashable | None = None
@@ -129,7 +133,7 @@ class Session:
         values = state[1] if isinstance(state, tuple) else state
         for name, value in values.items():
             setattr(self, name, value)
-        for name in ("history", "chat_times", "address", "key"):  # (older: before they were)
+        for name in ("history", "chat_times", "address", "key", "rating"):  # (older: before)
             if not hasattr(self, name):
                 setattr(self, name, None)
         if not hasattr(self, "joined"):  # saved before it was kept: assume it did

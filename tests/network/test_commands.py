@@ -14,6 +14,7 @@ import trio.testing
 
 from oriflamme.client.commands import FIRST_ATTEMPTS, run_bot
 from oriflamme.client.failures import said
+from oriflamme.protocol import messages as m
 from tests.deadlines import GAME_HANG, HANG
 from tests.network.server_process import COMMAND, ServerProcess
 
@@ -206,6 +207,23 @@ def test_rooms_lists_the_rooms(server: tuple[int, Path, subprocess.Popen[bytes]]
             timeout=HANG,
         )
     assert "Traceback" not in piped.stderr and piped.returncode == 141, piped.stderr
+
+
+def test_leaderboard_lists_the_rated_players(
+    server: tuple[int, Path, subprocess.Popen[bytes]],
+) -> None:
+    port, _, _ = server
+    listed = run("leaderboard", f"127.0.0.1:{port}")
+    assert listed.returncode == 0 and listed.stdout.startswith("no rated players yet")
+
+
+def test_the_leaderboard_as_a_table() -> None:
+    from oriflamme.client.commands import format_ratings
+    from oriflamme.protocol.identity import fingerprint
+
+    entry = m.RatingEntry(name="Ann", key=bytes(32), rating=1234, games=18)
+    table = format_ratings(m.Ratings(players=(entry,))).splitlines()
+    assert table[1].split() == ["1", "12.3", "18", "Ann", fingerprint(bytes(32))]
 
 
 def test_sigterm_tells_the_clients_and_exits(served: ServerProcess) -> None:

@@ -147,6 +147,7 @@ EVENT_DOCS: dict[str, tuple[str, dict[str, str]]] = {
 # The field types of the JSON catalog ("type" of a field), as msgpack sees them.
 TYPE_DOCS: dict[str, str] = {
     "uint": "a msgpack integer, never negative, within min..max (never a float, never a boolean)",
+    "int": "a msgpack integer, which may be negative, within min..max (never a float, never a boolean)",
     "bool": "msgpack true or false",
     "text": "a msgpack str of min_length..max_length Unicode code points, without control characters (U+0000-U+001F, U+007F-U+009F)",
     "token": "a msgpack str matching the pattern, at most max_length characters",

@@ -142,6 +142,21 @@ def examples() -> dict[str, m.Message]:
             id=2,
         ),
         m.Rename(name="Ann B.", id=41),
+        m.Leaderboard(id=42),
+        m.Ratings(
+            players=(
+                m.RatingEntry(
+                    name="Ann", key=identity.public_bytes(ANN_KEY), rating=1234, games=18
+                ),
+                m.RatingEntry(
+                    name="Bo",
+                    key=identity.public_bytes(identity.private_key(example_bytes("Bo's key"))),
+                    rating=-87,
+                    games=3,
+                ),
+            ),
+            id=42,
+        ),
         m.Ping(id=40),
         m.Pong(id=40),
         m.Ok(id=3),

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 from oriflamme.client.bots import Behaviour
@@ -146,3 +147,17 @@ def test_the_room_list_is_asked_for_again_once_we_made_joined_or_left_a_room() -
     assert sent[-1] == Request(m.ListRooms()) and len(sent) == 2
     lobby.answered(made, m.Error(code="too_many_rooms", message="full", fatal=False, id=3))
     assert len(sent) == 2  # refused: nothing changed
+
+
+def test_a_rated_players_rating_comes_first_in_their_seats_line() -> None:
+    lobby, _, t = lobby_in_a_room(players=2, bots=0)
+    room = t.me.state.room
+    assert room is not None
+    seats = (
+        replace(room.seats[0], rating=1234),
+        m.RoomSeat(seat=1, name="Bo", player=99, ready=True, connected=False, rating=-87),
+    )
+    t.me.state.room = replace(room, seats=seats)
+    shown = screen_text(lobby.lines(80, 24)).splitlines()
+    assert any("1 You            12.3, not ready, host" in line for line in shown), shown
+    assert any("2 Bo             -0.9, ready, away" in line for line in shown), shown

@@ -1,0 +1,110 @@
+"""Ratings (docs/PROTOCOL.md, "Ratings"): players with keys who play each
+other out are rated (OpenSkill, Plackett-Luce); a game with a bot, or a
+player without a key, is not. The ratings are the same after the journal's
+replay and after the facts; `leaderboard` lists them, `record_list` gives
+each player's rating after each rated game."""
+
+from __future__ import annotations
+
+import random
+
+from oriflamme.client.bots import Bot
+from oriflamme.client.endpoint import ClientEndpoint
+from oriflamme.launcher.inprocess import Client, InProcess
+from oriflamme.protocol import identity
+from oriflamme.protocol import messages as m
+from oriflamme.server.core import FixedEntropy, ServerConfig
+from oriflamme.server.core.facts import facts_of, lobby_from
+from oriflamme.server.core.journal import JournaledLobby, replay
+from oriflamme.server.core.ratings import HISTORY, NEW, Ratings
+
+KEYS = [identity.private_key(bytes([i]) * 32) for i in range(1, 4)]
+CONFIG = ServerConfig(idle_timeout=86400)
+
+
+def played(bots: int = 0, keyed: bool = True) -> tuple[InProcess, JournaledLobby, list[Client]]:
+    """One 3-seat game played out, at a table of keyed players (and `bots`
+    server bots in the seats left)."""
+    lobby = JournaledLobby(FixedEntropy("ratings"), CONFIG)
+    world = InProcess(lobby=lobby, seed=1)
+    names = ["Ann", "Bob", "Cy"][: 3 - bots]
+    clients = [
+        world.connect(
+            name,
+            bot=Bot("random", rng=random.Random(i)),
+            endpoint=ClientEndpoint(name, key=KEYS[i] if keyed else None),
+        )
+        for i, name in enumerate(names)
+    ]
+    world.run(lambda: all(c.endpoint.welcome is not None for c in clients))
+    host = clients[0]
+    host.send(m.CreateRoom(settings=m.RoomSettings.for_players(3)))
+    world.run(lambda: host.state.room is not None)
+    assert host.state.room is not None
+    for other in clients[1:]:
+        other.send(m.JoinRoom(room=host.state.room.room))
+    for _ in range(bots):
+        host.send(m.AddBot(strategy="random"))
+    for client in clients:
+        client.send(m.Ready(ready=True))
+    host.send(m.StartGame())
+    world.run(lambda: bool(world.records))
+    return world, lobby, clients
+
+
+def test_players_with_keys_who_play_each_other_out_are_rated() -> None:
+    world, lobby, clients = played()
+    record = world.records[0].record
+    keys = [identity.public_bytes(k) for k in KEYS]
+    assert all(lobby.ratings.get(k).games == 1 for k in keys)
+    # The best score rates highest; every sigma shrank from a new key's.
+    best = max(range(3), key=lambda s: record.results.scores[s])
+    ratings = [lobby.ratings.get(k) for k in keys]
+    assert ratings[best].shown == max(r.shown for r in ratings)
+    assert all(r.sigma < NEW.sigma for r in ratings)
+    # `leaderboard` and each one's history.
+    ann = clients[0]
+    asked = ann.send(m.Leaderboard())
+    world.run(lambda: ann.answer(asked) is not None)
+    board = ann.answer(asked)
+    assert isinstance(board, m.Ratings)
+    assert [p.rating for p in board.players] == sorted((r.shown for r in ratings), reverse=True)
+    assert {p.name for p in board.players} == {"Ann", "Bob", "Cy"}
+    asked = ann.send(m.ListRecords())
+    world.run(lambda: ann.answer(asked) is not None)
+    listed = ann.answer(asked)
+    assert isinstance(listed, m.RecordList)
+    assert listed.records[0].rating == ratings[0].shown
+    # The room shows each seat's new rating.
+    room = ann.state.room
+    assert room is not None
+    assert [s.rating for s in room.seats] == [r.shown for r in ratings]
+
+
+def test_a_game_with_a_bot_or_a_player_without_a_key_is_not_rated() -> None:
+    _, lobby, _ = played(bots=1)
+    assert not lobby.ratings.by_key
+    _, lobby, _ = played(keyed=False)
+    assert not lobby.ratings.by_key
+
+
+def test_ratings_are_the_same_after_the_journal_and_after_the_facts() -> None:
+    _, lobby, _ = played()
+    again = JournaledLobby(FixedEntropy("ratings"), CONFIG)
+    replay(again, lobby.take())
+    from_facts = lobby_from(facts_of(lobby), FixedEntropy("ratings"))
+    for other in (again, from_facts):
+        assert other.ratings.by_key == lobby.ratings.by_key
+        assert other.ratings.history == lobby.ratings.history
+        shown = {s.key: s.rating for s in other.sessions.by_key.values()}
+        assert shown == {s.key: s.rating for s in lobby.sessions.by_key.values()}
+        assert None not in shown.values()
+
+
+def test_a_keys_history_keeps_its_newest_games() -> None:
+    ratings = Ratings()
+    for game in range(HISTORY + 5):
+        ratings.rate(f"g{game}", [(b"a", 1), (b"b", 0)])
+    history = ratings.history[b"a"]
+    assert len(history) == HISTORY and history[-1][0] == f"g{HISTORY + 4}"
+    assert ratings.get(b"a").games == HISTORY + 5
