@@ -150,6 +150,9 @@ class Lobby:
         self.__dict__.update(state)
         self.__dict__.setdefault("unbuilt", [])
         self.__dict__.setdefault("build_failures", [])
+        for summary in self.finished.values():  # (pickled before ratings: a slot unset)
+            if not hasattr(summary, "rating"):
+                object.__setattr__(summary, "rating", None)
         self.__dict__.setdefault("names", Names())
         self.__dict__.setdefault("ratings", Ratings())
         self.__dict__.setdefault("_server_key", None)
