@@ -58,7 +58,7 @@ from .commitments import (
     Opening,
 )
 from .errors import CODES, INVALID_FIELD, UNKNOWN_MESSAGE, ProtocolError, RemoteProtocolError
-from .record import STATUSES, SeatVerdict
+from .record import MAX_TURN_TIMER, STATUSES, SeatVerdict
 from .schema import (
     U32,
     Bin,
@@ -153,8 +153,8 @@ class RoomSettings(WireValue):
         "Rules edition (they differ only on an Ambush eliminated by its owner's card).",
     )
     turn_timer: int | None = wire(
-        UInt(10, 3600),
-        "Seconds each decision may take before the server plays the safe default; absent: no turn timer (the default, for casual rooms).",
+        UInt(10, MAX_TURN_TIMER),
+        "Seconds each decision may take before the server plays the safe default, up to 7 days (a game that waits for its players: see Timers); absent: no turn timer (the default, for casual rooms).",
         default=None,
     )
     first_player: str = wire(

@@ -57,6 +57,10 @@ from .commitments import (
 )
 from .schema import shown
 
+# The longest turn timer a room may have, in seconds: a week (a game that
+# waits for its players for days: docs/PROTOCOL.md, "Timers").
+MAX_TURN_TIMER = 7 * 24 * 3600
+
 RECORD_FORMAT = "oriflamme-game-record"
 MAX_RECORD_SIZE = 1 << 20
 MAX_ITEMS = 20_000  # entries in any one list (log, events); a game has a few hundred
@@ -509,7 +513,9 @@ def record_from_data(data: object) -> Record:
         s.get_str("edition"),
         tuple(families),
         s.get_int("first_player", 0, players - 1),
-        s.get_int("turn_timer", 10, 3600) if s.data.get("turn_timer") is not None else None,
+        s.get_int("turn_timer", 10, MAX_TURN_TIMER)
+        if s.data.get("turn_timer") is not None
+        else None,
     )
     try:
         settings.rules  # noqa: B018 -- Rules checks the variant, edition and families

@@ -31,9 +31,10 @@ from ..state import ClientState
 from .choices import DOWN, ENTER, ESCAPE, LEFT, QUIT_NOW, RIGHT, UP
 from .controller import Command, Download, Quit, Request, plain
 from .screen import MIN_HEIGHT, MIN_WIDTH, Line, Row, pad, rule, too_small
-from .text import edited, fit, safe
+from .text import edited, fit, safe, timer_words
 
-TIMERS = (None, 30, 60, 120, 300)
+# (an hour and more: a game that waits for its players: docs/CLIENT.md)
+TIMERS = (None, 30, 60, 120, 300, 3600, 86400, 172800)
 # The host's keys that add a bot, and its strategy (the levels of `oriflamme play`).
 BOT_KEYS = {"b": "heuristic", "e": "random", "h": "ismcts"}
 BOT_LEVELS = {"random": "easy bot", "ismcts": "hard bot"}
@@ -76,7 +77,7 @@ class RoomForm:
             self.name or "(the server picks one)",
             f"{self.players} ({variant})",
             self.edition,
-            "none" if self.turn_timer is None else f"{self.turn_timer} s a decision",
+            "none" if self.turn_timer is None else f"{timer_words(self.turn_timer)} a decision",
             "the host plays first" if self.first_player == "host" else "random",
             "yes: join by invite code" if self.private else "no: listed",
         ]
@@ -324,7 +325,7 @@ class LobbyController:
         for i, r in enumerate(self.rooms[first : first + height], start=first):
             s = r.settings
             variant = "2-player" if s.variant == "two-player" else "standard"
-            timer = "no timer" if s.turn_timer is None else f"timer {s.turn_timer} s"
+            timer = "no timer" if s.turn_timer is None else f"timer {timer_words(s.turn_timer)}"
             mark = " ▸ " if i == self.selected and self.state.room is None else "   "
             text = (
                 f"{fit(safe(r.name), 14)} {r.seated}/{s.players}  {variant:<9} {s.edition:<8}"
@@ -351,7 +352,7 @@ class LobbyController:
             if room.invite:
                 title += f" · invite {room.invite}"
             settings = room.settings
-            timer = "no timer" if settings.turn_timer is None else f"{settings.turn_timer} s"
+            timer = "no timer" if settings.turn_timer is None else timer_words(settings.turn_timer)
             first = "host first" if settings.first_player == "host" else "random first"
             variant = "2-player" if settings.variant == "two-player" else "standard"
             left = [f"   {variant}, {settings.edition}, {timer}, {first}"]

@@ -64,6 +64,7 @@ SHORT_NAMES = {
     "conspiracy": "Conspiracy",
 }
 BACK = "▒▒▒▒▒▒▒"
+DAY = 86400  # seconds
 WARN_AT = 10  # seconds left to a decision of ours: the bell rings, the clock stands out
 
 WAITING = {
@@ -195,6 +196,10 @@ def clock(seconds: int | None) -> str:
     if seconds is None:
         return ""
     seconds = max(0, seconds)
+    if seconds >= DAY:  # (a game of days: the hours matter, not the seconds)
+        return f"{seconds // DAY}d {seconds % DAY // 3600}h"
+    if seconds >= 3600:
+        return f"{seconds // 3600}h {seconds % 3600 // 60:02d}m"
     return f"{seconds // 60}:{seconds % 60:02d}"
 
 

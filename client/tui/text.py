@@ -56,6 +56,22 @@ def ascii_glyphs(text: str) -> str:
     return text if text.isascii() else text.translate(_ASCII_TABLE)
 
 
+def timer_words(seconds: int) -> str:
+    """A turn timer as people say it.
+
+    >>> timer_words(30), timer_words(300), timer_words(3600), timer_words(172800)
+    ('30 s', '5 min', '1 h', '2 days')
+    """
+    if seconds >= 86400 and seconds % 86400 == 0:
+        days = seconds // 86400
+        return f"{days} day{'s' if days > 1 else ''}"
+    if seconds >= 3600 and seconds % 3600 == 0:
+        return f"{seconds // 3600} h"
+    if seconds >= 120 and seconds % 60 == 0:
+        return f"{seconds // 60} min"
+    return f"{seconds} s"
+
+
 def safe(text: str, limit: int = 200) -> str:
     """`text` without control or format characters (tabs and newlines
     become spaces), at most `limit` characters."""

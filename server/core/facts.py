@@ -624,7 +624,7 @@ def _room_from(
             UnbuiltGame(
                 game,
                 partial(_table_from, room=room, entropy=entropy, config=config),
-                config.grace,
+                max(config.grace, room.settings.turn_timer or 0),  # (as `Table.grace`)
                 lobby.build_failures,
             )
         )

@@ -20,7 +20,8 @@ decision has the room's `turn_timer`, if the room has one. When a deadline
 passes, the referee plays the safe default (`Referee.time_out`). The time
 left is in every push that waits for an answer (`time_left`).
 
-Stand-in. A seated player disconnected for longer than `grace` is played by
+Stand-in. A seated player disconnected for longer than `grace` (the
+server's, or the room's turn timer if longer: `Table.grace`) is played by
 the stand-in (`Referee.stand_in`) until they come back: it skips their
 placements, keeps their face-down cards, chooses at random for their face-up
 cards, and forfeits what needs their secrets. A player who leaves the game
@@ -193,8 +194,16 @@ class Table:
             return None
         return tuple(sorted(self.votes))
 
+    @property
+    def grace(self) -> float:
+        """How long a seated player may be away before the stand-in plays
+        their seat: the server's `grace`, or the room's turn timer if longer
+        (a game of days waits for its players as long as a decision may
+        take; then the timer's rule applies)."""
+        return max(self.config.grace, self.settings.turn_timer or 0)
+
     def next_deadline(self) -> float | None:
-        times = [t + self.config.grace for t in self._away_since if t is not None]
+        times = [t + self.grace for t in self._away_since if t is not None]
         if self._deadline is not None:
             times.append(self._deadline)
         return min(times, default=None)
@@ -320,7 +329,7 @@ class Table:
             return update
         gone = False
         for seat, since in enumerate(self._away_since):
-            if since is not None and since + self.config.grace <= now:
+            if since is not None and since + self.grace <= now:
                 self._away_since[seat] = None
                 self._stood_in[seat] = True
                 self.referee.mark_seat(seat, STAND_IN)
@@ -333,7 +342,7 @@ class Table:
         rulings = self._autoplay(update, now)
         if not rulings and self._deadline is not None and self._deadline <= now:
             away = [
-                since + self.config.grace
+                since + self.grace
                 for seat in self._reply_waiters()
                 if (since := self._away_since[seat]) is not None
             ]

@@ -161,3 +161,21 @@ def test_a_rated_players_rating_comes_first_in_their_seats_line() -> None:
     shown = screen_text(lobby.lines(80, 24)).splitlines()
     assert any("1 You            12.3, not ready, host" in line for line in shown), shown
     assert any("2 Bo             -0.9, ready, away" in line for line in shown), shown
+
+
+def test_a_game_of_days_is_offered_and_its_clock_shows_days() -> None:
+    from oriflamme.client.tui.screen import clock
+    from oriflamme.client.tui.text import timer_words
+
+    assert [timer_words(t) for t in (30, 300, 3600, 86400, 172800)] == [
+        "30 s",
+        "5 min",
+        "1 h",
+        "1 day",
+        "2 days",
+    ]
+    assert (clock(75), clock(2 * 3600 + 5 * 60), clock(2 * 86400 + 5 * 3600)) == (
+        "1:15",
+        "2h 05m",
+        "2d 5h",
+    )
