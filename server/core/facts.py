@@ -149,6 +149,10 @@ def _lobby_data(lobby: Lobby) -> dict[str, Any]:
         ],
         "away": list(lobby.sessions.away),
         "names": [[key, name] for key, name in lobby.names.by_key.items()],
+        "played_by_key": [
+            [key, [[rid, seat] for rid, seat in games]]
+            for key, games in lobby._played_by_key.items()
+        ],
         "ratings": [
             [key, r.mu, r.sigma, r.games, [list(h) for h in lobby.ratings.history.get(key, ())]]
             for key, r in lobby.ratings.by_key.items()
@@ -531,6 +535,10 @@ def lobby_from(
     sessions._next_player = facts["next_player"]
     for key, name in facts.get("names", ()):  # (facts of before keys: none)
         lobby.names.claim(key, name)
+    for key, games in facts.get("played_by_key", ()):
+        lobby._played_by_key[key] = [(rid, seat) for rid, seat in games]
+        for rid, _ in games:
+            lobby._listed_by[rid] = lobby._listed_by.get(rid, 0) + 1
     for key, mu, sigma, games, history in facts.get("ratings", ()):
         lobby.ratings.by_key[key] = Rating(mu, sigma, games)
         lobby.ratings.history[key] = [(record_id, shown) for record_id, shown in history]

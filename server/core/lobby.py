@@ -73,6 +73,9 @@ INVITE_ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 _READ_AS = str.maketrans({"O": "0", "I": "1", "L": "1"})
 ROOM_LIST_MAX = 200
 RECORDS_LISTED = 200  # the finished games a player's `list_records` shows, at most
+# The keys with no session now whose finished games are kept for their next
+# one (the oldest go first past this: each keeps up to `RECORDS_LISTED`).
+KEYS_REMEMBERED = 10_000
 # This server's record ids: the game id in lowercase hex (and nothing that
 # could be a path).
 RECORD_ID = re.compile(r"[0-9a-f]{32}")
@@ -119,6 +122,9 @@ class Lobby:
         # The names keys hold here (docs/PROTOCOL.md, "Keys and the handshake").
         self.names = Names()
         self.ratings = Ratings()  # (`ratings`: which games are rated)
+        # The finished games of keys with no session now, oldest key first:
+        # a key's next session lists them (`_played` again).
+        self._played_by_key: dict[bytes, list[tuple[str, int]]] = {}
         self._server_key: bytes | None = None
         self._deadlines_anew()
 
@@ -155,6 +161,7 @@ class Lobby:
                 object.__setattr__(summary, "rating", None)
         self.__dict__.setdefault("names", Names())
         self.__dict__.setdefault("ratings", Ratings())
+        self.__dict__.setdefault("_played_by_key", {})
         self.__dict__.setdefault("_server_key", None)
         self._deadlines_anew()
         if "_listed_by" not in state:  # saved before the index was bounded
@@ -228,6 +235,9 @@ class Lobby:
             if key is not None:
                 self.names.claim(key, name)
                 session.rating = self.ratings.shown(key)
+                played = self._played_by_key.pop(key, None)
+                if played is not None:  # (its games of before: listed again)
+                    self._played[session.player] = played
             return effects + self._attach(conn, session, token, hello, resumed=False, now=now)
         found = self.sessions.find(hello.token)
         if found is not None and found.key != key:
@@ -885,9 +895,19 @@ class Lobby:
         return effects
 
     def _forget(self, session: Session) -> None:
-        """`session` is gone for good, and what it could list with it."""
+        """`session` is gone for good, and what it could list with it, but
+        a key's finished games, kept for its next session."""
         self.sessions.close(session)
-        self._forget_played(session.player)
+        played = self._played.pop(session.player, None) if session.key is not None else None
+        if not played:
+            self._forget_played(session.player)
+            return
+        assert session.key is not None
+        self._played_by_key[session.key] = played
+        while len(self._played_by_key) > KEYS_REMEMBERED:
+            oldest = next(iter(self._played_by_key))
+            for record_id, _ in self._played_by_key.pop(oldest):
+                self._listed(record_id, -1)
 
 
 def _away_since(session: Session) -> float:

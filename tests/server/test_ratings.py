@@ -108,3 +108,25 @@ def test_a_keys_history_keeps_its_newest_games() -> None:
     history = ratings.history[b"a"]
     assert len(history) == HISTORY and history[-1][0] == f"g{HISTORY + 4}"
     assert ratings.get(b"a").games == HISTORY + 5
+
+
+def test_a_keys_finished_games_outlive_its_session() -> None:
+    world, lobby, clients = played()
+    ann = clients[0]
+    record_id = world.records[0].record_id
+    player = ann.state.player
+    world.disconnect(ann)
+    world.advance(CONFIG.session_ttl + CONFIG.lobby_ttl + 60)  # (its session expires)
+    assert player not in lobby.sessions.by_player
+    # (kept through the facts, as a restart would)
+    again = lobby_from(facts_of(lobby), FixedEntropy("ratings"))
+    assert again._played_by_key == lobby._played_by_key != {}
+    back = world.connect("Ann", endpoint=ClientEndpoint("Ann", key=KEYS[0]))
+    world.run(lambda: back.endpoint.welcome is not None)
+    assert back.endpoint.welcome is not None and not back.endpoint.welcome.resumed
+    asked = back.send(m.ListRecords())
+    world.run(lambda: back.answer(asked) is not None)
+    listed = back.answer(asked)
+    assert isinstance(listed, m.RecordList)
+    assert [r.record_id for r in listed.records] == [record_id]
+    assert listed.records[0].rating == lobby.ratings.shown(identity.public_bytes(KEYS[0]))
