@@ -58,14 +58,21 @@ def parse_address(text: str, default_port: int = DEFAULT_PORT) -> tuple[str, int
     return host, int(port)
 
 
+async def _asked(
+    host: str, port: int, request: m.Message, name: str, timeout: float, trust: Trust | None
+) -> m.Message:
+    """The answer to one `request`, from a session of its own named `name`."""
+    connect = connector(host, port, trust)
+    with trio.fail_after(timeout):
+        async with open_session(connect, name, backoff=Backoff(attempts=2)) as session:
+            return await session.request(request)
+
+
 async def list_rooms(
     host: str, port: int, *, timeout: float = 10.0, trust: Trust | None = None
 ) -> m.RoomList:
     """The server's room list."""
-    connect = connector(host, port, trust)
-    with trio.fail_after(timeout):
-        async with open_session(connect, "rooms", backoff=Backoff(attempts=2)) as session:
-            answer = await session.request(m.ListRooms())
+    answer = await _asked(host, port, m.ListRooms(), "rooms", timeout, trust)
     assert isinstance(answer, m.RoomList)
     return answer
 
@@ -74,10 +81,7 @@ async def leaderboard(
     host: str, port: int, *, timeout: float = 10.0, trust: Trust | None = None
 ) -> m.Ratings:
     """The server's highest rated players."""
-    connect = connector(host, port, trust)
-    with trio.fail_after(timeout):
-        async with open_session(connect, "ratings", backoff=Backoff(attempts=2)) as session:
-            answer = await session.request(m.Leaderboard())
+    answer = await _asked(host, port, m.Leaderboard(), "ratings", timeout, trust)
     assert isinstance(answer, m.Ratings)
     return answer
 

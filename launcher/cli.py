@@ -17,7 +17,7 @@ import shutil
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from oriflamme.client.failures import said
 
@@ -488,50 +488,39 @@ def _turn_timer(text: str) -> int:
     return seconds
 
 
-def _rooms(args: argparse.Namespace) -> int:
+def _shown(args: argparse.Namespace, command: str, what: str, ask: Any, show: Any) -> int:
+    """`oriflamme rooms` and `leaderboard`: one request's answer (`ask(host,
+    port, trust=...)`), printed as `show` writes it; a failure said plainly."""
     from functools import partial
 
     import trio
 
-    from oriflamme.client.commands import format_rooms, list_rooms
-
-    where = _where(args, "rooms")
+    where = _where(args, command)
     if where is None:
         return 2
     host, port, trust = where
     try:
-        rooms = trio.run(partial(list_rooms, host, port, trust=trust))
+        answer = trio.run(partial(ask, host, port, trust=trust))
     except (OSError, trio.TooSlowError, Exception) as exc:  # noqa: BLE001 -- any failure is said plainly
         print(
-            f"oriflamme rooms: cannot get the rooms of {args.server}: {_why(exc, trust)}",
+            f"oriflamme {command}: cannot get the {what} of {args.server}: {_why(exc, trust)}",
             file=sys.stderr,
         )
         return 1
-    print(format_rooms(rooms))
+    print(show(answer))
     return 0
+
+
+def _rooms(args: argparse.Namespace) -> int:
+    from oriflamme.client.commands import format_rooms, list_rooms
+
+    return _shown(args, "rooms", "rooms", list_rooms, format_rooms)
 
 
 def _leaderboard(args: argparse.Namespace) -> int:
-    from functools import partial
-
-    import trio
-
     from oriflamme.client.commands import format_ratings, leaderboard
 
-    where = _where(args, "leaderboard")
-    if where is None:
-        return 2
-    host, port, trust = where
-    try:
-        ratings = trio.run(partial(leaderboard, host, port, trust=trust))
-    except (OSError, trio.TooSlowError, Exception) as exc:  # noqa: BLE001 -- any failure is said plainly
-        print(
-            f"oriflamme leaderboard: cannot get the ratings of {args.server}: {_why(exc, trust)}",
-            file=sys.stderr,
-        )
-        return 1
-    print(format_ratings(ratings))
-    return 0
+    return _shown(args, "leaderboard", "ratings", leaderboard, format_ratings)
 
 
 def _record(args: argparse.Namespace) -> int:

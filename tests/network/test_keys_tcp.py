@@ -45,6 +45,21 @@ def keyed(host: str, port: int, name: str, key: object, folder: Path, seed: int)
     )
 
 
+async def at_one_table(
+    nursery: trio.Nursery, port: int, folder: Path
+) -> tuple[Session, Session, m.RoomState]:
+    """Ann (her room's host) and Bob, keyed, at a 2-seat table."""
+    ann = keyed("127.0.0.1", port, "Ann", ANN, folder / "here", 1)
+    bob = keyed("127.0.0.1", port, "Bob", BOB, folder / "bob", 2)
+    for session in (ann, bob):
+        await nursery.start(session.run)
+    await ann.request(m.CreateRoom(settings=m.RoomSettings.for_players(2)))
+    room = ann.state.room
+    assert room is not None
+    await bob.request(m.JoinRoom(room=room.room))
+    return ann, bob, room
+
+
 @pytest.mark.trio
 async def test_a_key_alone_brings_its_player_back_by_another_address(tmp_path: Path) -> None:
     if not sys.platform.startswith("linux"):
@@ -54,14 +69,7 @@ async def test_a_key_alone_brings_its_player_back_by_another_address(tmp_path: P
     with trio.fail_after(GAME_HANG):
         async with trio.open_nursery() as nursery:
             port = await serve_twice(nursery, net)
-            ann = keyed("127.0.0.1", port, "Ann", ANN, tmp_path / "here", 1)
-            bob = keyed("127.0.0.1", port, "Bob", BOB, tmp_path / "bob", 2)
-            for session in (ann, bob):
-                await nursery.start(session.run)
-            await ann.request(m.CreateRoom(settings=m.RoomSettings.for_players(2)))
-            room = ann.state.room
-            assert room is not None
-            await bob.request(m.JoinRoom(room=room.room))
+            ann, bob, room = await at_one_table(nursery, port, tmp_path)
             player, seat = ann.state.player, room.seats[0]
             ann.close()
             # Elsewhere: another address, another state directory (no
@@ -101,13 +109,7 @@ async def test_a_key_alone_brings_its_player_back_to_a_game_in_play(tmp_path: Pa
     with trio.fail_after(GAME_HANG):
         async with trio.open_nursery() as nursery:
             port = await serve_twice(nursery, net)
-            ann = keyed("127.0.0.1", port, "Ann", ANN, tmp_path / "here", 1)
-            bob = keyed("127.0.0.1", port, "Bob", BOB, tmp_path / "bob", 2)
-            for session in (ann, bob):
-                await nursery.start(session.run)
-            await ann.request(m.CreateRoom(settings=m.RoomSettings.for_players(2)))
-            assert ann.state.room is not None
-            await bob.request(m.JoinRoom(room=ann.state.room.room))
+            ann, bob, _ = await at_one_table(nursery, port, tmp_path)
             for session in (ann, bob):
                 await session.request(m.Ready(ready=True))
             await ann.request(m.StartGame())
