@@ -269,6 +269,11 @@ class RoomSeat(WireValue):
         "The rating of the player with a key who sits here, once rated (see Ratings); absent otherwise.",
         default=None,
     )
+    key: bytes | None = wire(
+        Bin(KEY_SIZE),
+        "The public key of the player who sits here, if they have one (see Keys and the handshake): the name is that key's on this server. Absent: an empty seat, a bot, or a player without a key.",
+        default=None,
+    )
 
 
 @wire_struct("decision")

@@ -372,6 +372,8 @@ class LobbyController:
                     what += ", away"
                 if seat.rating is not None:  # (a player with a key, rated here: first)
                     what = f"{seat.rating / 100:.1f}, {what}"
+                elif seat.bot is None and seat.key is None and seat.seat != room.seat:
+                    what += ", no key"  # (another's name, which anyone could have typed)
                 left.append(f"   {seat.seat + 1} {fit(who, 14)} {what}")
             if room.spectators:
                 left.append(f"   and {room.spectators} watching")

@@ -782,6 +782,7 @@ class Room:
                         ready=seat.ready,
                         connected=who.connected,
                         rating=who.rating,
+                        key=None if seat.bot is not None else who.key,
                     )
                 )
             elif seat.ghost is not None:

@@ -202,6 +202,7 @@ def test_a_key_renames_itself_and_frees_its_old_name() -> None:
     assert isinstance(answers[0], m.Ok)
     [state] = [x for x in answers if isinstance(x, m.RoomState)]
     assert state.seats[0].name == "Annie"
+    assert state.seats[0].key == identity.public_bytes(ANN)
     assert lobby.names.name_of(identity.public_bytes(ANN)) == "Annie"
     assert lobby.names.owner("ann") is None  # (free again: anyone may take it)
     welcomed(connect(gw, "c", "Ann", None)[1])

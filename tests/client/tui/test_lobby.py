@@ -161,6 +161,13 @@ def test_a_rated_players_rating_comes_first_in_their_seats_line() -> None:
     shown = screen_text(lobby.lines(80, 24)).splitlines()
     assert any("1 You            12.3, not ready, host" in line for line in shown), shown
     assert any("2 Bo             -0.9, ready, away" in line for line in shown), shown
+    # Another without a key is marked (anyone could type that name); with a
+    # key, not yet rated, is not.
+    for key, said in [(None, "ready, no key"), (bytes(32), "ready")]:
+        bo = m.RoomSeat(seat=1, name="Bo", player=99, ready=True, connected=True, key=key)
+        t.me.state.room = replace(room, seats=(room.seats[0], bo))
+        shown = screen_text(lobby.lines(80, 24)).splitlines()
+        assert any(line.startswith(f"   2 Bo             {said} ") for line in shown), shown
 
 
 def test_a_game_of_days_is_offered_and_its_clock_shows_days() -> None:
