@@ -824,6 +824,7 @@ def _join(args: argparse.Namespace) -> int:
         program=invoked_as(),
         key=key,
         server_keys=None if key is None else ServerKeys(),
+        rename=args.name is not None,
     )
     screens = Screens(ClientState(), lambda command: None, name=name)
     try:

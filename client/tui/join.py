@@ -48,6 +48,9 @@ class JoinOptions:
     # The player's key (None: anonymous) and the server keys pinned.
     key: Ed25519PrivateKey | None = None
     server_keys: ServerKeys | None = None
+    # The name was given (`--name`): if the key holds another on the server,
+    # it takes this one (`rename`).
+    rename: bool = False
     # How to name this server and its options again (`again`): the address
     # as typed (or as found on the network), then the options that matter
     # to come back (state directory, TLS); and how the person ran the
@@ -94,10 +97,28 @@ async def join_program(bridge: Bridge, options: JoinOptions) -> None:
             if options.trust is None and speaks_tls(exc):
                 raise CannotReach(f"{where}: {ADD_TLS}") from None
             raise
+        screens.lobby.name = session.name  # (the name our key holds here, if it has one)
+        if options.rename and session.name != options.name:
+            await _take_name(session, options.name, bridge)
         nursery.start_soon(_keep_rooms, session, bridge)
         await drive(session, bridge, commands, records_dir(options.state_dir))
         session.close()
         nursery.cancel_scope.cancel()
+
+
+async def _take_name(session: Session, name: str, bridge: Bridge) -> None:
+    """Our key holds another name here than the one given: take this one
+    (it may be another player's: then say so, and keep the one we have)."""
+    held = session.name
+    try:
+        await session.request(m.Rename(name=name))
+    except RequestRefused as refused:
+        bridge.controller.lobby.status = (
+            f"You are {held} here: {name} is not free ({refused.error.code})"
+        )
+        return
+    session.name = name
+    bridge.controller.lobby.name = name
 
 
 async def _keep_rooms(session: Session, bridge: Bridge) -> None:

@@ -136,3 +136,33 @@ async def test_a_key_alone_brings_its_player_back_to_a_game_in_play(tmp_path: Pa
             assert not again.problems
             assert [v.status for v in again.check_end()] == ["ok", "ok"]
             nursery.cancel_scope.cancel()
+
+
+@pytest.mark.trio
+async def test_join_with_a_name_given_takes_it_for_its_key_if_it_is_free(tmp_path: Path) -> None:
+    """`join --name` with a key that holds another name here: the key takes
+    the name given (`rename`), unless another key holds it."""
+    from types import SimpleNamespace
+
+    from oriflamme.client.tui.join import _take_name
+    from tests.network.test_sessions import memory_connector
+
+    net = NetServer(Gateway(Lobby(ServerConfig())), bots=None)
+    with trio.fail_after(GAME_HANG):
+        async with trio.open_nursery() as nursery:
+            await nursery.start(net.run)
+            connect = memory_connector(net, nursery)
+            for name, key in [("Ann", ANN), ("Bob", BOB)]:
+                first = Session(connect, name, key=key)
+                await nursery.start(first.run)
+                first.close()
+            ann = Session(connect, "Robert", key=ANN)
+            await nursery.start(ann.run)
+            assert ann.name == "Ann"  # (the name her key holds)
+            bridge = SimpleNamespace(controller=SimpleNamespace(lobby=SimpleNamespace()))
+            await _take_name(ann, "Bob", bridge)  # type: ignore[arg-type]
+            assert ann.name == "Ann" and "not free" in bridge.controller.lobby.status
+            await _take_name(ann, "Annie", bridge)  # type: ignore[arg-type]
+            assert ann.name == bridge.controller.lobby.name == "Annie"
+            assert net.gateway.lobby.names.name_of(identity.public_bytes(ANN)) == "Annie"
+            nursery.cancel_scope.cancel()
