@@ -21,16 +21,6 @@ Everything here must survive a crash of the client: `to_bytes` is the whole
 state (write it to disk, atomically, before sending the commitment that
 binds it), `from_bytes` brings it back.
 
-A player with a key may also find them again without that file, on another
-machine (`derived`): its seed and nonces are then not drawn but derived
-from a root its key gives (`root_of`), the game and the seat, with
-HMAC-SHA256, so that whoever holds the key makes the same ones, and no
-one else can. Each nonce is derived for its placement and its card: a card
-placed at a pid, refused, and another placed there in its stead, get two
-nonces. From the commitments a snapshot shows for the seat, `recover`
-finds which dealt card each one hides, by trying them. (What is derived
-stays on the client: the server sees seeds and nonces as it always did.)
-
 >>> from oriflamme.engine import Rules
 >>> secrets = SeatSecrets(Rules(3), bytes(16), seat=0, seed=bytes(32))
 >>> secrets.learn_server_seed(bytes(range(32)))
@@ -47,8 +37,6 @@ True
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -91,7 +79,6 @@ class SeatSecrets:
         *,
         seed: bytes | None = None,
         nonces: Callable[[], bytes] = new_nonce,
-        nonce_key: bytes | None = None,
     ) -> None:
         if not 0 <= seat < rules.players:
             raise ValueError(f"no seat {seat} at a {rules.players}-player table")
@@ -105,44 +92,6 @@ class SeatSecrets:
         self.drawn = 0
         self._committed: dict[int, _Committed] = {}
         self._nonces = nonces
-        # With a key: the key of this seat's nonces (`derived`), else None.
-        self.nonce_key = nonce_key
-
-    @classmethod
-    def derived(cls, rules: Rules, game_id: bytes, seat: int, root: bytes) -> SeatSecrets:
-        """The secrets of a player with a key, whose `root_of` is `root`:
-        the same seed and nonces wherever they are made."""
-        where = game_id + bytes([seat])
-        return cls(
-            rules,
-            game_id,
-            seat,
-            seed=hmac.new(root, b"seed\x00" + where, hashlib.sha256).digest(),
-            nonce_key=hmac.new(root, b"nonces\x00" + where, hashlib.sha256).digest(),
-        )
-
-    def _nonce(self, pid: int, card: Card) -> bytes:
-        if self.nonce_key is None:
-            return self._nonces()
-        data = pid.to_bytes(8, "big") + msgpack.packb(card_to_data(card))
-        return hmac.new(self.nonce_key, data, hashlib.sha256).digest()
-
-    def recover(self, pid: int, commitment: bytes) -> bool:
-        """Find which of our dealt cards our placement `pid` hides (its
-        commitment shown by the server), with derived nonces: True, and
-        the placement is known and confirmed; False if none fits (or the
-        nonces are not derived)."""
-        if self.nonce_key is None or self.deal is None:
-            return False
-        placed = {c.card for c in self._committed.values() if c.confirmed}
-        for card in (*self.deal.hand, *self.deal.draw_pile):
-            if card in placed:
-                continue
-            nonce = self._nonce(pid, card)
-            if card_commitment(self.game_id, self.seat, pid, card, nonce) == commitment:
-                self._committed[pid] = _Committed(card, nonce, True)
-                return True
-        return False
 
     # ------------------------------------------------------------ the deal
 
@@ -189,7 +138,7 @@ class SeatSecrets:
         entry = self._committed.get(pid)
         if entry is not None and entry.confirmed:
             raise SecretsError(f"card {pid} is already placed")
-        nonce = self._nonce(pid, card)
+        nonce = self._nonces()
         self._committed[pid] = _Committed(card, nonce)
         return card_commitment(self.game_id, self.seat, pid, card, nonce)
 
@@ -250,7 +199,6 @@ class SeatSecrets:
             "seed": self.seed,
             "server_seed": self.server_seed,
             "drawn": self.drawn,
-            "nonce_key": self.nonce_key,
             "committed": [
                 {
                     "pid": pid,
@@ -279,9 +227,7 @@ class SeatSecrets:
                 raw["edition"],
                 tuple(tuple(f) for f in raw["families"]),
             )
-            secrets = cls(
-                rules, raw["game"], raw["seat"], seed=raw["seed"], nonce_key=raw.get("nonce_key")
-            )
+            secrets = cls(rules, raw["game"], raw["seat"], seed=raw["seed"])
             if raw["server_seed"] is not None:
                 secrets.learn_server_seed(raw["server_seed"])
                 secrets.draw(raw["drawn"])
@@ -318,10 +264,3 @@ class SeatSecrets:
                 raise SecretsError(f"card {o.pid} ({o.card}) was not dealt to seat {seat}")
             secrets._committed[o.pid] = _Committed(o.card, o.nonce, True)
         return secrets
-
-
-def root_of(private: bytes) -> bytes:
-    """The root of a player's derived secrets (`SeatSecrets.derived`), from
-    the raw 32 bytes of their private key: one HMAC away from it, so that
-    no secrets file holds the key itself."""
-    return hmac.new(private, b"oriflamme seat secrets v1", hashlib.sha256).digest()

@@ -105,7 +105,7 @@ from oriflamme.protocol.errors import (
 from .bots import Behaviour, seen_position
 from .endpoint import CLIENT_NAME, ClientEndpoint
 from .identity import KeyChange, ServerKeys
-from .seat_secrets import SeatSecrets, root_of
+from .seat_secrets import SeatSecrets
 from .secret_store import SecretStore
 from .state import ClientState, GameMirror
 from .thinking import think
@@ -149,19 +149,11 @@ async def _behave(behaviour: Behaviour, client: Session) -> list[m.Message]:
     return behaviour.messages(client)
 
 
-def _kept_or_new(
-    store: SecretStore | None, root: bytes | None, rules: Rules, game_id: bytes, seat: int
-) -> SeatSecrets:
+def _kept_or_new(store: SecretStore, rules: Rules, game_id: bytes, seat: int) -> SeatSecrets:
     """A seat's secrets: those `store` keeps, or new ones, written only when
-    something that binds them is sent (`Session._send`). With a key's
-    `root`, new ones are derived from it (`SeatSecrets.derived`): a player
-    back from another machine finds the seat's secrets again."""
-    kept = None if store is None else store.load(game_id, seat)
-    if kept is not None:
-        return kept
-    if root is not None:
-        return SeatSecrets.derived(rules, game_id, seat, root)
-    return SeatSecrets(rules, game_id, seat)
+    something that binds them is sent (`Session._send`)."""
+    kept = store.load(game_id, seat)
+    return kept if kept is not None else SeatSecrets(rules, game_id, seat)
 
 
 def tcp(host: str, port: int) -> Connector:
@@ -279,9 +271,8 @@ class Session:
         self.connect_timeout = connect_timeout
         self.client = client
         self._rng = rng if rng is not None else random.Random()
-        root = None if key is None else root_of(key.private_bytes_raw())
-        if make_secrets is None and (store is not None or root is not None):
-            make_secrets = partial(_kept_or_new, store, root)
+        if make_secrets is None and store is not None:
+            make_secrets = partial(_kept_or_new, store)
         self.state = ClientState(make_secrets=make_secrets)
         self.answered: tuple[bytes, int] | None = None  # (game id, turn)
         self.token = token

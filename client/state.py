@@ -261,10 +261,6 @@ class GameMirror:
         try:
             mine = self.secrets.commit_for(c.pid)
         except KeyError:
-            mine = None
-        if mine != c.commitment and self.secrets.recover(c.pid, c.commitment):
-            return  # (placed by this key elsewhere: another machine, another state directory)
-        if mine is None:
             self.problems.append(f"the server shows card {c.pid} as ours, but we never placed it")
             return
         if mine != c.commitment:

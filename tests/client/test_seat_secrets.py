@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from oriflamme.client.seat_secrets import SeatSecrets, SecretsError, root_of
+from oriflamme.client.seat_secrets import SeatSecrets, SecretsError
 from oriflamme.engine import Rules
 from oriflamme.protocol.commitments import (
     Opening,
@@ -140,29 +140,3 @@ def test_a_seat_forgotten_is_not_written_back(tmp_path: Path) -> None:
     other = SeatSecrets(Rules(3), GAME, 2)
     store.save(other)  # another seat is saved as ever
     assert store.load(GAME, 2) is not None
-
-
-def test_secrets_derived_from_a_key_are_found_again_elsewhere() -> None:
-    rules, game, server_seed = Rules(3), bytes(range(16)), bytes(32)
-    root = root_of(bytes(range(32)))
-    here = SeatSecrets.derived(rules, game, 1, root)
-    here.learn_server_seed(server_seed)
-    card = here.hand[2]
-    commitment = here.commit(5, card)
-    here.confirm(5)
-    # Another machine: nothing kept but the key.
-    there = SeatSecrets.derived(rules, game, 1, root)
-    assert there.seed == here.seed and there.seed_commitment == here.seed_commitment
-    there.learn_server_seed(server_seed)
-    assert there.recover(5, commitment)
-    assert there.opening(5) == here.opening(5) and card not in there.hand
-    # Another key finds nothing; nor do secrets drawn at random.
-    other = SeatSecrets.derived(rules, game, 1, root_of(bytes(32)))
-    other.learn_server_seed(server_seed)
-    assert other.seed != here.seed and not other.recover(5, commitment)
-    drawn = SeatSecrets(rules, game, 1)
-    drawn.learn_server_seed(server_seed)
-    assert not drawn.recover(5, commitment)
-    # Each card at a pid has its own nonce (a refused placement tells nothing).
-    assert here._nonce(6, here.hand[0]) != here._nonce(6, here.hand[1])
-    assert SeatSecrets.from_bytes(here.to_bytes()).nonce_key == here.nonce_key

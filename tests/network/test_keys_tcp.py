@@ -99,46 +99,6 @@ async def test_a_key_alone_brings_its_player_back_by_another_address(tmp_path: P
 
 
 @pytest.mark.trio
-async def test_a_key_alone_brings_its_player_back_to_a_game_in_play(tmp_path: Path) -> None:
-    """Mid-game, from another machine: its cards placed face down are found
-    again from the key (derived secrets, `SeatSecrets.recover`), and the
-    game ends with both seats' checks holding."""
-    if not sys.platform.startswith("linux"):
-        pytest.skip("127.0.0.2 is a loopback address on Linux only")
-    net = NetServer(Gateway(Lobby(ServerConfig())), bots=None)
-    with trio.fail_after(GAME_HANG):
-        async with trio.open_nursery() as nursery:
-            port = await serve_twice(nursery, net)
-            ann, bob, _ = await at_one_table(nursery, port, tmp_path)
-            for session in (ann, bob):
-                await session.request(m.Ready(ready=True))
-            await ann.request(m.StartGame())
-
-            def placed_two() -> bool:
-                game = ann.state.game
-                return game is not None and (
-                    sum(c.seat == game.seat for c in game.commitments.values()) >= 2
-                )
-
-            await ann.wait_until(placed_two)
-            game = ann.state.game
-            assert game is not None and game.secrets is not None
-            seat, placed = game.seat, game.secrets.placed_cards()
-            ann.close()
-            back = keyed("127.0.0.2", port, "Ann", ANN, tmp_path / "there", 3)
-            await nursery.start(back.run)
-            await back.wait_until(lambda: back.state.game is not None)
-            again = back.state.game
-            assert again is not None and again.seat == seat and again.secrets is not None
-            await back.wait_until(lambda: again.secrets.placed_cards().keys() >= placed.keys())
-            assert {pid: again.secrets.placed_cards()[pid] for pid in placed} == placed
-            await back.wait_until(lambda: again.end is not None)
-            assert not again.problems
-            assert [v.status for v in again.check_end()] == ["ok", "ok"]
-            nursery.cancel_scope.cancel()
-
-
-@pytest.mark.trio
 async def test_join_with_a_name_given_takes_it_for_its_key_if_it_is_free(tmp_path: Path) -> None:
     """`join --name` with a key that holds another name here: the key takes
     the name given (`rename`), unless another key holds it."""
