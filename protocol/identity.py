@@ -87,9 +87,40 @@ def sign(key: Ed25519PrivateKey, data: bytes) -> bytes:
     return key.sign(data)
 
 
+# The encodings of the points of small order (libsodium's list), the sign
+# bit cleared: a "key" among them signs anything (with the identity point,
+# `key + bytes(32)` verifies for any message), so none is anyone's key.
+_SMALL_ORDER = frozenset(
+    bytes.fromhex(h)
+    for h in (
+        "00" * 32,
+        "01" + "00" * 31,
+        "26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc05",
+        "c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a",
+        "ec" + "ff" * 30 + "7f",
+    )
+)
+_P = 2**255 - 19
+
+
+def usable_key(public: bytes) -> bool:
+    """Whether `public` can be a player's key: 32 bytes, a canonical
+    encoding (y below the field's prime), not a point of small order.
+
+    >>> usable_key(public_bytes(private_key(bytes(32)))), usable_key(b"\\x01" + bytes(31))
+    (True, False)
+    """
+    if len(public) != KEY_SIZE:
+        return False
+    cleared = public[:31] + bytes([public[31] & 0x7F])
+    return int.from_bytes(cleared, "little") < _P and cleared not in _SMALL_ORDER
+
+
 def verify(public: bytes, signature: bytes, data: bytes) -> bool:
     """Whether `signature` is `public`'s over `data` (False for a key that
-    is not a valid Ed25519 public key, too)."""
+    is not a usable Ed25519 public key, too: `usable_key`)."""
+    if not usable_key(public):
+        return False
     try:
         Ed25519PublicKey.from_public_bytes(public).verify(signature, data)
     except (InvalidSignature, ValueError):

@@ -59,6 +59,7 @@ from oriflamme.protocol.connection import CLOSED, NEED_DATA, ConnectionState, Se
 from oriflamme.protocol.errors import (
     BAD_SIGNATURE,
     INTERNAL,
+    INVALID_FIELD,
     KEY_REQUIRED,
     NO_SUCH_RECORD,
     RATE_LIMITED,
@@ -417,15 +418,16 @@ class Gateway:
             if isinstance(message, m.Hello):
                 if message.key is not None:
                     return self._challenge(conn, link, message)
-                if not self.allow_anonymous:
+                if not self.allow_anonymous and link.limited:
+                    # (a server bot's link is not limited: the server's own, admitted)
                     return [Close(conn, _key_required(message))]
                 return self._welcome(conn, link, message, now)
             if isinstance(message, m.Prove):
                 return self._proved(conn, link, message, now)
             return self.lobby.request(conn, message, now)
         except Exception:  # a bug of ours: answer, report, go on
-            # Without a session (a failed hello) the connection cannot go on.
-            hello = isinstance(message, m.Hello)
+            # Without a session (a failed hello or prove) the connection cannot go on.
+            hello = isinstance(message, m.Hello | m.Prove)
             error = RemoteProtocolError(
                 INTERNAL, "the server failed on this request", id=request_id, fatal=hello
             )
@@ -447,6 +449,15 @@ class Gateway:
         nonce is fresh randomness, not the lobby's stream: it is no input,
         and a replay of the journal never sees it."""
         assert hello.key is not None and hello.nonce is not None  # (the connection checked)
+        if not identity.usable_key(hello.key):
+            error = RemoteProtocolError(
+                INVALID_FIELD,
+                "hello.key: not an Ed25519 public key a player may have (a point of small"
+                " order, or not canonically encoded)",
+                id=hello.id,
+                fatal=True,
+            )
+            return [Close(conn, m.error_message(error))]
         nonce = secrets.token_bytes(identity.NONCE_SIZE)
         link.challenge = nonce
         proof = identity.server_proof(hello.nonce, nonce, hello.key)

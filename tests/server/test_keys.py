@@ -23,6 +23,7 @@ from oriflamme.protocol.errors import (
     KEY_REQUIRED,
     NAME_TAKEN,
     SESSION_REPLACED,
+    RemoteProtocolError,
 )
 from oriflamme.server.core import FixedEntropy, Gateway, ServerConfig
 from oriflamme.server.core.facts import facts_of, lobby_from
@@ -206,3 +207,48 @@ def test_a_key_renames_itself_and_frees_its_old_name() -> None:
     assert lobby.names.name_of(identity.public_bytes(ANN)) == "Annie"
     assert lobby.names.owner("ann") is None  # (free again: anyone may take it)
     welcomed(connect(gw, "c", "Ann", None)[1])
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        b"\x01" + bytes(31),  # the identity point: `key + bytes(32)` signs anything
+        bytes(32),  # of order 4
+        bytes.fromhex("ed" + "ff" * 30 + "7f"),  # p itself: not canonical
+        b"\x01" + bytes(30) + b"\x80",  # the identity again, the sign bit set
+    ],
+)
+def test_a_key_of_small_order_or_not_canonical_is_refused_at_the_hello(key: bytes) -> None:
+    gw = gateway()
+    gw.open("a", 0.0)
+    hello = m.Hello(versions=(1,), client="raw", name="Ann", key=key, nonce=bytes(32), id=1)
+    gw.receive_data("a", encode_frame(m.to_data(hello)), 0.0)
+    data = gw.data_to_send("a")
+    assert b"invalid_field" in data and b"hello.key" in data
+    assert gw.must_close("a") and not gw.lobby.sessions.by_player
+    # (and were a server to let one through, its "signature" proves nothing)
+    assert not identity.verify(key, key + bytes(32), b"anything")
+
+
+def test_a_server_for_keys_alone_still_admits_its_own_bots() -> None:
+    gw = gateway(allow_anonymous=False)
+    endpoint = ClientEndpoint("Bot 1")
+    gw.open("bot", 0.0, limited=False)  # (a server bot's link, as the shell opens it)
+    gw.receive_data("bot", endpoint.hello(), 0.0)
+    welcomed(endpoint.receive_data(gw.data_to_send("bot")))
+
+
+def test_a_client_refuses_a_welcome_whose_key_is_not_the_challenges() -> None:
+    gw = gateway()
+    endpoint = ClientEndpoint("Ann", key=ANN)
+    gw.open("a", 0.0)
+    gw.receive_data("a", endpoint.hello(), 0.0)
+    endpoint.receive_data(gw.data_to_send("a"))
+    gw.receive_data("a", endpoint.take_outgoing(), 0.0)
+    data = gw.data_to_send("a")
+    # (a server that proved one key and welcomes with another)
+    other = identity.public_bytes(BOB)
+    forged = data.replace(gw.lobby.server_key, other)
+    assert forged != data
+    with pytest.raises(RemoteProtocolError, match="server_key"):
+        endpoint.receive_data(forged)
