@@ -87,6 +87,8 @@ class GameFinished:
     record: Record = field(repr=False)
     room_name: str = ""
     players: tuple[int | None, ...] = ()
+    # Each seat's player's key as the game began (None: a bot, or no key).
+    keys: tuple[bytes | None, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -198,6 +198,7 @@ def _room_data(room: Room) -> dict[str, Any]:
         "seats": [_seat_data(seat) for seat in room.seats],
         "spectators": [s.player for s in room.spectators],
         "table_players": list(room.table_players),
+        "table_keys": list(room.table_keys),
         "finished_by": list(room.finished_by),
         # (a game this version could not rebuild is not suspended in the
         # facts: the version that reads them next may rebuild it)
@@ -418,6 +419,7 @@ def _room_key(room: Room) -> tuple[Any, ...]:
         ),
         tuple(s.player for s in room.spectators),
         room.table_players,
+        room.table_keys,
         room.finished_by,
         room.suspended,
         game,
@@ -622,6 +624,7 @@ def _room_from(
     room.seats = [_seat_from(seat, by_player) for seat in data["seats"]]
     room.spectators = [by_player[p] for p in data["spectators"]]
     room.table_players = tuple(data["table_players"])
+    room.table_keys = tuple(data.get("table_keys", (None,) * len(room.table_players)))
     room.finished_by = tuple(data["finished_by"])
     room.suspended = data["suspended"]
     failure = None

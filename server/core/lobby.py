@@ -611,18 +611,21 @@ class Lobby:
         record = finished.record
         if not record.results.complete or any(s.bot or s.handed_to_bot for s in record.seats):
             return []
-        keys = []
-        for player in finished.players:
-            session = None if player is None else self.sessions.by_player.get(player)
-            if session is None or session.key is None or session.bot is not None:
-                return []
-            keys.append(session.key)
-        if len(set(keys)) != len(keys):
+        keys = [key for key in finished.keys if key is not None]
+        if len(keys) != len(record.seats) or len(set(keys)) != len(keys):
             return []
-        self.ratings.rate(finished.record_id, list(zip(keys, record.results.scores, strict=True)))
-        for key, player in zip(keys, finished.players, strict=True):
-            assert player is not None
-            self.sessions.by_player[player].rating = self.ratings.shown(key)
+        # A seat whose checks failed ranks last, whatever its score: cheating
+        # never pays. A seat that left, or that the stand-in played, is rated
+        # on its score (leaving a game one is losing does not void it).
+        scores = [
+            score if verdict.ok else -1
+            for score, verdict in zip(record.results.scores, record.verdicts, strict=True)
+        ]
+        self.ratings.rate(finished.record_id, list(zip(keys, scores, strict=True)))
+        for key in keys:
+            session = self.sessions.by_key.get(key)
+            if session is not None:
+                session.rating = self.ratings.shown(key)
         room = self.rooms.get(finished.room)
         return [] if room is None else room.members_changed()
 

@@ -2,10 +2,13 @@
 
 How this works
 --------------
-A game is rated when every seat was played to its end by a player with a
-key, each seat by another key, and the game was played out (not ended by
-vote): `Ratings.rate`, from the lobby, as the game's record comes
-(`Lobby._noted`, so a replay of the journal rates it again, the same way).
+A game is rated when every seat began it with a player with a key (the
+keys the room noted as it began: `GameFinished.keys`), each seat another
+key, and the game was played out (not ended by vote): `Ratings.rate`,
+from the lobby, as the game's record comes (`Lobby._noted`, so a replay of
+the journal rates it again, the same way). A seat that left or that the
+stand-in played is rated on its score; a seat whose checks failed ranks
+last (the lobby gives it a score below any).
 A game with a bot at a seat, a seat handed over to a bot, or a player
 without a key, is not rated: a bot's strength is not a person's, and a
 fixed rating for it would say less than nothing. The seats' scores are

@@ -149,6 +149,8 @@ class Room:
         self.state = WAITING
         self._table: Table | None = None
         self.table_players: tuple[int | None, ...] = ()  # who played each seat of the game
+        # and their keys, as the game began (None: a bot, or a player without one)
+        self.table_keys: tuple[bytes | None, ...] = ()
 
     def __repr__(self) -> str:
         return f"<Room {self.id} {self.name!r} {self.state}>"
@@ -531,6 +533,9 @@ class Room:
         self.table_players = tuple(
             None if s.bot is not None or s.session is None else s.session.player for s in self.seats
         )
+        self.table_keys = tuple(
+            None if s.bot is not None or s.session is None else s.session.key for s in self.seats
+        )
         started = f"game {self.table.record_id} started: {n} seats, seat {first} plays first"
         effects = [self.event(started), *self._room_state()]
         effects += self._table_update(self.table.start(now), now)
@@ -669,7 +674,12 @@ class Room:
             assert self.table is not None
             effects.append(
                 GameFinished(
-                    self.id, self.table.record_id, update.record, self.name, self.table_players
+                    self.id,
+                    self.table.record_id,
+                    update.record,
+                    self.name,
+                    self.table_players,
+                    self.table_keys,
                 )
             )
             failed = [seat for seat, v in enumerate(update.record.verdicts) if not v.ok]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import random
 
-from oriflamme.client.bots import Bot
+from oriflamme.client.bots import Behaviour, Bot
 from oriflamme.client.endpoint import ClientEndpoint
 from oriflamme.launcher.inprocess import Client, InProcess
 from oriflamme.protocol import identity
@@ -130,3 +130,43 @@ def test_a_keys_finished_games_outlive_its_session() -> None:
     assert isinstance(listed, m.RecordList)
     assert [r.record_id for r in listed.records] == [record_id]
     assert listed.records[0].rating == lobby.ratings.shown(identity.public_bytes(KEYS[0]))
+
+
+def test_a_player_who_leaves_a_game_and_goes_away_does_not_void_its_rating() -> None:
+    lobby = JournaledLobby(FixedEntropy("ratings"), CONFIG)
+    world = InProcess(lobby=lobby, seed=1)
+    clients = [
+        world.connect(
+            name,
+            bot=Bot("random", rng=random.Random(i)),
+            endpoint=ClientEndpoint(name, key=KEYS[i]),
+        )
+        for i, name in enumerate(["Ann", "Bob", "Cy"])
+    ]
+    world.run(lambda: all(c.endpoint.welcome is not None for c in clients))
+    host = clients[0]
+    host.send(m.CreateRoom(settings=m.RoomSettings.for_players(3)))
+    world.run(lambda: host.state.room is not None)
+    assert host.state.room is not None
+    for other in clients[1:]:
+        other.send(m.JoinRoom(room=host.state.room.room))
+    for client in clients:
+        client.send(m.Ready(ready=True))
+    host.send(m.StartGame())
+    cy = clients[2]
+    world.run(lambda: cy.state.game is not None and cy.state.game.state is not None)
+    # The others wait for their players (no bots now): the game stays in play.
+    for client in clients[:2]:
+        client.behaviour = None
+    cy.send(m.LeaveRoom())  # (losing, say: the stand-in plays the seat to the end)
+    world.settle()
+    world.disconnect(cy)
+    world.advance(CONFIG.session_ttl + CONFIG.lobby_ttl + 60)  # (its session is gone)
+    assert not world.records and identity.public_bytes(KEYS[2]) not in lobby.sessions.by_key
+    for i, client in enumerate(clients[:2]):
+        client.behaviour = Behaviour(Bot("random", rng=random.Random(i)))
+        client.send(m.Sync())  # (a push to act on)
+    world.run(lambda: bool(world.records))
+    record = world.records[0].record
+    assert record.seats[2].left
+    assert all(lobby.ratings.get(identity.public_bytes(k)).games == 1 for k in KEYS)
