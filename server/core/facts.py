@@ -536,7 +536,7 @@ def lobby_from(
     sessions = lobby.sessions
     sessions._next_player = facts["next_player"]
     for key, name in facts.get("names", ()):  # (facts of before keys: none)
-        lobby.names.claim(key, name)
+        lobby.names.restore(key, name)
     for key, games in facts.get("played_by_key", ()):
         lobby._played_by_key[key] = [(rid, seat) for rid, seat in games]
         for rid, _ in games:

@@ -2,8 +2,11 @@
 
 A name belongs to the first key that used it here, for good (the key may
 change it: `claim` again): no other player takes it, with a key or
-without. Names are compared folded: NFKC, then case-folded, so ``Ann``,
-``ANN`` and ``Ａｎｎ`` are one name.
+without. Names are compared folded (`folded`): NFKC, case-folded, without
+what shows as nothing, spaces collapsed, so ``Ann``, ``ANN``, `` Ann`` and
+``Ａｎｎ`` are one name. (Look-alikes from other scripts, a Cyrillic ``А``
+for a Latin ``A``, are not folded: Unicode's confusables are a table of
+their own.)
 
 >>> names = Names()
 >>> names.claim(b"k1", "Ann")
@@ -21,10 +24,25 @@ from __future__ import annotations
 
 import unicodedata
 
+# Letters that show as nothing (Hangul fillers) and the combining grapheme
+# joiner: a name with them looks like one without.
+_BLANK = dict.fromkeys(map(ord, "\u115f\u1160\u3164\uffa0\u034f"))
+
 
 def folded(name: str) -> str:
-    """`name` as names are compared."""
-    return unicodedata.normalize("NFKC", name).casefold()
+    """`name` as names are compared: NFKC, case-folded, without marks left
+    over (combining ones that NFKC could not compose: they look like
+    nothing, or like the letter alone) and letters that show as nothing,
+    its runs of spaces made one and stripped.
+
+    >>> folded(" AnN ") == folded("ann") == folded("A\u034fnn") == folded("Ann\u3164")
+    True
+    >>> folded("Anné") == folded("Anne")
+    False
+    """
+    text = unicodedata.normalize("NFKC", name).casefold().translate(_BLANK)
+    text = "".join(c for c in text if unicodedata.category(c) not in ("Mn", "Me"))
+    return " ".join(text.split())
 
 
 class Names:
@@ -41,6 +59,13 @@ class Names:
     def name_of(self, key: bytes) -> str | None:
         return self.by_key.get(key)
 
+    def restore(self, key: bytes, name: str) -> None:
+        """`name` is `key`'s, as facts kept it; if an earlier key of those
+        facts holds a name folded alike (compared otherwise when they were
+        taken), the first keeps it and this key keeps its name unowned."""
+        self.by_key[key] = name
+        self._owners.setdefault(folded(name), key)
+
     def claim(self, key: bytes, name: str) -> None:
         """`name` is `key`'s from now on (its name before, if any, is free
         again). `ValueError` if another key holds it."""
@@ -48,7 +73,7 @@ class Names:
         if owner is not None and owner != key:
             raise ValueError(f"the name {name!r} is another key's")
         before = self.by_key.get(key)
-        if before is not None:
+        if before is not None and self._owners.get(folded(before)) == key:
             del self._owners[folded(before)]
         self.by_key[key] = name
         self._owners[folded(name)] = key

@@ -252,3 +252,12 @@ def test_a_client_refuses_a_welcome_whose_key_is_not_the_challenges() -> None:
     assert forged != data
     with pytest.raises(RemoteProtocolError, match="server_key"):
         endpoint.receive_data(forged)
+
+
+def test_names_that_look_alike_are_one_name() -> None:
+    gw = gateway()
+    welcomed(connect(gw, "a", "Ann", ANN)[1])
+    for conn, name in [("b", " ann "), ("c", "A\u034fnn"), ("d", "Ann\u3164")]:
+        error = refused(connect(gw, conn, name, BOB)[1])
+        assert error.code == NAME_TAKEN, name
+    assert welcomed(connect(gw, "e", "Anné", BOB)[1]).name == "Anné"
