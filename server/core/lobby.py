@@ -899,8 +899,18 @@ class Lobby:
 
     def _forget(self, session: Session) -> None:
         """`session` is gone for good, and what it could list with it, but
-        a key's finished games, kept for its next session."""
+        a key's finished games, kept for its next session. A key that never
+        sat or watched in a room here, and has no game or rating, lets its
+        name go: keys cost nothing to make, and names are not hoarded."""
         self.sessions.close(session)
+        key = session.key
+        if (
+            key is not None
+            and not session.joined
+            and key not in self.ratings.by_key
+            and key not in self._played_by_key
+        ):
+            self.names.release(key)
         played = self._played.pop(session.player, None) if session.key is not None else None
         if not played:
             self._forget_played(session.player)

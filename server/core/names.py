@@ -66,6 +66,12 @@ class Names:
         self.by_key[key] = name
         self._owners.setdefault(folded(name), key)
 
+    def release(self, key: bytes) -> None:
+        """`key` holds no name any more (it never played here)."""
+        name = self.by_key.pop(key, None)
+        if name is not None and self._owners.get(folded(name)) == key:
+            del self._owners[folded(name)]
+
     def claim(self, key: bytes, name: str) -> None:
         """`name` is `key`'s from now on (its name before, if any, is free
         again). `ValueError` if another key holds it."""

@@ -261,3 +261,13 @@ def test_names_that_look_alike_are_one_name() -> None:
         error = refused(connect(gw, conn, name, BOB)[1])
         assert error.code == NAME_TAKEN, name
     assert welcomed(connect(gw, "e", "Anné", BOB)[1]).name == "Anné"
+
+
+def test_a_key_that_never_played_lets_its_name_go_with_its_session() -> None:
+    gw = gateway()
+    welcomed(connect(gw, "a", "Ann", ANN)[1])
+    gw.closed("a", 0.0)
+    lobby = gw.lobby
+    lobby.tick(CONFIG.lobby_ttl + CONFIG.session_ttl + 1)  # (its session expires)
+    assert not lobby.sessions.by_key and lobby.names.owner("Ann") is None
+    welcomed(connect(gw, "b", "Ann", BOB)[1])  # (free for anyone, then)
