@@ -161,6 +161,8 @@ class Room:
         if "table" in state:
             state["_table"] = state.pop("table")
         self.__dict__.update(state)
+        # (before keys: no player had one)
+        self.__dict__.setdefault("table_keys", (None,) * len(state.get("table_players", ())))
 
     # ------------------------------------------------------------ the game
 
