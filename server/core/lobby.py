@@ -57,6 +57,7 @@ from oriflamme.protocol.errors import (
     RemoteProtocolError,
 )
 from oriflamme.protocol.fanout import SharedEncoding
+from oriflamme.protocol.record import FAILED
 
 from .config import ServerConfig
 from .effects import Close, Effect, Fault, FetchRecord, GameFinished, LogLine, Send
@@ -618,7 +619,7 @@ class Lobby:
         # never pays. A seat that left, or that the stand-in played, is rated
         # on its score (leaving a game one is losing does not void it).
         scores = [
-            score if verdict.ok else -1
+            -1 if verdict.status == FAILED else score
             for score, verdict in zip(record.results.scores, record.verdicts, strict=True)
         ]
         self.ratings.rate(finished.record_id, list(zip(keys, scores, strict=True)))
@@ -904,14 +905,15 @@ class Lobby:
         name go: keys cost nothing to make, and names are not hoarded."""
         self.sessions.close(session)
         key = session.key
+        played = self._played.pop(session.player, None) if key is not None else None
         if (
             key is not None
             and not session.joined
+            and not played
             and key not in self.ratings.by_key
             and key not in self._played_by_key
         ):
             self.names.release(key)
-        played = self._played.pop(session.player, None) if session.key is not None else None
         if not played:
             self._forget_played(session.player)
             return

@@ -24,24 +24,29 @@ from __future__ import annotations
 
 import unicodedata
 
-# Letters that show as nothing (Hangul fillers) and the combining grapheme
-# joiner: a name with them looks like one without.
-_BLANK = dict.fromkeys(map(ord, "\u115f\u1160\u3164\uffa0\u034f"))
+# What shows as nothing: the Hangul fillers (letters), the combining
+# grapheme joiner and the variation selectors (marks): a name with them
+# looks like one without. (Other marks stay: in Thai or Devanagari they
+# make another name.)
+_BLANK = dict.fromkeys(
+    [
+        *map(ord, "\u115f\u1160\u3164\uffa0\u034f"),
+        *range(0xFE00, 0xFE10),
+        *range(0xE0100, 0xE01F0),
+    ]
+)
 
 
 def folded(name: str) -> str:
-    """`name` as names are compared: NFKC, case-folded, without marks left
-    over (combining ones that NFKC could not compose: they look like
-    nothing, or like the letter alone) and letters that show as nothing,
-    its runs of spaces made one and stripped.
+    """`name` as names are compared: NFKC, case-folded, without what shows
+    as nothing (`_BLANK`), its runs of spaces made one and stripped.
 
     >>> folded(" AnN ") == folded("ann") == folded("A\u034fnn") == folded("Ann\u3164")
     True
-    >>> folded("Anné") == folded("Anne")
-    False
+    >>> folded("Anné") == folded("Anne"), folded("มิน") == folded("มน")
+    (False, False)
     """
     text = unicodedata.normalize("NFKC", name).casefold().translate(_BLANK)
-    text = "".join(c for c in text if unicodedata.category(c) not in ("Mn", "Me"))
     return " ".join(text.split())
 
 
@@ -62,9 +67,10 @@ class Names:
     def restore(self, key: bytes, name: str) -> None:
         """`name` is `key`'s, as facts kept it; if an earlier key of those
         facts holds a name folded alike (compared otherwise when they were
-        taken), the first keeps it and this key keeps its name unowned."""
-        self.by_key[key] = name
-        self._owners.setdefault(folded(name), key)
+        taken), the first keeps it, and this key holds none: it takes the
+        name of its next hello."""
+        if self._owners.setdefault(folded(name), key) == key:
+            self.by_key[key] = name  # (else: it chooses a name at its next hello)
 
     def release(self, key: bytes) -> None:
         """`key` holds no name any more (it never played here)."""

@@ -271,3 +271,16 @@ def test_a_key_that_never_played_lets_its_name_go_with_its_session() -> None:
     lobby.tick(CONFIG.lobby_ttl + CONFIG.session_ttl + 1)  # (its session expires)
     assert not lobby.sessions.by_key and lobby.names.owner("Ann") is None
     welcomed(connect(gw, "b", "Ann", BOB)[1])  # (free for anyone, then)
+
+
+def test_facts_whose_names_fold_alike_load_and_the_second_key_names_itself_anew() -> None:
+    from oriflamme.server.core.names import Names
+
+    names = Names()
+    names.restore(identity.public_bytes(ANN), "Ann")
+    names.restore(identity.public_bytes(BOB), "Ann\u3164")  # (taken when folded otherwise)
+    assert names.owner("Ann") == identity.public_bytes(ANN)
+    assert names.name_of(identity.public_bytes(BOB)) is None
+    gw = gateway()
+    gw.lobby.names = names
+    assert welcomed(connect(gw, "b", "Bobby", BOB)[1]).name == "Bobby"

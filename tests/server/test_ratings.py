@@ -168,5 +168,23 @@ def test_a_player_who_leaves_a_game_and_goes_away_does_not_void_its_rating() -> 
         client.send(m.Sync())  # (a push to act on)
     world.run(lambda: bool(world.records))
     record = world.records[0].record
-    assert record.seats[2].left
-    assert all(lobby.ratings.get(identity.public_bytes(k)).games == 1 for k in KEYS)
+    assert record.seats[2].left and record.verdicts[2].status == "forfeited"
+    # Rated on its score, as a seat played to the end: leaving is no escape.
+    keys = [identity.public_bytes(k) for k in KEYS]
+    expected = Ratings()
+    expected.rate("g", list(zip(keys, record.results.scores, strict=True)))
+    assert [lobby.ratings.get(k) for k in keys] == [expected.get(k) for k in keys]
+
+
+def test_a_key_with_games_listed_keeps_its_name_whatever_it_does_next() -> None:
+    world, lobby, clients = played(bots=1)  # (against a bot: not rated, but listed)
+    ann = clients[0]
+    key = identity.public_bytes(KEYS[0])
+    for _ in range(2):  # (its session ends; the next one sits nowhere, and ends)
+        world.disconnect(ann)
+        world.advance(CONFIG.session_ttl + CONFIG.lobby_ttl + 60)
+        assert key not in lobby.sessions.by_key and lobby.names.owner("Ann") == key
+        ann = world.connect("Ann", endpoint=ClientEndpoint("Ann", key=KEYS[0]))
+        world.run(lambda: ann.endpoint.welcome is not None)  # noqa: B023
+    player = ann.state.player
+    assert player is not None and lobby._played.get(player)  # (listed again, in this session)
