@@ -83,18 +83,8 @@ def one_game(round_: int) -> tuple[dict[str, Any], list[Entry]]:
         world.connect(f"p{i}", behaviour=Behaviour(Bot("random", rng=random.Random(i))))
         for i in range(3)
     ]
-    world.settle()
     settings = m.RoomSettings(players=3, variant="standard", edition="revised", first_player="host")
-    clients[0].send(m.CreateRoom(settings=settings, private=True))
-    world.settle()
-    room = clients[0].state.room
-    assert room is not None
-    for c in clients[1:]:
-        c.send(m.JoinRoom(invite=room.invite))
-    for c in clients:
-        c.send(m.Ready(ready=True))
-    world.settle()
-    clients[0].send(m.StartGame())
+    world.start_table(clients, settings, private=True)
 
     def in_round() -> bool:
         journal.extend(lobby.take())

@@ -24,9 +24,15 @@ from .secret_store import write_private
 NAME_LIMIT = 32  # as `hello.name` takes it
 
 
-def default_config_file() -> Path:
+def config_dir() -> Path:
+    """The player's config folder, by the XDG convention: the settings, the
+    key (`client.identity`), the servers trusted (`client.tls`)."""
     base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-    return Path(base) / "oriflamme" / "config.toml"
+    return Path(base) / "oriflamme"
+
+
+def default_config_file() -> Path:
+    return config_dir() / "config.toml"
 
 
 def clean_name(typed: str) -> str:

@@ -152,19 +152,15 @@ class ClientEndpoint:
     def _take(self, message: m.Message) -> None:
         if isinstance(message, m.Challenge):
             self._prove(message)
-        challenge = self.connection.challenge
-        if (
-            isinstance(message, m.Welcome)
-            and challenge is not None
-            and message.server_key != challenge.server_key
-        ):
-            self.closed = True
-            self.connection.fail(
-                RemoteProtocolError(
-                    INVALID_FIELD, "welcome.server_key: not the key the challenge proved"
+        elif isinstance(message, m.Welcome):
+            challenge = self.connection.challenge
+            if challenge is not None and message.server_key != challenge.server_key:
+                self.closed = True
+                self.connection.fail(
+                    RemoteProtocolError(
+                        INVALID_FIELD, "welcome.server_key: not the key the challenge proved"
+                    )
                 )
-            )
-        if isinstance(message, m.Welcome):
             self.token = message.token
         if message.ROLE == "reply":
             request_id = getattr(message, "id", None)

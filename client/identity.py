@@ -26,7 +26,6 @@ True
 from __future__ import annotations
 
 import contextlib
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,6 +40,7 @@ from cryptography.hazmat.primitives.serialization import (
 
 from oriflamme.protocol.identity import fingerprint, public_bytes
 
+from .config import config_dir
 from .secret_store import write_private
 
 MIN_PASSPHRASE = 8  # characters: an export's passphrase
@@ -51,13 +51,11 @@ class IdentityError(Exception):
 
 
 def default_identity_file() -> Path:
-    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-    return Path(base) / "oriflamme" / "identity.key"
+    return config_dir() / "identity.key"
 
 
 def default_known_keys() -> Path:
-    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-    return Path(base) / "oriflamme" / "known_keys"
+    return config_dir() / "known_keys"
 
 
 def _pem(key: Ed25519PrivateKey, passphrase: bytes | None = None) -> bytes:

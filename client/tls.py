@@ -24,7 +24,6 @@ it, it stops with its message.
 
 from __future__ import annotations
 
-import os
 import ssl
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -35,6 +34,7 @@ import trio
 from oriflamme.protocol.errors import HANDSHAKE_REQUIRED
 from oriflamme.protocol.fingerprints import fingerprint
 
+from .config import config_dir
 from .failures import leaves
 from .secret_store import write_private
 from .session import Connector, SessionEnded, tcp
@@ -44,8 +44,7 @@ ADD_TLS = "this port speaks TLS: add --tls"
 
 
 def default_known_servers() -> Path:
-    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-    return Path(base) / "oriflamme" / "known_servers"
+    return config_dir() / "known_servers"
 
 
 class UntrustedServer(Exception):

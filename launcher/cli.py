@@ -15,14 +15,16 @@ import os
 import shlex
 import shutil
 import sys
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal, TypeVar
 
 from oriflamme.client.failures import said
 
 if TYPE_CHECKING:
     from oriflamme.client.tls import Trust
+
+T = TypeVar("T")  # (what a one-request command asks for: `_shown`)
 
 
 def invoked_as(argv0: str | None = None, path: str | None = None) -> tuple[str, ...]:
@@ -149,6 +151,7 @@ def _identity(args: argparse.Namespace) -> int:
     from oriflamme.client.config import default_config_file, read_name
     from oriflamme.client.identity import (
         IdentityError,
+        default_identity_file,
         describe,
         export,
         import_key,
@@ -156,7 +159,7 @@ def _identity(args: argparse.Namespace) -> int:
         load_or_make,
     )
 
-    path = Path(args.file) if args.file else _default_identity_file()
+    path = Path(args.file) if args.file else default_identity_file()
     command = "identity" if args.action is None else f"identity {args.action}"
     try:
         if args.action == "import":
@@ -199,12 +202,6 @@ def _identity(args: argparse.Namespace) -> int:
     print(f"name: {name if name is not None else '(not chosen yet: asked at the first join)'}")
     print(f"file: {path}")
     return 0
-
-
-def _default_identity_file() -> Path:
-    from oriflamme.client.identity import default_identity_file
-
-    return default_identity_file()
 
 
 # `oriflamme serve`'s abuse limits: ServerConfig's LIMITS, each with its
@@ -488,7 +485,13 @@ def _turn_timer(text: str) -> int:
     return seconds
 
 
-def _shown(args: argparse.Namespace, command: str, what: str, ask: Any, show: Any) -> int:
+def _shown(
+    args: argparse.Namespace,
+    command: str,
+    what: str,
+    ask: Callable[..., Awaitable[T]],
+    show: Callable[[T], str],
+) -> int:
     """`oriflamme rooms` and `leaderboard`: one request's answer (`ask(host,
     port, trust=...)`), printed as `show` writes it; a failure said plainly."""
     from functools import partial
@@ -789,10 +792,10 @@ def _join(args: argparse.Namespace) -> int:
         return 130
     key = None
     if not args.anonymous:
-        from oriflamme.client.identity import IdentityError, load_or_make
+        from oriflamme.client.identity import IdentityError, default_identity_file, load_or_make
 
         try:
-            key = load_or_make(Path(args.identity) if args.identity else _default_identity_file())
+            key = load_or_make(Path(args.identity) if args.identity else default_identity_file())
         except (IdentityError, OSError) as exc:
             print(f"oriflamme join: your key: {exc}", file=sys.stderr)
             return 2

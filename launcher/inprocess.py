@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import itertools
 import random
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Sequence
 
 from oriflamme.client.bots import Behaviour, Bot
 from oriflamme.client.endpoint import ClientEndpoint
@@ -190,6 +190,36 @@ class InProcess:
         client._outbox += endpoint.hello()
         self._flush(client)
         return client
+
+    def start_table(
+        self,
+        clients: Sequence[Client],
+        settings: m.RoomSettings,
+        *,
+        name: str | None = None,
+        private: bool = False,
+        bots: int = 0,
+    ) -> None:
+        """A game at one table: the first of `clients` makes a room and hosts
+        it (`private`: joined by its invite code), the others join it, the
+        host adds `bots` random server bots, everyone says ready, and the
+        host starts the game (once the handshakes are done: a client with a
+        key sends nothing before its proof)."""
+        self.settle()
+        host = clients[0]
+        host.send(m.CreateRoom(settings=settings, name=name, private=True if private else None))
+        self.settle()
+        room = host.state.room
+        if room is None:
+            raise Stalled(f"{host.endpoint.name}'s room was not made: {host.errors()}")
+        for client in clients[1:]:
+            client.send(m.JoinRoom(invite=room.invite) if private else m.JoinRoom(room=room.room))
+        for _ in range(bots):
+            host.send(m.AddBot(strategy="random"))
+        for client in clients:
+            client.send(m.Ready(ready=True))
+        self.settle()
+        host.send(m.StartGame())
 
     def disconnect(self, client: Client) -> None:
         """`client`'s connection drops (the client may `reconnect`)."""

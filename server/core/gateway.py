@@ -420,7 +420,13 @@ class Gateway:
                     return self._challenge(conn, link, message)
                 if not self.allow_anonymous and link.limited:
                     # (a server bot's link is not limited: the server's own, admitted)
-                    return [Close(conn, _key_required(message))]
+                    return _refused_hello(
+                        conn,
+                        KEY_REQUIRED,
+                        "this server admits only players with a key (hello.key): see Keys"
+                        " and the handshake",
+                        message.id,
+                    )
                 return self._welcome(conn, link, message, now)
             if isinstance(message, m.Prove):
                 return self._proved(conn, link, message, now)
@@ -450,14 +456,13 @@ class Gateway:
         and a replay of the journal never sees it."""
         assert hello.key is not None and hello.nonce is not None  # (the connection checked)
         if not identity.usable_key(hello.key):
-            error = RemoteProtocolError(
+            return _refused_hello(
+                conn,
                 INVALID_FIELD,
                 "hello.key: not an Ed25519 public key a player may have (a point of small"
                 " order, or not canonically encoded)",
-                id=hello.id,
-                fatal=True,
+                hello.id,
             )
-            return [Close(conn, m.error_message(error))]
         nonce = secrets.token_bytes(identity.NONCE_SIZE)
         link.challenge = nonce
         proof = identity.server_proof(hello.nonce, nonce, hello.key)
@@ -478,14 +483,13 @@ class Gateway:
         assert nonce is not None  # (the connection takes a prove only after the challenge)
         proof = identity.client_proof(self.lobby.server_key, nonce, hello.nonce, hello.key)
         if not identity.verify(hello.key, prove.signature, proof):
-            error = RemoteProtocolError(
+            return _refused_hello(
+                conn,
                 BAD_SIGNATURE,
                 "prove.signature: not your key's signature of your proof (see Keys and"
                 " the handshake)",
-                id=prove.id,
-                fatal=True,
+                prove.id,
             )
-            return [Close(conn, m.error_message(error))]
         link.challenge = None
         # (the welcome answers the prove: the hello's own id was answered)
         return self._welcome(conn, link, replace(hello, id=prove.id), now)
@@ -557,12 +561,8 @@ class Gateway:
         link.closing = True
 
 
-def _key_required(hello: m.Hello) -> m.Error:
-    return m.error_message(
-        RemoteProtocolError(
-            KEY_REQUIRED,
-            "this server admits only players with a key (hello.key): see Keys and the handshake",
-            id=hello.id,
-            fatal=True,
-        )
-    )
+def _refused_hello(conn: Hashable, code: str, why: str, request_id: int | None) -> list[Effect]:
+    """A handshake refused (a `hello`, or its `prove`): said, and closed, as
+    no session was opened."""
+    error = RemoteProtocolError(code, why, id=request_id, fatal=True)
+    return [Close(conn, m.error_message(error))]

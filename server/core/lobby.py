@@ -213,22 +213,10 @@ class Lobby:
             if kept is not None:
                 return self.resume(conn, kept.player, True, hello, now)
             name = hello.name if key is None else (self.names.name_of(key) or hello.name)
-            if len(name) > self.config.name_length:
-                too_long = (
-                    f"hello.name: at most {self.config.name_length} characters on this server,"
-                    f" not {len(name)}"
-                )
-                refusal = RemoteProtocolError(INVALID_FIELD, too_long, id=hello.id, fatal=True)
+            refusal = self._name_refused("hello.name", name, key)
+            if refusal is not None:
+                refusal.id, refusal.fatal = hello.id, True  # (no session: the connection ends)
                 return [Close(conn, m.error_message(refusal))]
-            owner = self.names.owner(name)
-            if owner is not None and owner != key:
-                taken = RemoteProtocolError(
-                    NAME_TAKEN,
-                    f"hello.name: {name!r} is another player's name here: choose another",
-                    id=hello.id,
-                    fatal=True,
-                )
-                return [Close(conn, m.error_message(taken))]
             effects, full = self._make_room(address, now)
             if full is not None:
                 return [*effects, Close(conn, _error(SERVER_BUSY, full, hello))]
@@ -505,24 +493,29 @@ class Lobby:
         self._forget_closed(room)
         return outcome
 
+    def _name_refused(self, field: str, name: str, key: bytes | None) -> RemoteProtocolError | None:
+        """Why the player of `key` (None: without one) may not be called
+        `name` here, given in `field`: too long for this server, or another
+        key's; None if they may."""
+        if len(name) > self.config.name_length:
+            return RemoteProtocolError(
+                INVALID_FIELD,
+                f"{field}: at most {self.config.name_length} characters on this server,"
+                f" not {len(name)}",
+            )
+        owner = self.names.owner(name)
+        if owner is not None and owner != key:
+            return RemoteProtocolError(
+                NAME_TAKEN, f"{field}: {name!r} is another player's name here: choose another"
+            )
+        return None
+
     def _rename(self, session: Session, name: str, room: Room | None) -> Outcome:
         """`session`'s player is called `name` from now on (its key's name,
         if it has one): its room is told."""
-        if len(name) > self.config.name_length:
-            return Outcome(
-                RemoteProtocolError(
-                    INVALID_FIELD,
-                    f"rename.name: at most {self.config.name_length} characters on this"
-                    f" server, not {len(name)}",
-                )
-            )
-        owner = self.names.owner(name)
-        if owner is not None and owner != session.key:
-            return Outcome(
-                RemoteProtocolError(
-                    NAME_TAKEN, f"rename.name: {name!r} is another player's name here"
-                )
-            )
+        refusal = self._name_refused("rename.name", name, session.key)
+        if refusal is not None:
+            return Outcome(refusal)
         if session.key is not None:
             self.names.claim(session.key, name)
         session.name = name
@@ -607,8 +600,8 @@ class Lobby:
         return effects + rated if rated else effects
 
     def _rate(self, finished: GameFinished) -> list[Effect]:
-        """Rate the game `finished` if it was played out, each seat to its
-        end by a player with a key of its own (`ratings`)."""
+        """Rate the game `finished` if it was played out, each seat begun by
+        a player with a key of its own (`ratings`)."""
         record = finished.record
         if not record.results.complete or any(s.bot or s.handed_to_bot for s in record.seats):
             return []

@@ -110,8 +110,6 @@ def test_a_request_riding_behind_a_hello_with_a_key_is_refused() -> None:
         versions=(1,), client="raw", name="Ann", key=identity.public_bytes(ANN), nonce=bytes(32)
     )
     gw.receive_data("a", encode_frame(m.to_data(hello)) + encode_frame({"type": "ping"}), 0.0)
-    endpoint = ClientEndpoint("x")
-    endpoint.connection.hello = hello  # (as if this client had sent it)
     data = gw.data_to_send("a")
     assert gw.must_close("a") and not gw.lobby.sessions.by_player
     assert HANDSHAKE_REQUIRED.encode() in data

@@ -25,18 +25,8 @@ def a_game_of_days(world: Kept) -> list[Client]:
         world.connect(f"p{i}", behaviour=Behaviour(Bot("random", rng=random.Random(rng.random()))))
         for i in range(3)
     ]
-    world.settle()
     settings = m.RoomSettings.for_players(3, turn_timer=TIMER, first_player="host")
-    clients[0].send(m.CreateRoom(settings=settings))
-    world.settle()
-    room = clients[0].state.room
-    assert room is not None
-    for client in clients[1:]:
-        client.send(m.JoinRoom(room=room.room))
-    for client in clients:
-        client.send(m.Ready(ready=True))
-    world.settle()
-    clients[0].send(m.StartGame())
+    world.start_table(clients, settings)
     world.run(lambda: round_of(clients[0]) >= 2)
     return clients
 

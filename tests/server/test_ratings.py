@@ -22,9 +22,9 @@ KEYS = [identity.private_key(bytes([i]) * 32) for i in range(1, 4)]
 CONFIG = ServerConfig(idle_timeout=86400)
 
 
-def played(bots: int = 0, keyed: bool = True) -> tuple[InProcess, JournaledLobby, list[Client]]:
-    """One 3-seat game played out, at a table of keyed players (and `bots`
-    server bots in the seats left)."""
+def started(bots: int = 0, keyed: bool = True) -> tuple[InProcess, JournaledLobby, list[Client]]:
+    """A 3-seat game begun, at a table of random players with keys (or
+    without: `keyed`), and `bots` server bots in the seats left."""
     lobby = JournaledLobby(FixedEntropy("ratings"), CONFIG)
     world = InProcess(lobby=lobby, seed=1)
     names = ["Ann", "Bob", "Cy"][: 3 - bots]
@@ -36,18 +36,13 @@ def played(bots: int = 0, keyed: bool = True) -> tuple[InProcess, JournaledLobby
         )
         for i, name in enumerate(names)
     ]
-    world.run(lambda: all(c.endpoint.welcome is not None for c in clients))
-    host = clients[0]
-    host.send(m.CreateRoom(settings=m.RoomSettings.for_players(3)))
-    world.run(lambda: host.state.room is not None)
-    assert host.state.room is not None
-    for other in clients[1:]:
-        other.send(m.JoinRoom(room=host.state.room.room))
-    for _ in range(bots):
-        host.send(m.AddBot(strategy="random"))
-    for client in clients:
-        client.send(m.Ready(ready=True))
-    host.send(m.StartGame())
+    world.start_table(clients, m.RoomSettings.for_players(3), bots=bots)
+    return world, lobby, clients
+
+
+def played(bots: int = 0, keyed: bool = True) -> tuple[InProcess, JournaledLobby, list[Client]]:
+    """`started`, the game played out."""
+    world, lobby, clients = started(bots, keyed)
     world.run(lambda: bool(world.records))
     return world, lobby, clients
 
@@ -133,26 +128,7 @@ def test_a_keys_finished_games_outlive_its_session() -> None:
 
 
 def test_a_player_who_leaves_a_game_and_goes_away_does_not_void_its_rating() -> None:
-    lobby = JournaledLobby(FixedEntropy("ratings"), CONFIG)
-    world = InProcess(lobby=lobby, seed=1)
-    clients = [
-        world.connect(
-            name,
-            bot=Bot("random", rng=random.Random(i)),
-            endpoint=ClientEndpoint(name, key=KEYS[i]),
-        )
-        for i, name in enumerate(["Ann", "Bob", "Cy"])
-    ]
-    world.run(lambda: all(c.endpoint.welcome is not None for c in clients))
-    host = clients[0]
-    host.send(m.CreateRoom(settings=m.RoomSettings.for_players(3)))
-    world.run(lambda: host.state.room is not None)
-    assert host.state.room is not None
-    for other in clients[1:]:
-        other.send(m.JoinRoom(room=host.state.room.room))
-    for client in clients:
-        client.send(m.Ready(ready=True))
-    host.send(m.StartGame())
+    world, lobby, clients = started()
     cy = clients[2]
     world.run(lambda: cy.state.game is not None and cy.state.game.state is not None)
     # The others wait for their players (no bots now): the game stays in play.

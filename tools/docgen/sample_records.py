@@ -191,18 +191,8 @@ def play(sample: Sample) -> Record:
         bot = Bot("heuristic" if seat % 2 else "random", rng=random.Random(rng.random()))
         behaviour = sample.behaviours.get(seat, Behaviour)(bot)
         clients.append(world.connect(f"player {seat}", behaviour=behaviour))
-    world.settle()
     settings = m.RoomSettings.for_players(sample.players, turn_timer=sample.turn_timer)
-    clients[0].send(m.CreateRoom(settings=settings, name=sample.name[:40]))
-    world.settle()
-    room = clients[0].state.room
-    assert room is not None
-    for client in clients[1:]:
-        client.send(m.JoinRoom(room=room.room))
-    for client in clients:
-        client.send(m.Ready(ready=True))
-    world.settle()
-    clients[0].send(m.StartGame())
+    world.start_table(clients, settings, name=sample.name[:40])
     if sample.script is not None:
         sample.script(world, clients)
     world.run(lambda: bool(world.records))
