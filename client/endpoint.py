@@ -32,7 +32,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from oriflamme.engine import Rules
 from oriflamme.engine.cards import shown
-from oriflamme.protocol import identity
+from oriflamme.protocol import identity, signatures
 from oriflamme.protocol import messages as m
 from oriflamme.protocol.connection import CLOSED, NEED_DATA, ClientConnection
 from oriflamme.protocol.errors import INVALID_FIELD, RemoteProtocolError
@@ -125,9 +125,23 @@ class ClientEndpoint:
         self._next_id += 1
         if hasattr(message, "id"):
             message = type(message)(**{**_fields(message), "id": request_id})
+        message = self._signed(message)
         data = self.connection.send(message)
         self._asked[request_id] = message
         return data
+
+    def _signed(self, message: m.Message) -> m.Message:
+        """`message`, signed if it is a decision of a seat this key plays
+        (docs/PROTOCOL.md, "Signed decisions")."""
+        game = self.state.game
+        if (
+            self.key is None
+            or type(message) not in signatures.SIGNED
+            or game is None
+            or game.seat is None
+        ):
+            return message
+        return signatures.signed(self.key, game.game_id, game.seat, message)
 
     def last_id(self) -> int:
         """The id of the request sent last."""

@@ -75,6 +75,7 @@ INTERNAL = "internal"
 KEY_REQUIRED = "key_required"
 BAD_SIGNATURE = "bad_signature"
 NAME_TAKEN = "name_taken"
+BAD_DECISION_SIGNATURE = "bad_decision_signature"
 
 _CATALOG = (
     ErrorCode(
@@ -275,6 +276,14 @@ _CATALOG = (
         "remote",
     ),
     ErrorCode(
+        BAD_DECISION_SIGNATURE,
+        "A game decision from a player with a key has no `sig`, or its `sig` is not that"
+        " key's signature of the decision (see Signed decisions). Nothing changes: sign"
+        " it and send it again.",
+        True,
+        "remote",
+    ),
+    ErrorCode(
         INTERNAL,
         "The server failed while handling the request (a bug on its side). The request"
         " had no effect.",
@@ -314,6 +323,7 @@ SECTIONS: dict[str, str] = {
     KEY_REQUIRED: "Keys and the handshake",
     BAD_SIGNATURE: "Keys and the handshake",
     NAME_TAKEN: "Keys and the handshake",
+    BAD_DECISION_SIGNATURE: "Signed decisions",
 }
 
 

@@ -114,6 +114,11 @@ GAME_ID = Bin(GAME_ID_SIZE)
 SEED = Bin(SEED_SIZE)
 NONCE = Bin(NONCE_SIZE)
 COMMITMENT = Bin(COMMITMENT_SIZE)
+SIGNATURE = Bin(SIGNATURE_SIZE)
+SIG_DOC = (
+    "Your key's signature of this decision (see Signed decisions): required from a"
+    " player with a key, absent otherwise."
+)
 NAME = Name(1, 32)
 ROOM_NAME = Name(1, 40)
 CHAT_TEXT = Text(1, 500)
@@ -801,6 +806,7 @@ class SeedCommit(Message):
     commitment: bytes = wire(
         COMMITMENT, "The seed commitment (see Commit-reveal and the fair deal)."
     )
+    sig: bytes | None = wire(SIGNATURE, SIG_DOC, default=None)
     id: int | None = wire(ID, ID_DOC, default=None)
 
 
@@ -810,6 +816,7 @@ class Direction(Message):
 
     turn: int = wire(TURN, "The decision's `turn`.")
     direction: str = wire(OneOf(*DIRECTIONS), "Which end of the queue resolves first, as drawn.")
+    sig: bytes | None = wire(SIGNATURE, SIG_DOC, default=None)
     id: int | None = wire(ID, ID_DOC, default=None)
 
 
@@ -827,6 +834,7 @@ class PlaceCard(Message):
     commitment: bytes = wire(
         COMMITMENT, "The card commitment for this placement (pid `view.next_pid`)."
     )
+    sig: bytes | None = wire(SIGNATURE, SIG_DOC, default=None)
     id: int | None = wire(ID, ID_DOC, default=None)
 
 
@@ -835,6 +843,7 @@ class KeepCard(Message):
     """Decision `reveal`: keep your face-down card hidden (it gains a token)."""
 
     turn: int = wire(TURN, "The decision's `turn`.")
+    sig: bytes | None = wire(SIGNATURE, SIG_DOC, default=None)
     id: int | None = wire(ID, ID_DOC, default=None)
 
 
@@ -845,6 +854,7 @@ class RevealCard(Message):
     turn: int = wire(TURN, "The decision's `turn`.")
     card: Card = wire(KnownCard(), "The card's identity.")
     nonce: bytes = wire(NONCE, "The nonce of its commitment.")
+    sig: bytes | None = wire(SIGNATURE, SIG_DOC, default=None)
     id: int | None = wire(ID, ID_DOC, default=None)
 
 
@@ -854,6 +864,7 @@ class Choose(Message):
 
     turn: int = wire(TURN, "The decision's `turn`.")
     target: int = wire(PID, "The pid of the chosen top card (one of the decision's options).")
+    sig: bytes | None = wire(SIGNATURE, SIG_DOC, default=None)
     id: int | None = wire(ID, ID_DOC, default=None)
 
 
@@ -863,6 +874,7 @@ class Move(Message):
 
     turn: int = wire(TURN, "The decision's `turn`.")
     index: int = wire(UInt(0, 255), "The queue index (resolution order) the card ends at.")
+    sig: bytes | None = wire(SIGNATURE, SIG_DOC, default=None)
     id: int | None = wire(ID, ID_DOC, default=None)
 
 
@@ -874,7 +886,7 @@ def decision_message(action: Action, turn: int) -> Direction | KeepCard | Choose
 
     >>> from oriflamme.engine import Target
     >>> decision_message(Target(7), turn=12)
-    Choose(turn=12, target=7, id=None)
+    Choose(turn=12, target=7, sig=None, id=None)
     """
     if isinstance(action, ChooseDirection):
         return Direction(turn=turn, direction=action.direction)
@@ -894,6 +906,7 @@ class OpenCard(Message):
     pid: int = wire(PID, "The card's pid (from `open_request`).")
     card: Card = wire(KnownCard(), "The card's identity.")
     nonce: bytes = wire(NONCE, "The nonce of its commitment.")
+    sig: bytes | None = wire(SIGNATURE, SIG_DOC, default=None)
     id: int | None = wire(ID, ID_DOC, default=None)
 
 
@@ -907,6 +920,7 @@ class FinalReveal(Message):
         ListOf(OPENING, 0, MAX_PLACEMENTS),
         "One opening per pid of the request's `pids`.",
     )
+    sig: bytes | None = wire(SIGNATURE, SIG_DOC, default=None)
     id: int | None = wire(ID, ID_DOC, default=None)
 
 
@@ -921,6 +935,7 @@ class HandOver(Message):
         ListOf(OPENING, 0, MAX_PLACEMENTS),
         "The openings of all your placed cards that are still hidden.",
     )
+    sig: bytes | None = wire(SIGNATURE, SIG_DOC, default=None)
     id: int | None = wire(ID, ID_DOC, default=None)
 
 

@@ -25,7 +25,7 @@ oriflamme.protocol.record.RecordError: not an Oriflamme game record (format is n
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
 import msgpack
@@ -56,6 +56,9 @@ from .commitments import (
     Opening,
 )
 from .schema import shown
+
+SIGNATURE_SIZE = 64  # an Ed25519 signature
+KEY_SIZE = 32  # an Ed25519 public key
 
 # The longest turn timer a room may have, in seconds: a week (a game that
 # waits for its players for days: docs/PROTOCOL.md, "Timers").
@@ -144,6 +147,10 @@ class LogEntry:
     nonce: bytes | None = None
     settled: bool = False
     by_server: bool = False
+    # The signature of the decision (docs/PROTOCOL.md, "Signed decisions"):
+    # its seat's key's, or the server's for a decision the server made. The
+    # opening that follows a reveal has none: the reveal's covers both.
+    sig: bytes | None = None
 
     @classmethod
     def skip(cls, seat: int) -> LogEntry:
@@ -169,6 +176,7 @@ class Forfeit:
     reason: str
     log_index: int
     opening: Opening | None = None
+    sig: bytes | None = None  # the signature of the `reveal` or `open` that failed
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,6 +187,33 @@ class SeatChange:
     seat: int
     log_index: int
     change: str
+    # A hand-over (`HANDED_TO_BOT`) keeps what the seat handed, and its
+    # signature when the seat had a key: the `hand_over` message it sent.
+    handed: Handed | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Handed:
+    """What a seat handed to a server bot (`hand_over`): its seed, the
+    openings of its hidden cards, and its signature (None: no key)."""
+
+    seed: bytes
+    openings: tuple[Opening, ...]
+    sig: bytes | None = None
+
+
+# What a seat's final secrets (`Record.seeds`, `Record.final_openings`) were
+# sent as: a `final_reveal`, or a `hand_over` that failed its check.
+FINAL_REVEAL = "final_reveal"
+HAND_OVER = "hand_over"
+
+
+@dataclass(frozen=True, slots=True)
+class FinalSignature:
+    """The signature of a seat's final secrets, and which message carried them."""
+
+    of: str
+    sig: bytes
 
 
 @dataclass(frozen=True, slots=True)
@@ -229,6 +264,20 @@ class Record:
     verdicts: tuple[SeatVerdict, ...]
     seat_changes: tuple[SeatChange, ...] = ()
     version: int = PROTOCOL_VERSION
+    # Signed decisions (docs/PROTOCOL.md, "Signed decisions"): each seat's
+    # public key (None: the seat had none), the server's, and the signatures
+    # of the seed commitments and of the final secrets, per seat. Empty in a
+    # record of a server before signed decisions.
+    keys: tuple[bytes | None, ...] = ()
+    server_key: bytes | None = None
+    seed_signatures: tuple[bytes | None, ...] = ()
+    final_signatures: tuple[FinalSignature | None, ...] = ()
+
+    def __post_init__(self) -> None:
+        # One form for "none at all": an empty tuple (as a record decodes).
+        for name in ("keys", "seed_signatures", "final_signatures"):
+            if all(v is None for v in getattr(self, name)):
+                object.__setattr__(self, name, ())
 
 
 # ---------------------------------------------------------------- encoding
@@ -240,7 +289,8 @@ def _opening_to_data(o: Opening) -> dict[str, Any]:
 
 def _entry_to_data(e: LogEntry) -> dict[str, Any]:
     if e.action is None:
-        return {"seat": e.seat, "skip": True, "by_server": True}
+        skip = {"seat": e.seat, "skip": True, "by_server": True}
+        return skip if e.sig is None else skip | {"sig": e.sig}
     data: dict[str, Any] = {"seat": e.seat, "action": action_to_data(e.action)}
     if e.pid is not None:
         data["pid"] = e.pid
@@ -252,6 +302,35 @@ def _entry_to_data(e: LogEntry) -> dict[str, Any]:
         data["settled"] = True
     if e.by_server:
         data["by_server"] = True
+    if e.sig is not None:
+        data["sig"] = e.sig
+    return data
+
+
+def _seat_change_to_data(c: SeatChange) -> dict[str, Any]:
+    data: dict[str, Any] = {"seat": c.seat, "log_index": c.log_index, "change": c.change}
+    if c.handed is not None:
+        data["handed"] = {
+            "seed": c.handed.seed,
+            "openings": [_opening_to_data(o) for o in c.handed.openings],
+        } | ({} if c.handed.sig is None else {"sig": c.handed.sig})
+    return data
+
+
+def _signatures_to_data(r: Record) -> dict[str, Any]:
+    """The record's keys and the signatures kept apart from the log (none
+    in a record without keys)."""
+    data: dict[str, Any] = {}
+    if any(k is not None for k in r.keys):
+        data["keys"] = list(r.keys)
+    if r.server_key is not None:
+        data["server_key"] = r.server_key
+    if any(s is not None for s in r.seed_signatures):
+        data["seed_signatures"] = list(r.seed_signatures)
+    if any(s is not None for s in r.final_signatures):
+        data["final_signatures"] = [
+            None if f is None else {"of": f.of, "sig": f.sig} for f in r.final_signatures
+        ]
     return data
 
 
@@ -298,13 +377,12 @@ def record_to_data(r: Record) -> dict[str, Any]:
         "forfeits": [
             {"seat": f.seat, "reason": f.reason, "log_index": f.log_index}
             | ({} if f.opening is None else {"opening": _opening_to_data(f.opening)})
+            | ({} if f.sig is None else {"sig": f.sig})
             for f in r.forfeits
         ],
-        "seat_changes": [
-            {"seat": c.seat, "log_index": c.log_index, "change": c.change} for c in r.seat_changes
-        ],
+        "seat_changes": [_seat_change_to_data(c) for c in r.seat_changes],
         "verdicts": [{"seat": v.seat, "status": v.status, "reason": v.reason} for v in r.verdicts],
-    }
+    } | _signatures_to_data(r)
 
 
 def encode_record(record: Record) -> bytes:
@@ -386,6 +464,9 @@ class _Reader:
             raise self._fail(name, f"{size} bytes (msgpack bin)")
         return value
 
+    def optional_bin(self, name: str, size: int) -> bytes | None:
+        return None if self.data.get(name) is None else self.get_bin(name, size)
+
     def get_list(self, name: str, length: int | None = None) -> list[object]:
         value = self.get_raw(name)
         if not isinstance(value, list) or (length is not None and len(value) != length):
@@ -429,6 +510,12 @@ _NOT_IN_A_SKIP = ("action", "pid", "commitment", "nonce", "settled")
 
 def _entry(data: object, players: int, where: str) -> LogEntry:
     r = _Reader(data, where)
+    entry = _unsigned_entry(r, players, where)
+    sig = r.optional_bin("sig", SIGNATURE_SIZE)
+    return entry if sig is None else replace(entry, sig=sig)
+
+
+def _unsigned_entry(r: _Reader, players: int, where: str) -> LogEntry:
     seat = _seat_int(r.get_raw("seat"), players, f"{where}, seat")
     by_server = r.get_bool("by_server", False)
     if r.get_bool("skip", False):
@@ -576,6 +663,7 @@ def record_from_data(data: object) -> Record:
                 r.get_str("reason"),
                 log_index,
                 None if opening is None else _opening(opening, f"forfeit {i}, opening"),
+                r.optional_bin("sig", SIGNATURE_SIZE),
             )
         )
 
@@ -590,9 +678,17 @@ def record_from_data(data: object) -> Record:
             )
         previous = seat_changes[-1].log_index if seat_changes else 0
         log_index = _log_index(r, len(log), previous, "seat change")
+        handed = None
+        if r.data.get("handed") is not None:
+            if change != HANDED_TO_BOT:
+                raise RecordError(f"seat change {i}: only a hand-over has 'handed'")
+            handed = _handed(r.get_raw("handed"), f"seat change {i}, handed")
         seat_changes.append(
             SeatChange(
-                _seat_int(r.get_raw("seat"), players, f"seat change {i}, seat"), log_index, change
+                _seat_int(r.get_raw("seat"), players, f"seat change {i}, seat"),
+                log_index,
+                change,
+                handed,
             )
         )
 
@@ -624,7 +720,57 @@ def record_from_data(data: object) -> Record:
         verdicts=tuple(verdicts),
         seat_changes=tuple(seat_changes),
         version=version,
+        **_signatures(top, players),
     )
+
+
+def _openings(data: object, where: str) -> tuple[Opening, ...]:
+    if not isinstance(data, list):
+        raise RecordError(f"{where} are a list")
+    return tuple(_opening(o, f"{where}, opening {i}") for i, o in enumerate(data))
+
+
+def _handed(data: object, where: str) -> Handed:
+    r = _Reader(data, where)
+    return Handed(
+        r.get_bin("seed", SEED_SIZE),
+        _openings(r.get_raw("openings"), f"{where}: its openings"),
+        r.optional_bin("sig", SIGNATURE_SIZE),
+    )
+
+
+def _signatures(top: _Reader, players: int) -> dict[str, Any]:
+    """The record's keys and the signatures kept apart from the log (all
+    absent from a record without keys)."""
+
+    def per_seat(name: str, size: int) -> tuple[bytes | None, ...]:
+        if top.data.get(name) is None:
+            return ()
+        return tuple(
+            None if v is None else _bin(v, size, f"{name}[{i}] (or nil)")
+            for i, v in enumerate(top.get_list(name, players))
+        )
+
+    finals: list[FinalSignature | None] = []
+    if top.data.get("final_signatures") is not None:
+        for i, item in enumerate(top.get_list("final_signatures", players)):
+            if item is None:
+                finals.append(None)
+                continue
+            r = _Reader(item, f"final_signatures[{i}]")
+            of = r.get_str("of")
+            if of not in (FINAL_REVEAL, HAND_OVER):
+                raise RecordError(
+                    f"final_signatures[{i}]: 'of' is {FINAL_REVEAL!r} or {HAND_OVER!r},"
+                    f" not {shown(of)}"
+                )
+            finals.append(FinalSignature(of, r.get_bin("sig", SIGNATURE_SIZE)))
+    return {
+        "keys": per_seat("keys", KEY_SIZE),
+        "server_key": top.optional_bin("server_key", KEY_SIZE),
+        "seed_signatures": per_seat("seed_signatures", SIGNATURE_SIZE),
+        "final_signatures": tuple(finals),
+    }
 
 
 def decode_record(data: bytes) -> Record:

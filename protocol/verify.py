@@ -86,6 +86,7 @@ from .commitments import (
     seed_matches,
 )
 from .deal import derive_deal
+from .identity import fingerprint
 from .record import (
     BACK,
     FAILED,
@@ -101,6 +102,7 @@ from .record import (
     SeatVerdict,
     decode_record,
 )
+from .signatures import SEAT, SERVER, decisions, signature_problems
 
 
 def settled_card(options: Sequence[Action]) -> Card:
@@ -437,6 +439,7 @@ def verify_record(record: Record) -> GameVerdict:
             problems.append(f"the record says {recorded}, but the verifier finds {verdict}")
     if len(record.verdicts) != len(seats):
         problems.append(f"the record has {len(record.verdicts)} verdicts for {n} seats")
+    problems.extend(signature_problems(record))
     return GameVerdict(seats, tuple(problems))
 
 
@@ -762,6 +765,35 @@ def decision_counts(record: Record) -> list[tuple[int, int]]:
     return [(by_server, total) for by_server, total in counts]
 
 
+def _signature_lines(record: Record) -> list[str]:
+    """Who signed what (`protocol.signatures`): a line per seat with a key,
+    one for the server's decisions, one for the seats without a key."""
+    signed = [d for d in decisions(record) if d.signer in (SEAT, SERVER)]
+    lines = []
+    for seat, key in enumerate(record.keys):
+        if key is not None:
+            count = sum(1 for d in signed if d.signer == SEAT and d.seat == seat)
+            lines.append(
+                f"signatures: seat {seat}'s key {fingerprint(key)} signs its {count} decisions"
+            )
+    by_server = sum(1 for d in signed if d.signer == SERVER)
+    if record.server_key is not None:
+        lines.append(
+            f"signatures: the server's key {fingerprint(record.server_key)} signs its"
+            f" {by_server} decisions"
+        )
+    elif by_server:
+        lines.append(f"signatures: none of the server's {by_server} decisions is signed")
+    keyless = [
+        s for s in range(record.settings.players) if not record.keys or record.keys[s] is None
+    ]
+    keyless = [s for s in keyless if not record.seats[s].bot]
+    if keyless:
+        seats = ", ".join(str(s) for s in keyless)
+        lines.append(f"signatures: no key for seat(s) {seats}: their decisions are not signed")
+    return lines
+
+
 def format_verdict(record: Record, verdict: GameVerdict) -> str:
     """The human-readable report `oriflamme verify` prints."""
     s = record.settings
@@ -778,6 +810,7 @@ def format_verdict(record: Record, verdict: GameVerdict) -> str:
         reason = "" if v.reason is None else f": {v.reason}"
         server = f" (the server made {by_server} of its {total} decisions)" if by_server else ""
         lines.append(_printable(f"seat {v.seat} ({who}): {status}{reason}{server}"))
+    lines.extend(_signature_lines(record))
     scores = " ".join(str(x) for x in res.scores)
     winners = ", ".join(f"seat {w}" for w in res.winners) or "none"
     lines.append(f"scores: {scores}; winners: {winners}")

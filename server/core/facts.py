@@ -698,6 +698,7 @@ def _table_from(
             inputs=data["inputs"],
             choices=data["choices"],
             entropy=entropy,
+            keys=room.table_keys or None,
         ),
     )
     referee = table.referee

@@ -98,6 +98,7 @@ from oriflamme.engine import (
 )
 from oriflamme.engine.actions import At
 from oriflamme.engine.events import Drew
+from oriflamme.protocol import identity, signatures
 from oriflamme.protocol import messages as m
 from oriflamme.protocol.commitments import (
     SERVER_SEAT,
@@ -108,6 +109,7 @@ from oriflamme.protocol.commitments import (
     seed_commitment,
 )
 from oriflamme.protocol.errors import (
+    BAD_DECISION_SIGNATURE,
     ILLEGAL_ACTION,
     NOT_YOUR_TURN,
     STALE_TURN,
@@ -115,11 +117,15 @@ from oriflamme.protocol.errors import (
 )
 from oriflamme.protocol.record import (
     BACK,
+    FINAL_REVEAL,
+    HAND_OVER,
     HANDED_TO_BOT,
     LEFT,
     STAND_IN,
+    FinalSignature,
     Forfeit,
     GameSettings,
+    Handed,
     LogEntry,
     Record,
     Results,
@@ -256,6 +262,7 @@ class Referee:
         seats: Sequence[SeatRecord] | None = None,
         turn_timer: int | None = None,
         entropy: Entropy | None = None,
+        keys: Sequence[bytes | None] | None = None,
     ) -> None:
         n = rules.players
         if not 0 <= first_player < n:
@@ -274,6 +281,14 @@ class Referee:
         if len(self.seats) != n:
             raise ValueError(f"{n} seats are needed, not {len(self.seats)}")
         self.first_seats = tuple(self.seats)
+        # Each seat's public key (None: the seat has none). A seat with a key
+        # signs its decisions (`protocol.signatures`): `receive` refuses one
+        # without its signature, and the signatures go into the record.
+        self.keys = tuple(keys) if keys is not None else (None,) * n
+        if len(self.keys) != n:
+            raise ValueError(f"{n} keys (or None) are needed, not {len(self.keys)}")
+        self.seed_signatures: list[bytes | None] = [None] * n
+        self.final_signatures: list[FinalSignature | None] = [None] * n
         self.inputs = []
         self.choices = []
         self._game = hidden_game(rules, first_player)
@@ -313,6 +328,7 @@ class Referee:
         inputs: Sequence[bytes | Sequence[Any]],
         choices: Sequence[int],
         entropy: Entropy,
+        keys: Sequence[bytes | None] | None = None,
     ) -> Referee:
         """The referee of a game as its log left it: a new one given `inputs`
         again, in order, making the time-out `choices` noted (see "The game's
@@ -325,6 +341,7 @@ class Referee:
             seats=seats,
             turn_timer=turn_timer,
             entropy=_Given(game_id, server_seed),
+            keys=keys,
         )
         referee._replaying = list(reversed(choices))
         try:
@@ -452,6 +469,7 @@ class Referee:
         handler = self._HANDLERS.get(type(message))
         if handler is None:
             raise TypeError(f"{message.TYPE!r} is not a game message")
+        message = self._signature_checked(seat, message)
         handler(self, seat, message)
         self._logged(RECEIVE, seat, m.to_data(message))
         ruling = self._since(mark)
@@ -560,8 +578,8 @@ class Referee:
         self._logged(MARK_SEAT, seat, change)
         self._mark_seat(seat, change)
 
-    def _mark_seat(self, seat: int, change: str) -> None:
-        self.seat_changes.append(SeatChange(seat, len(self.log), change))
+    def _mark_seat(self, seat: int, change: str, handed: Handed | None = None) -> None:
+        self.seat_changes.append(SeatChange(seat, len(self.log), change, handed))
         info = self.seats[seat]
         self.seats[seat] = replace(  # the flags say what ever happened to the seat
             info,
@@ -571,8 +589,9 @@ class Referee:
         )
 
     def record(self) -> Record:
-        """The game record, once every seat has revealed or forfeited. The
-        verdicts are those `verify.verify_record` finds on the record itself."""
+        """The game record, once every seat has revealed or forfeited, the
+        server's decisions signed with its key. The verdicts are those
+        `verify.verify_record` finds on the record itself."""
         if self.phase is not Phase.DONE:
             raise Refusal(WRONG_STATE, f"the record is made at the end; the game is {self.phase}")
         rules = self.rules
@@ -600,6 +619,9 @@ class Referee:
             forfeits=tuple(self.forfeits),
             verdicts=(),
             seat_changes=tuple(self.seat_changes),
+            keys=self.keys,
+            seed_signatures=tuple(self.seed_signatures),
+            final_signatures=tuple(self.final_signatures),
         )
         # The verdicts from what this referee checked as the game went on:
         # no replay of the game here (the store's side verifies the whole
@@ -613,7 +635,39 @@ class Referee:
             self._failures,
             held=self._secrets_held,
         )
-        return replace(record, verdicts=verdicts)
+        # The server signs the decisions it made (docs/PROTOCOL.md, "Signed
+        # decisions"): deterministic, so a record made again is the same.
+        server_key = identity.private_key(self._entropy.server_key_seed())
+        return signatures.sign_server_decisions(replace(record, verdicts=verdicts), server_key)
+
+    def signs(self, seat: int) -> bool:
+        """Whether `seat`'s decisions must carry its key's signature: it has a
+        key, and its player plays it (not a bot it handed the seat to)."""
+        return self.keys[seat] is not None and not self.seats[seat].handed_to_bot
+
+    def _signature_checked(self, seat: int, message: m.Message) -> m.Message:
+        """`message`, whose signature holds if `seat` signs (`Refusal`
+        ``bad_decision_signature`` if not); without its `sig` if the seat
+        does not sign (no unchecked signature goes into the record). A
+        referee being rebuilt checks nothing again: its inputs were checked."""
+        key = self.keys[seat]
+        if not self.signs(seat):
+            return replace(message, sig=None) if getattr(message, "sig", None) else message  # type: ignore[type-var]
+        assert key is not None
+        if self._replaying is None and not signatures.signature_ok(
+            key, self.game_id, seat, message
+        ):
+            what = (
+                "has no signature"
+                if getattr(message, "sig", None) is None
+                else ("has a signature that is not its key's")
+            )
+            raise Refusal(
+                BAD_DECISION_SIGNATURE,
+                f"seat {seat} signs its decisions: this {message.TYPE} {what}"
+                " (see Signed decisions)",
+            )
+        return message
 
     # ------------------------------------------------------------ bookkeeping
 
@@ -716,11 +770,13 @@ class Referee:
         [kind, arguments...]: a third of the memory of the values."""
         self.inputs.append(msgpack.packb([kind, *args], use_bin_type=True))
 
-    def _forfeit(self, seat: int, reason: str, opening: Opening | None = None) -> Forfeit:
+    def _forfeit(
+        self, seat: int, reason: str, opening: Opening | None = None, sig: bytes | None = None
+    ) -> Forfeit:
         """Record a forfeit (once per seat, except one per failed opening, which
         is evidence). A demanded opening of this seat is settled; in the
         revealing phase, the seat is no longer awaited."""
-        forfeit = Forfeit(seat, reason, len(self.log), opening)
+        forfeit = Forfeit(seat, reason, len(self.log), opening, sig)
         if opening is not None or not self.forfeited(seat):
             self.forfeits.append(forfeit)
         if self.phase is Phase.REVEALING:
@@ -758,6 +814,7 @@ class Referee:
         if self.seed_commitments[seat] is not None:
             raise Refusal(WRONG_STATE, f"seat {seat} has already committed to its seed")
         self.seed_commitments[seat] = msg.commitment
+        self.seed_signatures[seat] = msg.sig
         if all(c is not None for c in self.seed_commitments):
             self.phase = Phase.PLAYING
 
@@ -768,7 +825,7 @@ class Referee:
         self._due(seat, msg.turn)
         action = _DECISION_ACTIONS[type(msg)](msg)
         self._check(seat, action)
-        self._apply(seat, action)
+        self._apply(seat, action, sig=msg.sig)
 
     def _place(self, seat: int, msg: m.PlaceCard) -> None:
         self._due(seat, msg.turn)
@@ -779,18 +836,18 @@ class Referee:
         committed = Committed(pid, seat, action.card.family, msg.commitment, self._drawn[seat])
         self._ledger.commit(seat, pid, committed.family, msg.commitment, committed.drawn)
         self.placements.append(committed)
-        self._apply(seat, action, pid=pid, commitment=msg.commitment)
+        self._apply(seat, action, pid=pid, commitment=msg.commitment, sig=msg.sig)
 
     def _reveal(self, seat: int, msg: m.RevealCard) -> None:
         decision = self._due(seat, msg.turn)
         self._check(seat, REVEAL)
         assert decision.pid is not None
         opening = Opening(decision.pid, msg.card, msg.nonce)
-        if self._failed_opening(seat, opening):
+        if self._failed_opening(seat, opening, msg.sig):
             # The server keeps the card face down in the seat's place.
             self._apply(seat, KEEP, by_server=True)
             return
-        self.log.append(LogEntry(seat, REVEAL))
+        self.log.append(LogEntry(seat, REVEAL, sig=msg.sig))
         self._after(self._game.apply(REVEAL, seat))
         self._open_with(seat, opening)
 
@@ -806,16 +863,17 @@ class Referee:
                 WRONG_STATE, f"the opening asked for is card {decision.pid}, not card {msg.pid}"
             )
         opening = Opening(msg.pid, msg.card, msg.nonce)
-        if not self._failed_opening(seat, opening):  # a failed one is settled by the forfeit
-            self._open_with(seat, opening)
+        if not self._failed_opening(seat, opening, msg.sig):  # (settled by the forfeit if so)
+            self._open_with(seat, opening, msg.sig)
 
-    def _open_with(self, seat: int, opening: Opening) -> None:
-        """Apply an opening that `_failed_opening` passed."""
+    def _open_with(self, seat: int, opening: Opening, sig: bytes | None = None) -> None:
+        """Apply an opening that `_failed_opening` passed (`sig`: its own, for
+        an `open`; a reveal's opening has none, the reveal's covers it)."""
         self._ledger.open(seat, opening.pid, opening.card, opening.nonce)
         self.openings.append(opening)
-        self._apply(seat, Open(opening.card), pid=opening.pid, nonce=opening.nonce)
+        self._apply(seat, Open(opening.card), pid=opening.pid, nonce=opening.nonce, sig=sig)
 
-    def _failed_opening(self, seat: int, opening: Opening) -> bool:
+    def _failed_opening(self, seat: int, opening: Opening, sig: bytes | None) -> bool:
         """Check `opening` for the pending `reveal` or `open` of `seat`; change
         nothing if it holds. If it does not, the seat forfeits with the
         opening as evidence (the caller then answers in its place).
@@ -828,13 +886,13 @@ class Referee:
             self._ledger.check(seat, opening.pid, opening.card, opening.nonce)
         except OpeningError as exc:
             self._failures.setdefault(seat, exc.reason)
-            self._forfeit(seat, exc.reason, opening)
+            self._forfeit(seat, exc.reason, opening, sig)
             return True
         refused = opening_refused(self._game, opening.card)
         if refused is not None:
             if not self.forfeited(seat):  # (one that forfeited before is not at fault)
                 self._failures.setdefault(seat, refused)
-            self._forfeit(seat, refused, opening)
+            self._forfeit(seat, refused, opening, sig)
             return True
         return False
 
@@ -868,6 +926,8 @@ class Referee:
         reason = self._secrets_failure(seat, msg.seed, msg.openings)
         self.seeds[seat] = msg.seed
         self.final_openings[seat] = msg.openings
+        if msg.sig is not None:
+            self.final_signatures[seat] = FinalSignature(FINAL_REVEAL, msg.sig)
         if reason is not None:
             self._record_failure(seat, reason)
         else:
@@ -885,13 +945,17 @@ class Referee:
         if seat in self._answered:  # a failed hand-over: its secrets are the evidence
             raise Refusal(WRONG_STATE, f"seat {seat} has already handed over its secrets")
         reason = self._secrets_failure(seat, msg.seed, msg.openings)
-        if reason is None:
-            self._mark_seat(seat, HANDED_TO_BOT)  # (part of the hand-over: not an input)
+        if reason is None:  # (part of the hand-over: not an input)
+            # A seat with a key signed it: the record keeps it and its signature.
+            signed = Handed(msg.seed, msg.openings, msg.sig) if self.signs(seat) else None
+            self._mark_seat(seat, HANDED_TO_BOT, signed)
             return
         # The secrets stay in the record as the seat's final reveal, so anyone
         # can see why it failed; the stand-in plays the seat from now on.
         self.seeds[seat] = msg.seed
         self.final_openings[seat] = msg.openings
+        if msg.sig is not None:
+            self.final_signatures[seat] = FinalSignature(HAND_OVER, msg.sig)
         self._answered.add(seat)
         self._record_failure(seat, reason)
 

@@ -523,6 +523,9 @@ class Room:
             SeatRecord(s.session.name if s.session else "?", bot=s.bot is not None)
             for s in self.seats
         ]
+        self.table_keys = tuple(
+            None if s.bot is not None or s.session is None else s.session.key for s in self.seats
+        )
         self.table = Table(
             room=self.id,
             settings=self.settings,
@@ -530,13 +533,11 @@ class Room:
             first_player=first,
             config=self.config,
             entropy=self._entropy,
+            keys=self.table_keys,  # (a seat with a key signs its decisions)
         )
         self.state = PLAYING
         self.table_players = tuple(
             None if s.bot is not None or s.session is None else s.session.player for s in self.seats
-        )
-        self.table_keys = tuple(
-            None if s.bot is not None or s.session is None else s.session.key for s in self.seats
         )
         started = f"game {self.table.record_id} started: {n} seats, seat {first} plays first"
         effects = [self.event(started), *self._room_state()]

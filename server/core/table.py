@@ -42,6 +42,7 @@ view is its view, and openings are pushed only once made.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -133,6 +134,7 @@ class Table:
         config: ServerConfig,
         entropy: Entropy,
         referee: Referee | None = None,
+        keys: Sequence[bytes | None] | None = None,
     ) -> None:
         """A table for a new game; `referee`: the game's, rebuilt from its log
         (`server.core.facts`), rather than a new one."""
@@ -147,6 +149,7 @@ class Table:
             seats=seats,
             turn_timer=settings.turn_timer,
             entropy=entropy,
+            keys=keys,
         )
         self.record_id = self.referee.game_id.hex()
         self.families = tuple(tuple(FAMILY_NAMES[f] for f in fams) for fams in rules.families)

@@ -18,6 +18,7 @@ from tools.docgen.vectors import vectors_json
 VECTORS_FILE = Path(__file__).resolve().parents[2] / VECTORS
 SECTIONS = [
     "card_commitments", "seed_commitments", "stream_blocks", "shuffles", "deals", "handshakes",
+    "decisions",
 ]  # fmt: skip
 KINDS = [
     "archer", "soldier", "spy", "heir", "lord",
@@ -54,6 +55,7 @@ def test_the_file_documents_its_fields(vectors: dict[str, Any]) -> None:
         # (the proofs' contexts end in a zero byte: docs/PROTOCOL.md)
         "client_proof": "oriflamme client proof v1\x00",
         "server_proof": "oriflamme server proof v1\x00",
+        "decision": "oriflamme decision v1\x00",
     }
 
 
@@ -207,3 +209,46 @@ def test_deals(vectors: dict[str, Any]) -> None:
         # The default families: seat s plays family s (2-player: 2s and 2s+1).
         per = len(fams)
         assert fams == FAMILIES[v["seat"] * per : v["seat"] * per + per]
+
+
+def _hex_bytes(value: object) -> object:
+    """A value unpacked from the signed bytes, as the JSON of the vectors shows it."""
+    if isinstance(value, bytes):
+        return value.hex()
+    if isinstance(value, list):
+        return [_hex_bytes(v) for v in value]
+    return value
+
+
+def test_decisions(vectors: dict[str, Any]) -> None:
+    """What docs/PROTOCOL.md, "Signed decisions", says is signed, checked with
+    msgpack and the cryptography package alone: the context string, then the
+    msgpack array [game id, seat, type, fields...]; an Ed25519 signature of
+    it by the key of the private key given."""
+    import msgpack
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import (
+        Ed25519PrivateKey,
+        Ed25519PublicKey,
+    )
+    from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
+
+    context = b"oriflamme decision v1\x00"
+    assert vectors["tags"]["decision"] == context.decode()
+    types = set()
+    for v in vectors["decisions"]:
+        signed = bytes.fromhex(v["signed"])
+        assert signed.startswith(context)
+        unpacked = msgpack.unpackb(signed[len(context) :], raw=False)
+        assert _hex_bytes(unpacked) == [v["game_id"], v["seat"], *v["form"]]
+        # msgpack's shortest forms: packing the unpacked value again gives the same bytes
+        assert msgpack.packb(unpacked, use_bin_type=True) == signed[len(context) :]
+        private = Ed25519PrivateKey.from_private_bytes(bytes.fromhex(v["private_key"]))
+        public = private.public_key().public_bytes(Encoding.Raw, PublicFormat.Raw)
+        assert public.hex() == v["key"]
+        assert private.sign(signed).hex() == v["signature"]  # (Ed25519 is deterministic)
+        Ed25519PublicKey.from_public_bytes(public).verify(bytes.fromhex(v["signature"]), signed)
+        types.add(v["form"][0])
+    assert types == {
+        "seed_commit", "direction", "place", "keep", "reveal", "choose", "move", "open",
+        "final_reveal", "hand_over", "skip", "settle",
+    }  # fmt: skip

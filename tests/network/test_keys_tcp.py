@@ -2,8 +2,9 @@
 two keyed players seat themselves at a table; one goes away and comes
 back by another loopback address, from another state directory, with
 nothing but its key: its session, room and seat are found again, the game
-is played to its end and both seats' checks hold. Each client pins the
-server's key at each address it reached.
+is played to its end and both seats' checks hold, and its record verifies
+with every decision's signature checked. Each client pins the server's key
+at each address it reached.
 """
 
 from __future__ import annotations
@@ -21,7 +22,10 @@ from oriflamme.client.secret_store import SecretStore
 from oriflamme.client.session import Backoff, Session, tcp
 from oriflamme.protocol import identity
 from oriflamme.protocol import messages as m
-from oriflamme.server.core import Gateway, Lobby, ServerConfig
+from oriflamme.protocol.record import decode_record, encode_record
+from oriflamme.protocol.signatures import SEAT, SERVER, decisions
+from oriflamme.protocol.verify import verify_record
+from oriflamme.server.core import GameFinished, Gateway, Lobby, ServerConfig
 from oriflamme.server.net import NetServer
 from tests.deadlines import GAME_HANG
 from tests.network.test_rejoin import serve_twice
@@ -64,7 +68,12 @@ async def at_one_table(
 async def test_a_key_alone_brings_its_player_back_by_another_address(tmp_path: Path) -> None:
     if not sys.platform.startswith("linux"):
         pytest.skip("127.0.0.2 is a loopback address on Linux only")
-    net = NetServer(Gateway(Lobby(ServerConfig()), allow_anonymous=False), bots=None)
+    finished: list[GameFinished] = []
+    net = NetServer(
+        Gateway(Lobby(ServerConfig()), allow_anonymous=False),
+        bots=None,
+        on_record=finished.append,
+    )
     lobby = net.gateway.lobby
     with trio.fail_after(GAME_HANG):
         async with trio.open_nursery() as nursery:
@@ -86,6 +95,17 @@ async def test_a_key_alone_brings_its_player_back_by_another_address(tmp_path: P
                 lambda: back.state.game is not None and back.state.game.end is not None
             )
             assert [v.status for v in back.state.game.check_end()] == ["ok", "ok"]
+            # The record: every decision signed by the seat that made it (or
+            # by the server, for one it made), each signature checked.
+            (game,) = finished
+            record = decode_record(encode_record(game.record))
+            assert record.keys == (identity.public_bytes(ANN), identity.public_bytes(BOB))
+            assert record.server_key == lobby.server_key
+            verdict = verify_record(record)
+            assert verdict.ok, verdict.reasons()
+            signed = decisions(record)
+            assert all(d.signer in (SEAT, SERVER) and d.ok(record) for d in signed)
+            assert {d.seat for d in signed if d.signer == SEAT} == {0, 1}
             # Two players, keyed; the server's key pinned at both addresses.
             assert set(lobby.sessions.by_key) == {
                 identity.public_bytes(ANN),

@@ -25,6 +25,7 @@ import itertools
 import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from dataclasses import replace
 from functools import partial
 from typing import Any
 
@@ -486,7 +487,7 @@ async def test_a_forged_reveal_is_bad_opening_the_server_keeps_the_card_and_play
 
     me = seat_of(ann)
     entry = by_turn(record, decision.turn)
-    assert entry == LogEntry(me, Keep(), by_server=True)
+    assert replace(entry, sig=None) == LogEntry(me, Keep(), by_server=True)
     assert not any(
         isinstance(e.action, Open)
         and (e.pid, e.action.card, e.nonce) == (forged.pid, forged.card, forged.nonce)

@@ -19,6 +19,8 @@ import contextlib
 import random
 from collections.abc import Sequence
 
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
 from oriflamme.client.seat_secrets import SeatSecrets
 from oriflamme.engine import (
     FAMILY_NAMES,
@@ -33,6 +35,7 @@ from oriflamme.engine import (
     Rules,
 )
 from oriflamme.engine.events import Drew
+from oriflamme.protocol import identity, signatures
 from oriflamme.protocol import messages as m
 from oriflamme.protocol.commitments import Opening, new_nonce
 from oriflamme.protocol.record import Record, SeatRecord, encode_record
@@ -72,10 +75,19 @@ class LocalSeat:
     safe default (`Referee.time_out`). Tests subclass it.
     """
 
-    def __init__(self, secrets: LocalSecrets, rng: random.Random) -> None:
+    def __init__(
+        self, secrets: LocalSecrets, rng: random.Random, key: Ed25519PrivateKey | None = None
+    ) -> None:
         self.secrets = secrets
         self.seat = secrets.seat
         self.rng = rng
+        self.key = key  # a seat with a key signs what it sends (`signed`)
+
+    def signed(self, message: m.Message) -> m.Message:
+        """`message` as this seat sends it: signed if the seat has a key."""
+        if self.key is None:
+            return message
+        return signatures.signed(self.key, self.secrets.game_id, self.seat, message)
 
     def answers(self, decision: Decision) -> bool:
         """Whether this seat answers `decision` before its time runs out."""
@@ -87,7 +99,7 @@ class LocalSeat:
 
     def play(self, referee: Referee) -> list[Event]:
         """Answer the referee's pending decision (this seat's) as a client would."""
-        return list(referee.receive(self.seat, self.answer(referee)).events)
+        return list(referee.receive(self.seat, self.signed(self.answer(referee))).events)
 
     def answer(self, referee: Referee) -> m.Message:
         """The message that answers the referee's pending decision."""
@@ -137,7 +149,7 @@ def phase_of(referee: Referee) -> Phase:
 def start(referee: Referee, seats: Sequence[LocalSeat]) -> None:
     """Every seat commits to its seed and learns the server seed."""
     for s in seats:
-        referee.receive(s.seat, m.SeedCommit(commitment=s.secrets.seed_commitment))
+        referee.receive(s.seat, s.signed(m.SeedCommit(commitment=s.secrets.seed_commitment)))
     server_seed = referee.server_seed
     assert server_seed is not None
     for s in seats:
@@ -163,7 +175,7 @@ def finish(referee: Referee, seats: Sequence[LocalSeat]) -> Record:
     for seat in referee.awaited_reveals():
         s = seats[seat]
         with contextlib.suppress(Refusal):
-            referee.receive(seat, s.final_reveal(referee.hidden(seat)))
+            referee.receive(seat, s.signed(s.final_reveal(referee.hidden(seat))))
     return referee.record()
 
 
@@ -184,10 +196,13 @@ def new_local_table(
     seat_class: type[LocalSeat] = LocalSeat,
     secrets_class: type[LocalSecrets] = LocalSecrets,
     turn_timer: int | None = 60,
+    keys: Sequence[Ed25519PrivateKey | None] | None = None,
 ) -> tuple[Referee, list[LocalSeat]]:
     """A referee and its seats, ready for `run_local_game`. `seed` drives the
     seats' choices and the referee's time-out choices (and with it, its game
-    id and server seed); seeds and nonces come from the OS."""
+    id and server seed); seeds and nonces come from the OS. `keys`: a seat
+    with a key is a player's, who signs its decisions; without `keys`,
+    every seat is a server bot."""
     if variant is None:
         variant = TWO_PLAYER if players == 2 else STANDARD
     rules = Rules(players, variant, edition)
@@ -196,13 +211,20 @@ def new_local_table(
     referee = Referee(
         rules,
         first_player=first_player,
-        seats=[SeatRecord(name, bot=True) for name in names],
+        seats=[SeatRecord(name, bot=keys is None) for name in names],
         turn_timer=turn_timer,
         entropy=FixedEntropy(f"local table {seed}") if seed is not None else None,
+        keys=None
+        if keys is None
+        else [None if k is None else identity.public_bytes(k) for k in keys],
     )
     rng = random.Random(seed)
     seats = [
-        seat_class(secrets_class(rules, referee.game_id, i), random.Random(rng.random()))
+        seat_class(
+            secrets_class(rules, referee.game_id, i),
+            random.Random(rng.random()),
+            None if keys is None else keys[i],
+        )
         for i in range(players)
     ]
     return referee, seats

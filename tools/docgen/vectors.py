@@ -14,12 +14,14 @@ import json
 from typing import Any
 
 from oriflamme.engine import FAMILY_NAMES, STANDARD, TWO_PLAYER, Card, Rules, card, card_to_data
-from oriflamme.protocol import identity
+from oriflamme.protocol import identity, signatures
+from oriflamme.protocol import messages as m
 from oriflamme.protocol.commitments import (
     CARD_TAG,
     PROTOCOL_VERSION,
     SEED_TAG,
     SERVER_SEAT,
+    Opening,
     card_commitment,
     card_preimage,
     seed_commitment,
@@ -127,6 +129,62 @@ def _handshake_vector(label: str) -> dict[str, Any]:
     }
 
 
+def _json_value(value: object) -> object:
+    """A form's value in JSON: bytes as hex, arrays as lists."""
+    if isinstance(value, bytes):
+        return value.hex()
+    if isinstance(value, list):
+        return [_json_value(v) for v in value]
+    return value
+
+
+def _decision_forms() -> list[tuple[int, list[object]]]:
+    """(seat, form) of every kind of signed decision, the server's two included."""
+    opening_1 = Opening(4, card("red", "archer"), fixed_bytes("nonce 1"))
+    opening_2 = Opening(9, card("red", "ambush"), fixed_bytes("nonce 2"))
+    seed = client_seed(1)
+    messages = [
+        m.SeedCommit(commitment=fixed_bytes("a seed commitment")),
+        m.Direction(turn=0, direction="left-to-right"),
+        m.PlaceCard(turn=1, at="first", family="red", commitment=fixed_bytes("commitment 1")),
+        m.PlaceCard(turn=17, at=4, family="blue", commitment=fixed_bytes("commitment 2")),
+        m.KeepCard(turn=23),
+        m.RevealCard(turn=24, card=card("red", "archer"), nonce=fixed_bytes("nonce 1")),
+        m.Choose(turn=25, target=300),
+        m.Move(turn=26, index=3),
+        m.OpenCard(pid=9, card=card("red", "ambush"), nonce=fixed_bytes("nonce 2")),
+        m.FinalReveal(seed=seed, openings=(opening_1, opening_2)),
+        m.HandOver(seed=seed, openings=()),
+    ]
+    forms = [(1, signatures.form(message)) for message in messages]
+    forms.append((2, signatures.skip_form(40)))
+    forms.append((2, signatures.settle_form(12, card("blue", "spy"))))
+    return forms
+
+
+def _decision_vectors() -> list[dict[str, Any]]:
+    """Signed decisions: a seat's key's (every message) and the server's (its own two)."""
+    vectors = []
+    for i, (seat, form) in enumerate(_decision_forms()):
+        signer = "server key" if form[0] in (signatures.SKIP, signatures.SETTLE) else "seat key"
+        private = fixed_bytes(f"decisions: {signer}")
+        key = identity.private_key(private)
+        game = GAME_A if i % 2 == 0 else GAME_B
+        signed = signatures.decision_bytes(game, seat, form)
+        vectors.append(
+            {
+                "private_key": private.hex(),
+                "key": identity.public_bytes(key).hex(),
+                "game_id": game.hex(),
+                "seat": seat,
+                "form": _json_value(form),
+                "signed": signed.hex(),
+                "signature": identity.sign(key, signed).hex(),
+            }
+        )
+    return vectors
+
+
 def _rejecting_seed() -> bytes:
     """The first fixed client seed whose seat-0 shuffle rejects a byte, so the
     vectors exercise rejection sampling."""
@@ -153,6 +211,11 @@ FIELD_DOCS = {
     " wire carries them; server_proof is what `challenge.signature` signs (by server_key),"
     " client_proof what `prove.signature` signs (by client_key); client_fingerprint as"
     " clients show a key",
+    "decisions": "a signed decision (Signed decisions): form is the decision's type and"
+    " fields as signed (bytes in hex here, msgpack bin in the bytes signed); signed is the"
+    " context string then the msgpack array [game_id, seat, ...form]; signature is the"
+    " Ed25519 signature of signed by the key of private_key (a seat's for the messages,"
+    " the server's for skip and settle)",
     "deals": "a seat's deal: families, the seat's family names in order; set_aside and hand in"
     " the order of the layout (first family's cards first); draw_pile top first",
 }
@@ -202,8 +265,9 @@ def build_vectors() -> dict[str, Any]:
     return {
         "description": (
             "Oriflamme protocol v1 test vectors: card and seed commitments, deal stream"
-            " blocks, shuffles, deals and handshake proofs, from fixed inputs. See docs/PROTOCOL.md,"
-            " 'Commit-reveal and the fair deal' and 'Keys and the handshake'. Bytes are lowercase hex."
+            " blocks, shuffles, deals, handshake proofs and signed decisions, from fixed inputs."
+            " See docs/PROTOCOL.md, 'Commit-reveal and the fair deal', 'Keys and the handshake'"
+            " and 'Signed decisions'. Bytes are lowercase hex."
         ),
         "protocol_version": PROTOCOL_VERSION,
         "tags": {
@@ -212,6 +276,7 @@ def build_vectors() -> dict[str, Any]:
             "deal_stream": DEAL_TAG.decode(),
             "client_proof": identity.CLIENT_PROOF.decode(),
             "server_proof": identity.SERVER_PROOF.decode(),
+            "decision": signatures.DECISION_CONTEXT.decode(),
         },
         "server_seat": SERVER_SEAT,
         "fields": FIELD_DOCS,
@@ -221,6 +286,7 @@ def build_vectors() -> dict[str, Any]:
         "shuffles": shuffles,
         "deals": deals,
         "handshakes": [_handshake_vector("handshake 1"), _handshake_vector("handshake 2")],
+        "decisions": _decision_vectors(),
     }
 
 
