@@ -8,7 +8,9 @@ same on every run, and with some seats misbehaving on purpose: a player who
 never decides (the turn timer decides), one who never opens an eliminated
 card (the card is settled), one whose reveal does not match its commitment,
 one whose final reveal is false, one who goes away and comes back, one who
-leaves, and a game its players end by vote once one of them left. `docs/records/index.json` lists each file with what `oriflamme
+leaves, a game its players end by vote once one of them left, and a game
+of players with keys, with two forgeries of it: a decision signed by the
+server's key in place of its seat's, and one not signed at all. `docs/records/index.json` lists each file with what `oriflamme
 verify` must say of it: whether the game is valid, and each seat's verdict.
 A verifier written from docs/PROTOCOL.md should agree on every one.
 
@@ -23,13 +25,19 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
 from oriflamme.client.bots import Behaviour, Bot, Seated
+from oriflamme.client.endpoint import ClientEndpoint
 from oriflamme.launcher.inprocess import Client, InProcess
+from oriflamme.protocol import identity
 from oriflamme.protocol import messages as m
 from oriflamme.protocol.record import Record, encode_record
+from oriflamme.protocol.signatures import SEAT, Signed, decisions, with_signatures
 from oriflamme.protocol.verify import verify_record
 from oriflamme.server.core import FixedEntropy, ServerConfig
 
+from .vectors import fixed_bytes
 from .worked_example import fixed_secrets
 
 RECORD_SUFFIX = ".oriflamme"
@@ -91,6 +99,9 @@ class Sample:
     turn_timer: int | None
     behaviours: dict[int, Callable[[Bot], Behaviour]]
     script: Callable[[InProcess, list[Client]], None] | None = None
+    keys: tuple[int, ...] = ()  # the seats whose players have keys (and sign)
+    # What is done to the record after the game (a forgery), given the server's key.
+    forge: Callable[[Record, Ed25519PrivateKey], Record] | None = None
 
 
 def _away_and_back(world: InProcess, clients: list[Client]) -> None:
@@ -112,6 +123,25 @@ def _ended_by_vote(world: InProcess, clients: list[Client]) -> None:
     clients[2].send(m.LeaveRoom())
     for client in clients[:2]:
         client.send(m.VoteAbort(game=game.game_id))
+
+
+def _first(record: Record, seat: int, what: str) -> Signed:
+    """The first of `seat`'s own decisions whose description names `what`."""
+    return next(
+        d for d in decisions(record) if d.seat == seat and d.signer == SEAT and what in d.where
+    )
+
+
+def _re_signed(record: Record, server: Ed25519PrivateKey) -> Record:
+    """Seat 0's first placement signed by the server's key, not seat 0's."""
+    d = _first(record, 0, "place")
+    return with_signatures(record, {d.place: identity.sign(server, d.data)})
+
+
+def _unsigned(record: Record, server: Ed25519PrivateKey) -> Record:
+    """Seat 1's seed commitment without its signature."""
+    d = _first(record, 1, "seed commitment")
+    return with_signatures(record, {d.place: None})
 
 
 def _round(client: Client) -> int:
@@ -173,15 +203,47 @@ SAMPLES = (
         {},
         _ended_by_vote,
     ),
+    Sample(
+        "signed-game",
+        "Seats 0 and 1 have keys and sign their decisions; seat 2 has none (its decisions are"
+        " not signed), and never decides, so the server decides for it (signed by the"
+        " server's key, as every decision the server makes). Every signature checks: valid.",
+        3,
+        30,
+        {2: Undecided},
+        keys=(0, 1),
+    ),
+    Sample(
+        "forged-decision",
+        "The signed game, with seat 0's first placement signed by the server's key in place of"
+        " seat 0's: not valid, and the problem names that decision.",
+        3,
+        30,
+        {2: Undecided},
+        keys=(0, 1),
+        forge=_re_signed,
+    ),
+    Sample(
+        "unsigned-decision",
+        "The signed game, with seat 1's seed commitment not signed: not valid, and the"
+        " problem names it.",
+        3,
+        30,
+        {2: Undecided},
+        keys=(0, 1),
+        forge=_unsigned,
+    ),
 )
 
 
 def play(sample: Sample) -> Record:
     """Play `sample` and return its record."""
-    label = f"sample record {sample.name}"
+    # (the forged samples are the signed game's record, forged)
+    label = f"sample record {'signed-game' if sample.forge else sample.name}"
+    entropy = FixedEntropy(label)
     world = InProcess(
         config=ServerConfig(idle_timeout=86400, reply_timer=30, grace=60),
-        entropy=FixedEntropy(label),
+        entropy=entropy,
         seed=1,
         make_secrets=fixed_secrets(label),
     )
@@ -190,13 +252,22 @@ def play(sample: Sample) -> Record:
     for seat in range(sample.players):
         bot = Bot("heuristic" if seat % 2 else "random", rng=random.Random(rng.random()))
         behaviour = sample.behaviours.get(seat, Behaviour)(bot)
-        clients.append(world.connect(f"player {seat}", behaviour=behaviour))
+        key = identity.private_key(fixed_bytes(f"{label}: key {seat}"))
+        endpoint = ClientEndpoint(
+            f"player {seat}",
+            key=key if seat in sample.keys else None,
+            make_secrets=fixed_secrets(label),
+        )
+        clients.append(world.connect(f"player {seat}", behaviour=behaviour, endpoint=endpoint))
     settings = m.RoomSettings.for_players(sample.players, turn_timer=sample.turn_timer)
     world.start_table(clients, settings, name=sample.name[:40])
     if sample.script is not None:
         sample.script(world, clients)
     world.run(lambda: bool(world.records))
-    return world.records[0].record
+    record = world.records[0].record
+    if sample.forge is not None:
+        record = sample.forge(record, identity.private_key(entropy.server_key_seed()))
+    return record
 
 
 def samples() -> dict[str, bytes]:
