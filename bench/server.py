@@ -107,7 +107,7 @@ from oriflamme.client.session import Backoff, RequestRefused, Session, tcp
 from oriflamme.client.state import GameMirror
 from oriflamme.engine import Action
 from oriflamme.launcher.inprocess import InProcess
-from oriflamme.protocol import codec
+from oriflamme.protocol import codec, identity
 from oriflamme.protocol import messages as m
 from oriflamme.protocol.codec import encode_frame
 
@@ -478,12 +478,15 @@ async def _setup_table(
             rng = random.Random(spec["seed"] * 1_000_003 + index * 8 + seat)
             bot = QuickBot("random", rng=rng) if spec["load"] == "lean" else Bot("random", rng=rng)
             behaviour = CountingBehaviour(bot, stats)
+            # With --keys, a player of a key of its own: it signs every decision.
+            key = identity.private_key(rng.randbytes(32)) if spec["keys"] else None
             session = Session(
                 connect,
                 f"t{index}s{seat}",
                 behaviour=behaviour,
                 backoff=Backoff(first=0.2, attempts=5),
                 rng=rng,
+                key=key,
             )
             _watch(session, behaviour)
             await nursery.start(partial(_run_session, session, stats))
@@ -843,6 +846,7 @@ def run_phase(
             "tables": list(range(d, k, drivers)),
             "players": args.players,
             "load": args.load,
+            "keys": args.keys,
             "seed": args.seed,
             "frame": frame,
             "setup_timeout": args.setup_timeout,
@@ -1286,7 +1290,7 @@ def against_env(rev: str, tmp: str) -> dict[str, str]:
 
 def compare_head() -> str:
     head = (
-        f"{'K':>5} {'version':>12} {'decisions/s':>12} {'us/dec':>7} {'p50 ms':>7}"
+        f"{'K':>5} {'version':>12} {'decisions/s':>12} {'us/dec':>7} {'main':>6} {'p50 ms':>7}"
         f" {'p99 ms':>7} {'ping p50':>9} {'ping p99':>9} {'busy':>5}"
     )
     return head + "\n" + "-" * len(head)
@@ -1298,6 +1302,7 @@ def compare_line(k: int, version: str, g: Phase) -> str:
     return (
         f"{k:>5} {version[:12]:>12} {decisions / g.window:>12,.0f}"
         f" {g.server_cpu / decisions * 1e6 if decisions else math.nan:>7.0f}"
+        f" {g.server_main_cpu / decisions * 1e6 if decisions else math.nan:>6.0f}"
         f" {1000 * percentile(lat, 0.5):>7.2f} {1000 * percentile(lat, 0.99):>7.2f}"
         f" {1000 * percentile(probe, 0.5):>9.2f} {1000 * percentile(probe, 0.99):>9.2f}"
         f" {100 * g.machine_busy:>4.0f}%"
@@ -1314,6 +1319,9 @@ def compare_summary(k: int, runs: dict[str, list[Phase]]) -> str:
         return {
             "decisions/s": median(lambda g: g.total("decisions") / g.window),
             "us/dec": median(lambda g: g.server_cpu / max(1, g.total("decisions")) * 1e6),
+            "main thread us/dec": median(
+                lambda g: g.server_main_cpu / max(1, g.total("decisions")) * 1e6
+            ),
             "p50 ms": median(lambda g: 1000 * percentile(g.latencies(), 0.5)),
             "p99 ms": median(lambda g: 1000 * percentile(g.latencies(), 0.99)),
             "ping p50 ms": median(lambda g: 1000 * percentile(g.probe(), 0.5)),
@@ -1392,6 +1400,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         " tables then offer K over SECONDS decisions a second, and the latency is the server's"
         " answer at that pace (0, the default: at once, the server's limit)",
     )
+    parser.add_argument(
+        "--keys",
+        action="store_true",
+        help="the lean and bots loads only: each seat is a player with a key of its own,"
+        " who signs every decision (docs/PROTOCOL.md, Signed decisions), and the server"
+        " checks each signature",
+    )
     parser.add_argument("--seed", type=int, default=1, help="the bots' randomness (1)")
     parser.add_argument(
         "--setup-timeout", type=float, default=120.0, help="connections and rooms (120)"
@@ -1452,6 +1467,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     args.tail = 0.5 if quick else 2.0  # play on after the window, for the last pushes
     if any(k < 1 for k in args.k_values) or args.seconds <= 0 or args.echo_seconds <= 0:
         parser.error("K values must be >= 1 and windows positive")
+    if args.keys and args.load == "raw":
+        parser.error("--keys is for the lean and bots loads (the raw load has no keys)")
     if args.pace < 0 or (args.pace and args.load != "raw"):
         parser.error("--pace takes seconds >= 0, and goes with the raw load only")
     return args
@@ -1478,6 +1495,10 @@ def command_line(args: argparse.Namespace) -> str:
         parts += ["--drivers", str(args.drivers)]
     if args.pace:
         parts += ["--pace", f"{args.pace:g}"]
+    if args.load != "raw":
+        parts += ["--load", args.load]
+    if args.keys:
+        parts.append("--keys")
     if args.profile_server:
         parts += ["--profile-server", "--profile-clock", args.profile_clock]
     if args.profile_drivers:
