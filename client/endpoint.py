@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Callable
+from dataclasses import replace
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
@@ -34,6 +35,7 @@ from oriflamme.engine import Rules
 from oriflamme.engine.cards import shown
 from oriflamme.protocol import identity, signatures
 from oriflamme.protocol import messages as m
+from oriflamme.protocol.commitments import seed_commitment
 from oriflamme.protocol.connection import CLOSED, NEED_DATA, ClientConnection
 from oriflamme.protocol.errors import INVALID_FIELD, RemoteProtocolError
 
@@ -66,6 +68,8 @@ class ClientEndpoint:
         self.client = client
         self.connection = ClientConnection()
         self.state = state if state is not None else ClientState(make_secrets)
+        if key is not None:
+            self.state.seal = identity.seal_key(key)
         self.token = token
         self._seq = seq
         self._next_id = 1
@@ -132,7 +136,8 @@ class ClientEndpoint:
 
     def _signed(self, message: m.Message) -> m.Message:
         """`message`, signed if it is a decision of a seat this key plays
-        (docs/PROTOCOL.md, "Signed decisions")."""
+        (docs/PROTOCOL.md, "Signed decisions"); a seed commitment with the
+        seed sealed ("Sealed seeds")."""
         game = self.state.game
         if (
             self.key is None
@@ -141,6 +146,13 @@ class ClientEndpoint:
             or game.seat is None
         ):
             return message
+        if isinstance(message, m.SeedCommit) and game.secrets is not None and self.state.seal:
+            seed = game.secrets.seed
+            if message.commitment == seed_commitment(game.game_id, game.seat, seed):
+                closed = identity.sealed_seed(
+                    self.state.seal, game.game_id, game.seat, message.commitment, seed
+                )
+                message = replace(message, sealed_seed=closed)
         return signatures.signed(self.key, game.game_id, game.seat, message)
 
     def last_id(self) -> int:

@@ -37,24 +37,45 @@ True
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import msgpack
 
-from oriflamme.engine import Card, Rules, SeatDeal, card_from_data, card_to_data
+from oriflamme.engine import (
+    FAMILY_NAMES,
+    Card,
+    Rules,
+    SeatDeal,
+    card_from_data,
+    card_to_data,
+)
+from oriflamme.engine.cards import KIND_NAMES
 from oriflamme.protocol.codec import unpack_untrusted
 from oriflamme.protocol.commitments import (
     Opening,
     card_commitment,
-    new_nonce,
     new_seed,
     seed_commitment,
 )
 from oriflamme.protocol.deal import derive_deal
 
 SECRETS_FORMAT = "oriflamme-seat-secrets"
+NONCE_CONTEXT = b"oriflamme nonce v1\x00"
+
+
+def derived_nonce(seed: bytes, pid: int, card: Card) -> bytes:
+    """The nonce of `card` placed as `pid` by the seat of `seed`: the
+    HMAC-SHA256, keyed by the seed, of the context, the pid (4 bytes, big
+    endian) and the card's names, `family/kind` in ASCII. Secret as long as the seed is; another card for
+    the same pid (a placement refused, then made with another card) has
+    another nonce."""
+    assert card.kind is not None
+    name = f"{FAMILY_NAMES[card.family]}/{KIND_NAMES[card.kind]}".encode()
+    return hmac.new(seed, NONCE_CONTEXT + pid.to_bytes(4, "big") + name, hashlib.sha256).digest()
 
 
 class SecretsError(ValueError):
@@ -78,7 +99,7 @@ class SeatSecrets:
         seat: int,
         *,
         seed: bytes | None = None,
-        nonces: Callable[[], bytes] = new_nonce,
+        nonces: Callable[[], bytes] | None = None,
     ) -> None:
         if not 0 <= seat < rules.players:
             raise ValueError(f"no seat {seat} at a {rules.players}-player table")
@@ -129,16 +150,24 @@ class SeatSecrets:
 
     # ------------------------------------------------------------ commitments
 
+    def _nonce(self, pid: int, card: Card) -> bytes:
+        """The nonce of `card` placed as `pid`: derived from the seed (so that
+        the seed alone finds our placements again: `recover`), unless the
+        seat was given its own source of nonces."""
+        if self._nonces is not None:
+            return self._nonces()
+        return derived_nonce(self.seed, pid, card)
+
     def commit(self, pid: int, card: Card) -> bytes:
-        """Commit to placing `card` as placement `pid`, with a fresh nonce; the
-        commitment to send. Pending until `confirm`; a new commitment for the
-        same pid replaces it (the placement was refused)."""
+        """Commit to placing `card` as placement `pid`; the commitment to send.
+        Pending until `confirm`; a new commitment for the same pid replaces it
+        (the placement was refused)."""
         if card not in self.hand:
             raise SecretsError(f"{card} is not in seat {self.seat}'s hand")
         entry = self._committed.get(pid)
         if entry is not None and entry.confirmed:
             raise SecretsError(f"card {pid} is already placed")
-        nonce = self._nonces()
+        nonce = self._nonce(pid, card)
         self._committed[pid] = _Committed(card, nonce)
         return card_commitment(self.game_id, self.seat, pid, card, nonce)
 
@@ -146,6 +175,21 @@ class SeatSecrets:
         """The commitment we made for card `pid` (KeyError if none)."""
         entry = self._committed[pid]
         return card_commitment(self.game_id, self.seat, pid, entry.card, entry.nonce)
+
+    def recover(self, pid: int, commitment: bytes) -> bool:
+        """Find which of our dealt cards we placed as `pid` under `commitment`,
+        from the seed alone (nonces derived from it), and keep it as placed:
+        our secrets brought back on another machine (a sealed seed). False if
+        none fits (the nonce was not derived from this seed)."""
+        if self._nonces is not None:
+            return False
+        deal = self._dealt()
+        for card in dict.fromkeys((*deal.hand, *deal.draw_pile)):
+            nonce = derived_nonce(self.seed, pid, card)
+            if card_commitment(self.game_id, self.seat, pid, card, nonce) == commitment:
+                self._committed[pid] = _Committed(card, nonce, True)
+                return True
+        return False
 
     def confirm(self, pid: int) -> None:
         """The server placed our card `pid` (its `placed` event)."""

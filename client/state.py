@@ -70,12 +70,14 @@ from oriflamme.engine import (
     from_data,
 )
 from oriflamme.engine.actions import At, place
+from oriflamme.protocol import identity
 from oriflamme.protocol import messages as m
 from oriflamme.protocol.commitments import (
     SERVER_SEAT,
     Committed,
     Opening,
     opening_matches,
+    seed_commitment,
     seed_matches,
 )
 from oriflamme.protocol.errors import STALE_TURN
@@ -87,6 +89,7 @@ from .seat_secrets import SeatSecrets
 CHAT_KEPT = 200
 ENDED_KEPT = 8  # the games seen end, kept for a server that goes back to one
 WENT_BACK = "the server went back to an earlier state (a restore): the game goes on from there"
+UNSEALED = "your seat's secrets were not on this machine: your key brought them back"
 
 
 def rules_of(started: m.GameStarted) -> Rules:
@@ -105,8 +108,11 @@ class GameMirror:
         make_secrets: Callable[[Rules, bytes, int], SeatSecrets],
         problems: list[str],
         notices: list[str] | None = None,
+        *,
+        seal: bytes | None = None,
     ) -> None:
         self.started = started
+        self.seal = seal
         self.game_id = started.game
         self.rules = rules_of(started)
         self.seat = started.seat
@@ -202,17 +208,33 @@ class GameMirror:
             self.started.server_commitment, self.game_id, SERVER_SEAT, message.seed
         ):
             self.problems.append("the server's seed does not match the commitment it made")
-        if self.secrets is not None and self.secrets.server_seed is None:
-            self.secrets.learn_server_seed(message.seed)
         seat = self.seat
         if (
             self.secrets is not None
             and seat is not None
             and seat < len(message.commitments)
             and message.commitments[seat] != self.secrets.seed_commitment
+            and not self._unsealed(message, seat)
         ):
             # (our secrets of this game were lost: this seat cannot open its cards)
             self.problems.append("the server holds another seed commitment for our seat")
+        if self.secrets is not None and self.secrets.server_seed is None:
+            self.secrets.learn_server_seed(message.seed)
+
+    def _unsealed(self, message: m.ServerSeed, seat: int) -> bool:
+        """Our secrets of this game are not here (another machine): whether
+        our sealed seed, given back, brings them back (docs/PROTOCOL.md,
+        "Sealed seeds"). Our placements come back as the game state shows
+        their commitments (`SeatSecrets.recover`)."""
+        if self.seal is None or message.sealed_seed is None:
+            return False
+        commitment = message.commitments[seat]
+        seed = identity.sealed_seed(self.seal, self.game_id, seat, commitment, message.sealed_seed)
+        if seed_commitment(self.game_id, seat, seed) != commitment:
+            return False
+        self.secrets = SeatSecrets(self.rules, self.game_id, seat, seed=seed)
+        self.notices.append(UNSEALED)
+        return True
 
     def _game_state(self, message: m.GameState) -> None:
         if not message.snapshot and self._behind(message):
@@ -261,6 +283,8 @@ class GameMirror:
         try:
             mine = self.secrets.commit_for(c.pid)
         except KeyError:
+            if self.secrets.recover(c.pid, c.commitment):  # (secrets brought back: a sealed seed)
+                return
             self.problems.append(f"the server shows card {c.pid} as ours, but we never placed it")
             return
         if mine != c.commitment:
@@ -494,6 +518,10 @@ class ClientState:
         self._make_secrets = make_secrets or (
             lambda rules, game, seat: SeatSecrets(rules, game, seat)
         )
+        # The seal of the player's key (`identity.seal_key`; None: no key): a
+        # game's `server_seed` gives our sealed seed back, which brings our
+        # secrets back where they were lost (another machine).
+        self.seal: bytes | None = None
 
     @property
     def seat(self) -> int | None:
@@ -530,7 +558,11 @@ class ClientState:
                 kept.reconnected()
                 kept.restarted(message)
             else:
-                self._set_game(GameMirror(message, self._make_secrets, self.problems, self.notices))
+                self._set_game(
+                    GameMirror(
+                        message, self._make_secrets, self.problems, self.notices, seal=self.seal
+                    )
+                )
         elif self.game is not None and getattr(message, "game", None) == self.game.game_id:
             self.game.receive(message)
             if self.game.out_of_step:

@@ -36,10 +36,16 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import hmac
 
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
-from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
+from cryptography.hazmat.primitives.serialization import (
+    Encoding,
+    NoEncryption,
+    PrivateFormat,
+    PublicFormat,
+)
 
 KEY_SIZE = 32  # an Ed25519 public key, raw
 NONCE_SIZE = 32
@@ -81,6 +87,38 @@ def client_proof(server_key: bytes, server_nonce: bytes, client_nonce: bytes, ke
 def server_proof(client_nonce: bytes, server_nonce: bytes, client_key: bytes) -> bytes:
     """The bytes the server signs in `challenge`."""
     return _joined(SERVER_PROOF, client_nonce, server_nonce, client_key)
+
+
+# ---------------------------------------------------------------- sealed seeds
+
+SEAL_KEY = b"oriflamme seal key v1\x00"
+SEALED_SEED = b"oriflamme sealed seed v1\x00"
+
+
+def seal_key(key: Ed25519PrivateKey) -> bytes:
+    """The secret that seals a player's seeds: derived from its private key
+    alone, so that the key brings back, on any machine, a seed it sealed."""
+    private = key.private_bytes(Encoding.Raw, PrivateFormat.Raw, NoEncryption())
+    return hmac.new(private, SEAL_KEY, hashlib.sha256).digest()
+
+
+def sealed_seed(seal: bytes, game_id: bytes, seat: int, commitment: bytes, seed: bytes) -> bytes:
+    """`seed` sealed (or, given the sealed seed, unsealed): XOR with the
+    HMAC-SHA256, under the `seal` of the key, of the context, the game id, the
+    seat (one byte) and the seed's commitment (docs/PROTOCOL.md, "Sealed
+    seeds"). A pad is never used twice: a new seed has a new commitment.
+
+    >>> seal = seal_key(private_key(bytes(32)))
+    >>> closed = sealed_seed(seal, bytes(16), 1, bytes(32), b"s" * 32)
+    >>> sealed_seed(seal, bytes(16), 1, bytes(32), closed) == b"s" * 32
+    True
+    """
+    if len(seed) != 32 or len(commitment) != 32:
+        raise ValueError("a seed and its commitment are 32 bytes each")
+    pad = hmac.new(
+        seal, SEALED_SEED + game_id + bytes([seat]) + commitment, hashlib.sha256
+    ).digest()
+    return bytes(a ^ b for a, b in zip(seed, pad, strict=True))
 
 
 def sign(key: Ed25519PrivateKey, data: bytes) -> bytes:

@@ -806,6 +806,13 @@ class SeedCommit(Message):
     commitment: bytes = wire(
         COMMITMENT, "The seed commitment (see Commit-reveal and the fair deal)."
     )
+    sealed_seed: bytes | None = wire(
+        SEED,
+        "Your seed, sealed with your key (see Sealed seeds): the server gives it back to"
+        " you in `server_seed`, so that your key alone brings your seat back on another"
+        " machine. Optional; only a player with a key can seal.",
+        default=None,
+    )
     sig: bytes | None = wire(SIGNATURE, SIG_DOC, default=None)
     id: int | None = wire(ID, ID_DOC, default=None)
 
@@ -988,6 +995,12 @@ class ServerSeed(Message):
     seed: bytes = wire(SEED, "The server seed; check it against `game_started.server_commitment`.")
     commitments: tuple[bytes, ...] = wire(
         ListOf(COMMITMENT, 2, MAX_SEATS), "Every seat's seed commitment, in seat order."
+    )
+    sealed_seed: bytes | None = wire(
+        SEED,
+        "To a seat whose `seed_commit` had one: its `sealed_seed`, as it sent it (see"
+        " Sealed seeds). Absent otherwise.",
+        default=None,
     )
 
 

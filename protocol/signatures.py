@@ -87,7 +87,10 @@ SIGNED: tuple[type[m.Message], ...] = (
 SKIP = "skip"
 SETTLE = "settle"
 
-_UNSIGNED_FIELDS = ("id", "sig")
+# Not signed: the request id, the signature itself, and a seed commitment's
+# sealed seed (the player's own business: a server that changes it only
+# keeps the player from unsealing it, which the player checks).
+_UNSIGNED_FIELDS = ("id", "sig", "sealed_seed")
 
 
 def _plain(value: object) -> object:

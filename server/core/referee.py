@@ -288,6 +288,9 @@ class Referee:
         if len(self.keys) != n:
             raise ValueError(f"{n} keys (or None) are needed, not {len(self.keys)}")
         self.seed_signatures: list[bytes | None] = [None] * n
+        # Each seat's seed as it sealed it with its key, to give back to it
+        # (docs/PROTOCOL.md, "Sealed seeds"; None: it sent none).
+        self.sealed_seeds: list[bytes | None] = [None] * n
         self.final_signatures: list[FinalSignature | None] = [None] * n
         self.inputs = []
         self.choices = []
@@ -815,6 +818,7 @@ class Referee:
             raise Refusal(WRONG_STATE, f"seat {seat} has already committed to its seed")
         self.seed_commitments[seat] = msg.commitment
         self.seed_signatures[seat] = msg.sig
+        self.sealed_seeds[seat] = msg.sealed_seed
         if all(c is not None for c in self.seed_commitments):
             self.phase = Phase.PLAYING
 

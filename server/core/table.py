@@ -571,6 +571,7 @@ class Table:
                 game=referee.game_id,
                 seed=referee.server_seed,
                 commitments=tuple(c for c in referee.seed_commitments if c is not None),
+                sealed_seed=None if seat is None else referee.sealed_seeds[seat],
             ),
         )
 

@@ -20,6 +20,8 @@ from oriflamme.client.bots import Behaviour, Bot
 from oriflamme.client.identity import ServerKeys
 from oriflamme.client.secret_store import SecretStore
 from oriflamme.client.session import Backoff, Session, tcp
+from oriflamme.client.state import UNSEALED
+from oriflamme.engine import Card
 from oriflamme.protocol import identity
 from oriflamme.protocol import messages as m
 from oriflamme.protocol.record import decode_record, encode_record
@@ -115,6 +117,49 @@ async def test_a_key_alone_brings_its_player_back_by_another_address(tmp_path: P
                 pinned = ServerKeys(tmp_path / folder / "known_keys")
                 assert pinned.check(f"{host}:{port}", lobby.server_key) is None
             assert back.key_change is None
+            nursery.cancel_scope.cancel()
+
+
+@pytest.mark.trio
+async def test_a_key_alone_brings_its_seat_back_in_mid_game_on_another_machine(
+    tmp_path: Path,
+) -> None:
+    """Ann goes in the middle of the game, cards of hers face down on the
+    table, and comes back from another address and another state directory
+    (no token, no secrets) with her key alone: the sealed seed the server
+    gives back brings her seed back, and her seed her placements; she plays
+    on, opens her cards, and both seats' checks hold."""
+    if not sys.platform.startswith("linux"):
+        pytest.skip("127.0.0.2 is a loopback address on Linux only")
+    finished: list[GameFinished] = []
+    net = NetServer(Gateway(Lobby(ServerConfig())), bots=None, on_record=finished.append)
+    with trio.fail_after(GAME_HANG):
+        async with trio.open_nursery() as nursery:
+            port = await serve_twice(nursery, net)
+            ann, bob, room = await at_one_table(nursery, port, tmp_path)
+            for session in (ann, bob):
+                await session.request(m.Ready(ready=True))
+            await ann.request(m.StartGame())
+
+            def placed(session: Session) -> dict[int, Card]:
+                game = session.state.game
+                secrets = None if game is None else game.secrets
+                return {} if secrets is None or secrets.deal is None else secrets.placed_cards()
+
+            await ann.wait_until(lambda: len(placed(ann)) >= 3)
+            ann.close()
+            had = placed(ann)
+            back = keyed("127.0.0.2", port, "Ann", ANN, tmp_path / "there", 3)
+            await nursery.start(back.run)
+            await back.wait_until(lambda: placed(back).items() >= had.items())
+            game = back.state.game
+            assert game is not None and UNSEALED in back.state.notices
+            await back.wait_until(lambda: game.end is not None)
+            assert [v.status for v in game.check_end()] == ["ok", "ok"]
+            assert back.state.problems == [] and game.problems == []
+            (ended,) = finished
+            assert [v.status for v in ended.record.verdicts] == ["ok", "ok"]
+            assert verify_record(ended.record).ok
             nursery.cancel_scope.cancel()
 
 

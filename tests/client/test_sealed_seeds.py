@@ -1,0 +1,56 @@
+"""Sealed seeds (docs/PROTOCOL.md, "Sealed seeds"): a key seals a seat's
+seed; the key alone unseals it, and the seed alone finds the seat's
+placements again (nonces derived from it)."""
+
+from __future__ import annotations
+
+import pytest
+
+from oriflamme.client.seat_secrets import SeatSecrets, derived_nonce
+from oriflamme.engine import TWO_PLAYER, Rules, card
+from oriflamme.protocol import identity
+from oriflamme.protocol.commitments import card_commitment, seed_commitment
+
+GAME = bytes(range(16))
+SERVER_SEED = bytes(range(32, 64))
+
+
+def test_only_the_key_unseals_its_seed() -> None:
+    seed = bytes(range(100, 132))
+    commitment = seed_commitment(GAME, 1, seed)
+    seal = identity.seal_key(identity.private_key(bytes(32)))
+    closed = identity.sealed_seed(seal, GAME, 1, commitment, seed)
+    assert closed != seed
+    assert identity.sealed_seed(seal, GAME, 1, commitment, closed) == seed
+    other = identity.seal_key(identity.private_key(bytes([1]) * 32))
+    assert identity.sealed_seed(other, GAME, 1, commitment, closed) != seed
+    # another seat, game or commitment: another pad
+    assert identity.sealed_seed(seal, GAME, 2, commitment, closed) != seed
+    assert identity.sealed_seed(seal, bytes(16), 1, commitment, closed) != seed
+
+
+@pytest.mark.parametrize("rules", [Rules(2, TWO_PLAYER), Rules(3), Rules(5)], ids=str)
+def test_the_seed_alone_finds_every_placement_again(rules: Rules) -> None:
+    secrets = SeatSecrets(rules, GAME, 0, seed=bytes(range(7, 39)))
+    secrets.learn_server_seed(SERVER_SEED)
+    placed = {}
+    for pid in (0, 3, 7):
+        chosen = secrets.hand[0]
+        placed[pid] = (chosen, secrets.commit(pid, chosen))
+        secrets.confirm(pid)
+    again = SeatSecrets(rules, GAME, 0, seed=secrets.seed)
+    again.learn_server_seed(SERVER_SEED)
+    for pid, (chosen, commitment) in placed.items():
+        assert again.recover(pid, commitment)
+        assert again.opening(pid) == secrets.opening(pid) and again.card(pid) == chosen
+    assert again.hand == secrets.hand
+    assert not again.recover(9, bytes(32))  # no card of ours under that commitment
+
+
+def test_a_derived_nonce_depends_on_the_pid_and_the_card() -> None:
+    seed = bytes(32)
+    red_archer, red_spy = card("red", "archer"), card("red", "spy")
+    nonces = {derived_nonce(seed, p, c) for p in (0, 1) for c in (red_archer, red_spy)}
+    assert len(nonces) == 4
+    commitment = card_commitment(GAME, 0, 0, red_archer, derived_nonce(seed, 0, red_archer))
+    assert len(commitment) == 32
