@@ -153,6 +153,8 @@ class ClientEndpoint:
                     self.state.seal, game.game_id, game.seat, message.commitment, seed
                 )
                 message = replace(message, sealed_seed=closed)
+        if isinstance(message, m.HandOver) and message.turn is None and game.decision is not None:
+            message = replace(message, turn=game.decision.turn)  # (a signed hand-over is dated)
         return signatures.signed(self.key, game.game_id, game.seat, message)
 
     def last_id(self) -> int:

@@ -942,6 +942,13 @@ class HandOver(Message):
         ListOf(OPENING, 0, MAX_PLACEMENTS),
         "The openings of all your placed cards that are still hidden.",
     )
+    turn: int | None = wire(
+        TURN,
+        "The pending decision's `turn` (see Signed decisions): required from a player with"
+        " a key, whose hand-over it dates (`stale_turn` if play moved on: send it again);"
+        " optional otherwise.",
+        default=None,
+    )
     sig: bytes | None = wire(SIGNATURE, SIG_DOC, default=None)
     id: int | None = wire(ID, ID_DOC, default=None)
 

@@ -214,6 +214,7 @@ class FinalSignature:
 
     of: str
     sig: bytes
+    turn: int | None = None  # the turn a `hand_over` gave
 
 
 @dataclass(frozen=True, slots=True)
@@ -313,7 +314,10 @@ def _seat_change_to_data(c: SeatChange) -> dict[str, Any]:
         data["handed"] = {
             "seed": c.handed.seed,
             "openings": [_opening_to_data(o) for o in c.handed.openings],
-        } | ({} if c.handed.sig is None else {"sig": c.handed.sig})
+        }
+        if c.handed.sig is not None:
+            data["handed"]["sig"] = c.handed.sig
+
     return data
 
 
@@ -329,7 +333,10 @@ def _signatures_to_data(r: Record) -> dict[str, Any]:
         data["seed_signatures"] = list(r.seed_signatures)
     if any(s is not None for s in r.final_signatures):
         data["final_signatures"] = [
-            None if f is None else {"of": f.of, "sig": f.sig} for f in r.final_signatures
+            None
+            if f is None
+            else {"of": f.of, "sig": f.sig} | ({} if f.turn is None else {"turn": f.turn})
+            for f in r.final_signatures
         ]
     return data
 
@@ -764,7 +771,8 @@ def _signatures(top: _Reader, players: int) -> dict[str, Any]:
                     f"final_signatures[{i}]: 'of' is {FINAL_REVEAL!r} or {HAND_OVER!r},"
                     f" not {shown(of)}"
                 )
-            finals.append(FinalSignature(of, r.get_bin("sig", SIGNATURE_SIZE)))
+            turn = r.get_int("turn") if r.data.get("turn") is not None else None
+            finals.append(FinalSignature(of, r.get_bin("sig", SIGNATURE_SIZE), turn))
     return {
         "keys": per_seat("keys", KEY_SIZE),
         "server_key": top.optional_bin("server_key", KEY_SIZE),

@@ -189,13 +189,16 @@ class Signed:
 
 
 def _turns(log: Sequence[LogEntry]) -> list[int]:
-    """The `turn` of each log entry: one per decision settled, a reveal and
-    the opening that follows it sharing one (as the referee counts)."""
+    """The `turn` of each log entry, and then of the end of the log: one per
+    decision settled, a reveal and the opening that follows it sharing one
+    (as the referee counts). What happened when the log held `i` entries
+    happened at turn `_turns(log)[i]`."""
     turns, turn = [], 0
     for entry in log:
         turns.append(turn)
         if not (isinstance(entry.action, Reveal) and not entry.by_server):
             turn += 1
+    turns.append(turn)
     return turns
 
 
@@ -298,18 +301,26 @@ def decisions(record: Record) -> list[Signed]:
             )
         )
     for i, change in enumerate(record.seat_changes):
-        if change.handed is None:
+        if change.change != HANDED_TO_BOT:
             continue
         h = change.handed
-        hand_over = _form(m.HandOver, seed=h.seed, openings=h.openings)
+        who = signer(change.seat, False, change.log_index - 1)
+        if h is None and who != SEAT:
+            continue  # (a seat without a key: its hand-over is not signed)
+        # Dated by its turn: a hand-over cannot be moved to another point.
+        hand_over = (
+            []
+            if h is None
+            else _form(m.HandOver, seed=h.seed, openings=h.openings, turn=turns[change.log_index])
+        )
         out.append(
             Signed(
                 f"seat {change.seat}'s hand-over (seat change {i})",
                 ("hand_over", i),
                 change.seat,
-                signer(change.seat, False, change.log_index - 1),
+                who,
                 decision_bytes(game, change.seat, hand_over),
-                h.sig,
+                None if h is None else h.sig,
             )
         )
     finals = record.final_signatures or (None,) * n
@@ -317,8 +328,12 @@ def decisions(record: Record) -> list[Signed]:
         if seed is None or openings is None:
             continue
         final = finals[seat]
-        sent = m.HandOver if final is not None and final.of == HAND_OVER else m.FinalReveal
-        secrets = _form(sent, seed=seed, openings=openings)
+        if final is not None and final.of == HAND_OVER:
+            sent: type[m.Message] = m.HandOver
+            secrets = _form(sent, seed=seed, openings=openings, turn=final.turn)
+        else:
+            sent = m.FinalReveal
+            secrets = _form(sent, seed=seed, openings=openings)
         out.append(
             Signed(
                 f"seat {seat}'s {sent.TYPE}",
@@ -334,8 +349,17 @@ def decisions(record: Record) -> list[Signed]:
 
 def signature_problems(record: Record) -> list[str]:
     """Every decision of `record` not signed by whom it is attributed to,
-    one line each (see the module docstring)."""
-    problems = []
+    one line each (see the module docstring); first, a record whose keys
+    cannot be so: a seat with a key is a player's, never a bot's (whose
+    decisions the server signs), and the server of a record with keys signs
+    its own decisions."""
+    problems = [
+        f"seat {seat} has a key, but the record says a bot played it: a bot has no key"
+        for seat, key in enumerate(record.keys)
+        if key is not None and record.seats[seat].bot
+    ]
+    if any(k is not None for k in record.keys) and record.server_key is None:
+        problems.append("the record has the seats' keys, but not the server's")
     for d in decisions(record):
         if d.ok(record):
             continue
@@ -373,13 +397,14 @@ def with_signatures(record: Record, sigs: dict[tuple[str, int], bytes | None]) -
         elif kind == "final":
             previous = finals[index]
             of = FINAL_REVEAL if previous is None else previous.of
-            finals[index] = None if sig is None else FinalSignature(of, sig)
+            turn = None if previous is None else previous.turn
+            finals[index] = None if sig is None else FinalSignature(of, sig, turn)
         elif kind == "forfeit":
             forfeits[index] = replace(forfeits[index], sig=sig)
         else:
             handed = changes[index].handed
-            assert handed is not None
-            changes[index] = replace(changes[index], handed=replace(handed, sig=sig))
+            if handed is not None:  # (none: nothing to sign, and the verifier says so)
+                changes[index] = replace(changes[index], handed=replace(handed, sig=sig))
     return replace(
         record,
         log=tuple(log),

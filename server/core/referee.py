@@ -944,6 +944,13 @@ class Referee:
             raise Refusal(
                 WRONG_STATE, f"a hand-over is for a game being played; it is {self.phase}"
             )
+        if self.signs(seat) and msg.turn != self._turn:
+            # (its signature dates it: the record shows where it happened)
+            raise Refusal(
+                STALE_TURN,
+                f"a hand-over of a seat with a key gives the pending decision's turn"
+                f" ({self._turn}), not {msg.turn}",
+            )
         if self.seats[seat].handed_to_bot:
             raise Refusal(WRONG_STATE, f"seat {seat} is already played by a bot")
         if seat in self._answered:  # a failed hand-over: its secrets are the evidence
@@ -959,7 +966,7 @@ class Referee:
         self.seeds[seat] = msg.seed
         self.final_openings[seat] = msg.openings
         if msg.sig is not None:
-            self.final_signatures[seat] = FinalSignature(HAND_OVER, msg.sig)
+            self.final_signatures[seat] = FinalSignature(HAND_OVER, msg.sig, msg.turn)
         self._answered.add(seat)
         self._record_failure(seat, reason)
 

@@ -23,6 +23,7 @@ from oriflamme.protocol.record import (
     HANDED_TO_BOT,
     LEFT,
     Record,
+    SeatChange,
     decode_record,
     encode_record,
 )
@@ -109,7 +110,12 @@ def hand_over_game(honest: bool) -> Record:
         step(referee, seats)
     old = seats[1]
     seed = old.secrets.seed if honest else bytes(32)
-    hand_over = m.HandOver(seed=seed, openings=old.final_reveal(referee.hidden(1)).openings)
+    openings = old.final_reveal(referee.hidden(1)).openings
+    undated = m.HandOver(seed=seed, openings=openings)
+    with pytest.raises(Refusal) as refused:  # (a seat with a key dates its hand-over)
+        referee.receive(1, old.signed(undated))
+    assert refused.value.code == "stale_turn"
+    hand_over = m.HandOver(seed=seed, openings=openings, turn=referee.turn)
     ruling = referee.receive(1, old.signed(hand_over))
     if honest:
         seats[1] = bot_for(referee, 1, hand_over, random.Random(1))  # (a bot: no key)
@@ -358,3 +364,57 @@ def test_a_hand_over_record_keeps_what_was_handed() -> None:
     # after the hand-over, the bot's decisions for seat 1 are the server's
     after = [d for d in decisions(honest) if d.place[0] == "log" and d.seat == 1]
     assert any(d.signer == SERVER for d in after) and any(d.signer == SEAT for d in after)
+
+
+# ---------------------------------------------------------------- what the server cannot claim
+
+
+def signed_again(record: Record) -> Record:
+    """`record` with the server's decisions signed again by its key, as a
+    server that changed something in it would."""
+    assert record.server_key is not None
+    return signatures.sign_server_decisions(record, SERVER_KEYS[record.server_key])
+
+
+def test_a_seat_with_a_key_cannot_be_called_a_bot() -> None:
+    """A bot's decisions are the server's: a server calling a player's seat a
+    bot's would sign that player's decisions itself."""
+    record = keyed_game()
+    seats = list(record.seats)
+    seats[0] = replace(seats[0], bot=True)
+    verdict = verify_record(signed_again(replace(record, seats=tuple(seats))))
+    assert "seat 0 has a key, but the record says a bot played it: a bot has no key" in (
+        verdict.problems
+    )
+
+
+def test_a_hand_over_of_a_seat_with_a_key_needs_its_signature() -> None:
+    """A hand-over the seat never sent (no `handed`), or moved to another
+    point of the game, is not the seat's: the decisions after it would be
+    the server's."""
+    record = hand_over_game(True)
+    (index,) = [i for i, c in enumerate(record.seat_changes) if c.change == HANDED_TO_BOT]
+    change = record.seat_changes[index]
+    for forged in (replace(change, handed=None), replace(change, log_index=0)):
+        changes = list(record.seat_changes)
+        changes[index] = forged
+        verdict = verify_record(signed_again(replace(record, seat_changes=tuple(changes))))
+        assert any(
+            p.startswith(f"seat 1's hand-over (seat change {index})") for p in verdict.problems
+        ), verdict.problems
+    # A hand-over made up for a seat with a key that never handed it over.
+    record = keyed_game()
+    made_up = SeatChange(0, 0, HANDED_TO_BOT)
+    seats = list(record.seats)
+    seats[0] = replace(seats[0], handed_to_bot=True)
+    forged_record = replace(
+        record, seat_changes=(made_up, *record.seat_changes), seats=tuple(seats)
+    )
+    verdict = verify_record(signed_again(forged_record))
+    assert any(p.startswith("seat 0's hand-over") for p in verdict.problems), verdict.problems
+
+
+def test_a_record_with_keys_needs_the_servers_key() -> None:
+    record = replace(keyed_game(), server_key=None)
+    verdict = verify_record(record)
+    assert "the record has the seats' keys, but not the server's" in verdict.problems

@@ -154,7 +154,7 @@ def _decision_forms() -> list[tuple[int, list[object]]]:
         m.Move(turn=26, index=3),
         m.OpenCard(pid=9, card=card("red", "ambush"), nonce=fixed_bytes("nonce 2")),
         m.FinalReveal(seed=seed, openings=(opening_1, opening_2)),
-        m.HandOver(seed=seed, openings=()),
+        m.HandOver(seed=seed, openings=(), turn=31),
     ]
     forms = [(1, signatures.form(message)) for message in messages]
     forms.append((2, signatures.skip_form(40)))
