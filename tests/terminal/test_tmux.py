@@ -15,6 +15,7 @@ the record saved must pass `oriflamme verify`.
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -200,7 +201,8 @@ def play_until_over(
     raise AssertionError(f"the game did not end in time; the screens:\n{screens}")
 
 
-def check_verified(path: Path) -> None:
+def check_verified(path: Path) -> str:
+    """`oriflamme verify`'s report of the record at `path`, which must be valid."""
     verified = subprocess.run(
         [sys.executable, "-m", "oriflamme.launcher.cli", "verify", str(path)],
         capture_output=True,
@@ -208,6 +210,7 @@ def check_verified(path: Path) -> None:
         timeout=HANG,
     )
     assert verified.returncode == 0, verified.stdout + verified.stderr
+    return verified.stdout
 
 
 @pytest.fixture
@@ -340,7 +343,27 @@ def test_two_players_join_play_through_a_server_crash_and_replay(tmp_path: Path)
         record = re.search(r"Record: (\S+\.oriflamme)", screens[0])
         assert record is not None
         path = tmp_path / "Ann" / "records" / record.group(1)
-        check_verified(path)
+        report = check_verified(path)
+        # Ann and Bob have keys (each a config of their own): each signed every
+        # decision of theirs; the server signed its bot's.
+        seats = {
+            int(n): key
+            for n, key in re.findall(
+                r"signatures: seat (\d)'s key (\S+) signs its \d+ decisions", report
+            )
+        }
+        assert len(seats) == 2 and re.search(
+            r"the server's key \S+ signs its \d+ decisions", report
+        )
+        for name in ("Ann", "Bob"):
+            shown = subprocess.run(
+                [sys.executable, "-m", "oriflamme.launcher.cli", "identity"],
+                capture_output=True,
+                text=True,
+                timeout=HANG,
+                env={**os.environ, "XDG_CONFIG_HOME": str(tmp_path / name / "config")},
+            )
+            assert any(key in shown.stdout for key in seats.values()), shown.stdout
         for term in terminals:
             term.keys("q")
             term.wait_for(r"EXITED 0")
