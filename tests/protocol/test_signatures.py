@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from oriflamme.engine import CARDS, Decision
+from oriflamme.engine import Decision
 from oriflamme.launcher.cli import main
 from oriflamme.protocol import identity, signatures
 from oriflamme.protocol import messages as m
@@ -31,7 +31,14 @@ from oriflamme.protocol.signatures import NOBODY, SEAT, SERVER, decisions, with_
 from oriflamme.protocol.verify import format_verdict, verify_record, verify_record_bytes
 from oriflamme.server.core import FixedEntropy, Phase, Referee, Refusal
 from tests.protocol.fairness_helpers import FixedSecrets, bot_for
-from tests.server.local_referee import LocalSeat, finish, new_local_table, start, step
+from tests.server.local_referee import (
+    LocalSeat,
+    finish,
+    forge_first_reveal,
+    new_local_table,
+    start,
+    step,
+)
 
 KEYS = [identity.private_key(bytes([seat + 1]) * 32) for seat in range(3)]
 OTHER = identity.private_key(bytes([99]) * 32)
@@ -86,14 +93,8 @@ def forged_reveal_game() -> Record:
         3, seed=1, turn_timer=None, keys=KEYS, secrets_class=FixedSecrets
     )
     start(referee, seats)
-    while referee.decision is not None and referee.decision.kind != "reveal":
-        step(referee, seats)
-    d = referee.decision
-    assert d is not None and d.pid is not None
-    real = seats[d.seat].secrets.opening(d.pid)
-    forged = next(c for c in CARDS[real.card.family] if c != real.card)
-    lie = m.RevealCard(turn=referee.turn, card=forged, nonce=real.nonce)
-    assert referee.receive(d.seat, seats[d.seat].signed(lie)).failure is not None
+    ruling, _ = forge_first_reveal(referee, seats)
+    assert ruling.failure is not None
     return finish(referee, seats)
 
 

@@ -16,7 +16,6 @@ from hypothesis import strategies as st
 
 from oriflamme.engine import CARDS, KEEP, Card, card_to_data
 from oriflamme.launcher.cli import main
-from oriflamme.protocol import messages as m
 from oriflamme.protocol.commitments import (
     Committed,
     Opening,
@@ -61,6 +60,7 @@ from tests.server.local_referee import (
     LocalSeat,
     LocalSecrets,
     finish,
+    forge_first_reveal,
     new_local_table,
     phase_of,
     play_local_game,
@@ -485,19 +485,18 @@ def forged_reveal() -> tuple[bytes, int, Opening]:
     goes on. (record, the seat, the seat's real opening of that card)"""
     referee, seats = fixed_table(3, seed=1, turn_timer=None)
     start(referee, seats)
-    while referee.decision is not None and referee.decision.kind != "reveal":
-        step(referee, seats)
-    d = referee.decision
-    assert d is not None and d.pid is not None
-    real = seats[d.seat].secrets.opening(d.pid)
-    forged = next(c for c in CARDS[real.card.family] if c != real.card)
-    ruling = referee.receive(d.seat, m.RevealCard(turn=referee.turn, card=forged, nonce=real.nonce))
-    assert ruling.failure is not None and ruling.events
+    ruling, real = forge_first_reveal(referee, seats)
+    d = referee.log[-1]  # (the server's keep in the forger's place)
+    forged = ruling.failure.opening.card if ruling.failure and ruling.failure.opening else None
+    assert ruling.failure is not None and ruling.events and forged is not None
     assert ruling.failure.reason.endswith("does not match its commitment")
     assert referee.phase is Phase.PLAYING
     assert referee.forfeits == [
         Forfeit(
-            d.seat, ruling.failure.reason, len(referee.log) - 1, Opening(d.pid, forged, real.nonce)
+            d.seat,
+            ruling.failure.reason,
+            len(referee.log) - 1,
+            Opening(real.pid, forged, real.nonce),
         )
     ]
     record = finish(referee, seats)

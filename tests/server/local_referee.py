@@ -23,6 +23,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from oriflamme.client.seat_secrets import SeatSecrets
 from oriflamme.engine import (
+    CARDS,
     FAMILY_NAMES,
     REVISED,
     STANDARD,
@@ -39,7 +40,7 @@ from oriflamme.protocol import identity, signatures
 from oriflamme.protocol import messages as m
 from oriflamme.protocol.commitments import Opening, new_nonce
 from oriflamme.protocol.record import Record, SeatRecord, encode_record
-from oriflamme.server.core import FixedEntropy, Phase, Referee, Refusal
+from oriflamme.server.core import FixedEntropy, Phase, Referee, Refusal, Ruling
 
 
 class LocalSecrets(SeatSecrets):
@@ -177,6 +178,20 @@ def finish(referee: Referee, seats: Sequence[LocalSeat]) -> Record:
         with contextlib.suppress(Refusal):
             referee.receive(seat, s.signed(s.final_reveal(referee.hidden(seat))))
     return referee.record()
+
+
+def forge_first_reveal(referee: Referee, seats: Sequence[LocalSeat]) -> tuple[Ruling, Opening]:
+    """Play on to the first reveal, and reveal that card as another of its
+    family (signed, if the seat has a key): the ruling, and the seat's real
+    opening of that card."""
+    while referee.decision is not None and referee.decision.kind != "reveal":
+        step(referee, seats)
+    d = referee.decision
+    assert d is not None and d.pid is not None
+    real = seats[d.seat].secrets.opening(d.pid)
+    forged = next(c for c in CARDS[real.card.family] if c != real.card)
+    lie = m.RevealCard(turn=referee.turn, card=forged, nonce=real.nonce)
+    return referee.receive(d.seat, seats[d.seat].signed(lie)), real
 
 
 def run_local_game(referee: Referee, seats: Sequence[LocalSeat]) -> Record:
