@@ -149,6 +149,7 @@ class ClientEndpoint:
         if isinstance(message, m.SeedCommit) and game.secrets is not None and self.state.seal:
             seed = game.secrets.seed
             if message.commitment == seed_commitment(game.game_id, game.seat, seed):
+                game.secrets.seed_sent = True  # (ours: no other is unsealed in its place)
                 closed = identity.sealed_seed(
                     self.state.seal, game.game_id, game.seat, message.commitment, seed
                 )

@@ -58,6 +58,7 @@ from oriflamme.protocol.codec import unpack_untrusted
 from oriflamme.protocol.commitments import (
     Opening,
     card_commitment,
+    new_nonce,
     new_seed,
     seed_commitment,
 )
@@ -67,15 +68,15 @@ SECRETS_FORMAT = "oriflamme-seat-secrets"
 NONCE_CONTEXT = b"oriflamme nonce v1\x00"
 
 
-def derived_nonce(seed: bytes, pid: int, card: Card) -> bytes:
-    """The nonce of `card` placed as `pid` by the seat of `seed`: the
-    HMAC-SHA256, keyed by the seed, of the context, the pid (4 bytes, big
-    endian) and the card's names, `family/kind` in ASCII. Secret as long as the seed is; another card for
-    the same pid (a placement refused, then made with another card) has
-    another nonce."""
+def derived_nonce(key: bytes, pid: int, card: Card) -> bytes:
+    """The nonce of `card` placed as `pid`, under a seat's nonce key
+    (`identity.nonce_key`): the HMAC-SHA256, keyed by it, of the context, the
+    pid (4 bytes, big endian) and the card's names, `family/kind` in ASCII.
+    The key is never revealed; another card for the same pid (a placement
+    refused, then made with another card) has another nonce."""
     assert card.kind is not None
     name = f"{FAMILY_NAMES[card.family]}/{KIND_NAMES[card.kind]}".encode()
-    return hmac.new(seed, NONCE_CONTEXT + pid.to_bytes(4, "big") + name, hashlib.sha256).digest()
+    return hmac.new(key, NONCE_CONTEXT + pid.to_bytes(4, "big") + name, hashlib.sha256).digest()
 
 
 class SecretsError(ValueError):
@@ -113,6 +114,12 @@ class SeatSecrets:
         self.drawn = 0
         self._committed: dict[int, _Committed] = {}
         self._nonces = nonces
+        # The key our nonces derive from (`identity.nonce_key`, from a player's
+        # key: `recover` finds our placements again); None: random nonces.
+        self.nonce_key: bytes | None = None
+        # Our seed commitment was sent: a server that shows another is not
+        # giving our seed back (see `client.state`, "sealed seeds").
+        self.seed_sent = False
 
     # ------------------------------------------------------------ the deal
 
@@ -151,12 +158,14 @@ class SeatSecrets:
     # ------------------------------------------------------------ commitments
 
     def _nonce(self, pid: int, card: Card) -> bytes:
-        """The nonce of `card` placed as `pid`: derived from the seed (so that
-        the seed alone finds our placements again: `recover`), unless the
-        seat was given its own source of nonces."""
+        """The nonce of `card` placed as `pid`: the seat's own source of
+        nonces if it was given one, else derived from our nonce key (so that
+        our key finds our placements again: `recover`), else random."""
         if self._nonces is not None:
             return self._nonces()
-        return derived_nonce(self.seed, pid, card)
+        if self.nonce_key is not None:
+            return derived_nonce(self.nonce_key, pid, card)
+        return new_nonce()
 
     def commit(self, pid: int, card: Card) -> bytes:
         """Commit to placing `card` as placement `pid`; the commitment to send.
@@ -178,14 +187,13 @@ class SeatSecrets:
 
     def recover(self, pid: int, commitment: bytes) -> bool:
         """Find which of our dealt cards we placed as `pid` under `commitment`,
-        from the seed alone (nonces derived from it), and keep it as placed:
-        our secrets brought back on another machine (a sealed seed). False if
-        none fits (the nonce was not derived from this seed)."""
-        if self._nonces is not None:
+        from our nonce key, and keep it as placed: our secrets brought back on
+        another machine (a sealed seed). False if none fits."""
+        if self.nonce_key is None:
             return False
         deal = self._dealt()
         for card in dict.fromkeys((*deal.hand, *deal.draw_pile)):
-            nonce = derived_nonce(self.seed, pid, card)
+            nonce = derived_nonce(self.nonce_key, pid, card)
             if card_commitment(self.game_id, self.seat, pid, card, nonce) == commitment:
                 self._committed[pid] = _Committed(card, nonce, True)
                 return True
@@ -243,6 +251,8 @@ class SeatSecrets:
             "seed": self.seed,
             "server_seed": self.server_seed,
             "drawn": self.drawn,
+            "nonce_key": self.nonce_key,
+            "seed_sent": self.seed_sent,
             "committed": [
                 {
                     "pid": pid,
@@ -272,6 +282,8 @@ class SeatSecrets:
                 tuple(tuple(f) for f in raw["families"]),
             )
             secrets = cls(rules, raw["game"], raw["seat"], seed=raw["seed"])
+            secrets.nonce_key = raw.get("nonce_key")
+            secrets.seed_sent = bool(raw.get("seed_sent", True))  # (before: assume sent)
             if raw["server_seed"] is not None:
                 secrets.learn_server_seed(raw["server_seed"])
                 secrets.draw(raw["drawn"])

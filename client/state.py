@@ -119,6 +119,9 @@ class GameMirror:
         self.secrets = (
             None if started.seat is None else make_secrets(self.rules, started.game, started.seat)
         )
+        if seal is not None and self.secrets is not None and self.secrets.nonce_key is None:
+            # A player with a key derives its nonces from it (Sealed seeds).
+            self.secrets.nonce_key = identity.nonce_key(seal, started.game, self.secrets.seat)
         self.problems = problems
         self.notices = notices if notices is not None else []
         self.server_seed: bytes | None = None
@@ -228,11 +231,17 @@ class GameMirror:
         their commitments (`SeatSecrets.recover`)."""
         if self.seal is None or message.sealed_seed is None:
             return False
+        if self.secrets is not None and self.secrets.seed_sent:
+            # We sent our own commitment: a server showing another is not
+            # giving ours back (one it replays, of a game whose seed it knows).
+            return False
         commitment = message.commitments[seat]
         seed = identity.sealed_seed(self.seal, self.game_id, seat, commitment, message.sealed_seed)
         if seed_commitment(self.game_id, seat, seed) != commitment:
             return False
         self.secrets = SeatSecrets(self.rules, self.game_id, seat, seed=seed)
+        self.secrets.nonce_key = identity.nonce_key(self.seal, self.game_id, seat)
+        self.secrets.seed_sent = True
         self.notices.append(UNSEALED)
         return True
 

@@ -102,6 +102,16 @@ def seal_key(key: Ed25519PrivateKey) -> bytes:
     return hmac.new(private, SEAL_KEY, hashlib.sha256).digest()
 
 
+NONCE_KEY = b"oriflamme nonce key v1\x00"
+
+
+def nonce_key(seal: bytes, game_id: bytes, seat: int) -> bytes:
+    """The key of a seat's nonces in one game (`SeatSecrets`): derived from
+    the seal, never revealed (the seed is, at the end), so that the key
+    alone finds the seat's placements again, and nobody else ever can."""
+    return hmac.new(seal, NONCE_KEY + game_id + bytes([seat]), hashlib.sha256).digest()
+
+
 def sealed_seed(seal: bytes, game_id: bytes, seat: int, commitment: bytes, seed: bytes) -> bytes:
     """`seed` sealed (or, given the sealed seed, unsealed): XOR with the
     HMAC-SHA256, under the `seal` of the key, of the context, the game id, the

@@ -111,6 +111,7 @@ from oriflamme.protocol.commitments import (
 from oriflamme.protocol.errors import (
     BAD_DECISION_SIGNATURE,
     ILLEGAL_ACTION,
+    INVALID_FIELD,
     NOT_YOUR_TURN,
     STALE_TURN,
     WRONG_STATE,
@@ -944,13 +945,20 @@ class Referee:
             raise Refusal(
                 WRONG_STATE, f"a hand-over is for a game being played; it is {self.phase}"
             )
-        if self.signs(seat) and msg.turn != self._turn:
-            # (its signature dates it: the record shows where it happened)
-            raise Refusal(
-                STALE_TURN,
-                f"a hand-over of a seat with a key gives the pending decision's turn"
-                f" ({self._turn}), not {msg.turn}",
-            )
+        if self.signs(seat) and self._replaying is None:
+            # Its signature dates it: the record shows where it happened. (A log
+            # being rebuilt was taken as it is, by a version before this.)
+            if msg.turn is None:
+                raise Refusal(
+                    INVALID_FIELD,
+                    "hand_over.turn: required of a seat with a key (it dates the hand-over)",
+                )
+            if msg.turn != self._turn:
+                raise Refusal(
+                    STALE_TURN,
+                    f"a hand-over of a seat with a key gives the pending decision's turn"
+                    f" ({self._turn}), not {msg.turn}",
+                )
         if self.seats[seat].handed_to_bot:
             raise Refusal(WRONG_STATE, f"seat {seat} is already played by a bot")
         if seat in self._answered:  # a failed hand-over: its secrets are the evidence

@@ -13,6 +13,8 @@ from oriflamme.protocol.commitments import card_commitment, seed_commitment
 
 GAME = bytes(range(16))
 SERVER_SEED = bytes(range(32, 64))
+SEAL = identity.seal_key(identity.private_key(bytes(32)))
+NONCE_KEY = identity.nonce_key(SEAL, GAME, 0)
 
 
 def test_only_the_key_unseals_its_seed() -> None:
@@ -32,6 +34,7 @@ def test_only_the_key_unseals_its_seed() -> None:
 @pytest.mark.parametrize("rules", [Rules(2, TWO_PLAYER), Rules(3), Rules(5)], ids=str)
 def test_the_seed_alone_finds_every_placement_again(rules: Rules) -> None:
     secrets = SeatSecrets(rules, GAME, 0, seed=bytes(range(7, 39)))
+    secrets.nonce_key = NONCE_KEY
     secrets.learn_server_seed(SERVER_SEED)
     placed = {}
     for pid in (0, 3, 7):
@@ -40,6 +43,8 @@ def test_the_seed_alone_finds_every_placement_again(rules: Rules) -> None:
         secrets.confirm(pid)
     again = SeatSecrets(rules, GAME, 0, seed=secrets.seed)
     again.learn_server_seed(SERVER_SEED)
+    assert not again.recover(0, placed[0][1])  # (without the nonce key: nothing)
+    again.nonce_key = NONCE_KEY
     for pid, (chosen, commitment) in placed.items():
         assert again.recover(pid, commitment)
         assert again.opening(pid) == secrets.opening(pid) and again.card(pid) == chosen
@@ -48,9 +53,54 @@ def test_the_seed_alone_finds_every_placement_again(rules: Rules) -> None:
 
 
 def test_a_derived_nonce_depends_on_the_pid_and_the_card() -> None:
-    seed = bytes(32)
+    seed = NONCE_KEY  # (the nonce key: never revealed, unlike the seed)
+    assert identity.nonce_key(SEAL, GAME, 1) != NONCE_KEY
     red_archer, red_spy = card("red", "archer"), card("red", "spy")
     nonces = {derived_nonce(seed, p, c) for p in (0, 1) for c in (red_archer, red_spy)}
     assert len(nonces) == 4
     commitment = card_commitment(GAME, 0, 0, red_archer, derived_nonce(seed, 0, red_archer))
     assert len(commitment) == 32
+
+
+def test_a_machine_that_sent_its_own_seed_commitment_unseals_no_other() -> None:
+    """A server that shows another seed commitment for our seat, with a
+    sealed seed that opens it (one of a game it replays, whose seed it
+    knows), is not giving ours back: a client that sent its own keeps it,
+    and says the server holds another."""
+    from oriflamme.client.state import UNSEALED, GameMirror
+    from oriflamme.protocol import messages as m
+
+    key = identity.private_key(bytes(32))
+    seal = identity.seal_key(key)
+    started = m.GameStarted(
+        seq=1,
+        room=1,
+        game=GAME,
+        settings=m.RoomSettings.for_players(3),
+        first_player=0,
+        families=(("red",), ("blue",), ("green",)),
+        server_commitment=seed_commitment(GAME, 255, SERVER_SEED),
+        time_left=1000,
+        seat=0,
+    )
+    old_seed = bytes(range(200, 232))
+    old = seed_commitment(GAME, 0, old_seed)
+    replayed = m.ServerSeed(
+        seq=2,
+        game=GAME,
+        seed=SERVER_SEED,
+        commitments=(old, bytes(32), bytes(32)),
+        sealed_seed=identity.sealed_seed(seal, GAME, 0, old, old_seed),
+    )
+    for sent in (True, False):
+        problems: list[str] = []
+        mirror = GameMirror(started, lambda r, g, s: SeatSecrets(r, g, s), problems, [], seal=seal)
+        assert mirror.secrets is not None
+        mine = mirror.secrets.seed
+        mirror.secrets.seed_sent = sent
+        mirror.receive(replayed)
+        if sent:
+            assert mirror.secrets.seed == mine and UNSEALED not in mirror.notices
+            assert problems == ["the server holds another seed commitment for our seat"]
+        else:  # (a machine that never had this game's secrets: the key brings them)
+            assert mirror.secrets.seed == old_seed and UNSEALED in mirror.notices

@@ -115,7 +115,11 @@ def hand_over_game(honest: bool) -> Record:
     undated = m.HandOver(seed=seed, openings=openings)
     with pytest.raises(Refusal) as refused:  # (a seat with a key dates its hand-over)
         referee.receive(1, old.signed(undated))
-    assert refused.value.code == "stale_turn"
+    assert refused.value.code == "invalid_field"
+    for turn in (referee.turn - 1, referee.turn + 1):
+        with pytest.raises(Refusal) as refused:
+            referee.receive(1, old.signed(replace(undated, turn=turn)))
+        assert refused.value.code == "stale_turn"
     hand_over = m.HandOver(seed=seed, openings=openings, turn=referee.turn)
     ruling = referee.receive(1, old.signed(hand_over))
     if honest:
