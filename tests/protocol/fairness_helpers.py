@@ -77,7 +77,7 @@ def fixed_table(
     rules = Rules(players, TWO_PLAYER if players == 2 else STANDARD)
     referee = Referee(
         rules,
-        seats=[SeatRecord(f"seat {i}", bot=True) for i in range(players)],
+        seats=[SeatRecord(f"seat {i}") for i in range(players)],
         turn_timer=turn_timer,
         entropy=FixedEntropy(f"fixed table {seed}"),
     )

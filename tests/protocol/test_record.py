@@ -75,8 +75,7 @@ def test_the_record_is_a_plain_msgpack_map() -> None:
         "format", "version", "game_id", "settings", "seats", "server_seed_commitment",
         "server_seed", "seed_commitments", "seeds", "log", "final_openings", "events",
         "results", "forfeits", "seat_changes", "verdicts",
-        # (the server's signatures of its decisions: this game's seats are its bots)
-        "server_key", "seed_signatures", "final_signatures",
+        "server_key",  # (it signs its decisions: here, none but a time-out's, if any)
     }  # fmt: skip
     assert plain["settings"]["turn_timer"] == 60 and plain["seat_changes"] == []
 

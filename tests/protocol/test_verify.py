@@ -11,11 +11,13 @@ from typing import Any
 
 import msgpack
 import pytest
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from oriflamme.engine import CARDS, KEEP, Card, card_to_data
 from oriflamme.launcher.cli import main
+from oriflamme.protocol import identity
 from oriflamme.protocol.commitments import (
     Committed,
     Opening,
@@ -38,6 +40,7 @@ from oriflamme.protocol.record import (
     decode_record,
     encode_record,
 )
+from oriflamme.protocol.signatures import sign_server_decisions
 from oriflamme.protocol.verify import (
     GameVerdict,
     format_verdict,
@@ -45,7 +48,7 @@ from oriflamme.protocol.verify import (
     verify_record_bytes,
     verify_seat,
 )
-from oriflamme.server.core import Phase, Referee
+from oriflamme.server.core import FixedEntropy, Phase, Referee
 from tests.protocol.fairness_helpers import (
     TABLES,
     CheatingSecrets,
@@ -94,7 +97,23 @@ HONEST = _honest_game()
 
 
 def verdict_of(data: bytes) -> GameVerdict:
-    return verify_record_bytes(data)
+    """The verdict on a record the tests' server wrote, changed as a test
+    says: signed again by that server (whose decisions a change of who
+    played a seat when may make others), as a server writing it would."""
+    record = decode_record(data)
+    key = _server_keys().get(record.server_key or b"")
+    return verify_record(record if key is None else sign_server_decisions(record, key))
+
+
+@functools.cache
+def _server_keys() -> dict[bytes, Ed25519PrivateKey]:
+    """The server keys of the tests' tables (`new_local_table`, `fixed_table`)."""
+    keys = (
+        identity.private_key(FixedEntropy(f"{label} {seed}").server_key_seed())
+        for label in ("local table", "fixed table")
+        for seed in range(100)
+    )
+    return {identity.public_bytes(key): key for key in keys}
 
 
 def failed(verdict: GameVerdict, seat: int) -> str:
@@ -146,13 +165,13 @@ def test_main_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
     good.write_bytes(HONEST)
     assert main(["verify", str(good)]) == 0
     out = capsys.readouterr().out
-    assert "seat 0 (seat 0, bot): ok" in out and "verdict: VALID" in out
+    assert "seat 0 (seat 0): ok" in out and "verdict: VALID" in out
 
     bad = tmp_path / "bad.record"
     bad.write_bytes(tamper(HONEST, lambda p: p["seeds"].__setitem__(1, flip(p["seeds"][1]))))
     assert main(["verify", str(bad)]) == 1
     out = capsys.readouterr().out
-    assert "seat 1 (seat 1, bot): FAILED: its seed does not match its seed commitment" in out
+    assert "seat 1 (seat 1): FAILED: its seed does not match its seed commitment" in out
     assert "verdict: NOT VALID" in out
 
     garbage = tmp_path / "garbage.record"

@@ -226,7 +226,7 @@ def new_local_table(
     referee = Referee(
         rules,
         first_player=first_player,
-        seats=[SeatRecord(name, bot=keys is None) for name in names],
+        seats=[SeatRecord(name) for name in names],
         turn_timer=turn_timer,
         entropy=FixedEntropy(f"local table {seed}") if seed is not None else None,
         keys=None
