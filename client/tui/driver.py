@@ -16,7 +16,7 @@ from pathlib import Path
 import trio
 
 from oriflamme.protocol import messages as m
-from oriflamme.protocol.errors import BAD_OPENING
+from oriflamme.protocol.errors import BAD_OPENING, STALE_TURN
 from oriflamme.protocol.record import RecordError
 from oriflamme.protocol.verify import verify_record_bytes
 
@@ -136,7 +136,7 @@ async def _resign(session: Session, bridge: Bridge, command: Resign) -> bool:
         screens.game.status = "The cards are not dealt yet: no bot can play them"
         return False
     try:
-        await session.request(message)
+        await _dated_request(session, message)
     except RequestRefused as exc:
         if exc.error.code != BAD_OPENING:  # (with bad_opening we are out all the same)
             screens.game.status = f"Refused: {plain(exc.error.message)}"
@@ -149,6 +149,19 @@ async def _resign(session: Session, bridge: Bridge, command: Resign) -> bool:
         await trio.to_thread.run_sync(session.store.forget, game_id, seat)
     screens.lobby.status = said
     return True
+
+
+async def _dated_request(session: Session, message: m.Message, tries: int = 3) -> None:
+    """`session.request(message)`; a hand-over refused as `stale_turn` (play
+    moved on while it was on its way: a player with a key dates it with the
+    pending turn) is sent again, dated anew, a few times."""
+    for attempt in range(tries):
+        try:
+            await session.request(message)
+            return
+        except RequestRefused as exc:
+            if exc.error.code != STALE_TURN or attempt == tries - 1:
+                raise
 
 
 async def _fetch_record(session: Session, record_id: str, records: Path) -> tuple[Path, bool, str]:

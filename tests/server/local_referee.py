@@ -216,8 +216,8 @@ def new_local_table(
     """A referee and its seats, ready for `run_local_game`. `seed` drives the
     seats' choices and the referee's time-out choices (and with it, its game
     id and server seed); seeds and nonces come from the OS. `keys`: a seat
-    with a key is a player's, who signs its decisions; without `keys`,
-    every seat is a server bot."""
+    with a key signs its decisions; without `keys`, no seat has one (each a
+    player without a key: the server signs only what it decides for them)."""
     if variant is None:
         variant = TWO_PLAYER if players == 2 else STANDARD
     rules = Rules(players, variant, edition)

@@ -252,3 +252,37 @@ def test_the_lobby_lists_a_game_ended_by_vote_as_such() -> None:
     rows = [line for line in screen_text(lobby.lines(100, 24)).splitlines() if "friday" in line]
     assert "(ended by vote)" in rows[0] and "(won)" not in rows[0]
     assert "(not valid: a seat forfeited)" in rows[1]
+
+
+def test_a_hand_over_refused_as_stale_is_sent_again_dated_anew() -> None:
+    """A player with a key dates its hand-over with the pending turn: if play
+    moved on while it was on its way (`stale_turn`), it is sent again (the
+    endpoint dates it anew); another refusal is the caller's."""
+    import trio
+
+    from oriflamme.client.session import RequestRefused
+    from oriflamme.client.tui.driver import _dated_request
+    from oriflamme.protocol import messages as m
+
+    class Refusing:
+        def __init__(self, codes: list[str]) -> None:
+            self.codes, self.sent = codes, 0
+
+        async def request(self, message: m.Message) -> m.Message:
+            self.sent += 1
+            if self.codes:
+                code = self.codes.pop(0)
+                raise RequestRefused(m.Error(code=code, message="no", fatal=False))
+            return m.Ok()
+
+    twice_stale = Refusing(["stale_turn", "stale_turn"])
+    trio.run(_dated_request, twice_stale, m.HandOver(seed=bytes(32), openings=()))  # type: ignore[arg-type]
+    assert twice_stale.sent == 3
+    for codes in (["stale_turn"] * 3, ["wrong_state"]):
+        refusing = Refusing(list(codes))
+        try:
+            trio.run(_dated_request, refusing, m.HandOver(seed=bytes(32), openings=()))  # type: ignore[arg-type]
+        except RequestRefused as exc:
+            assert exc.error.code == codes[-1] and refusing.sent == len(codes)
+        else:
+            raise AssertionError("refused, but not raised")
