@@ -360,6 +360,7 @@ def signature_problems(record: Record) -> list[str]:
     ]
     if any(k is not None for k in record.keys) and record.server_key is None:
         problems.append("the record has the seats' keys, but not the server's")
+    problems += _undated_hand_overs(record)
     for d in decisions(record):
         if d.ok(record):
             continue
@@ -367,6 +368,28 @@ def signature_problems(record: Record) -> list[str]:
         what = "is not signed" if d.sig is None else "has a signature that is not"
         verb = f"{what} by {whose}" if d.sig is None else f"{what} {whose}"
         problems.append(f"{d.where} {verb}")
+    return problems
+
+
+def _undated_hand_overs(record: Record) -> list[str]:
+    """A hand-over that failed its check is the seat's final secrets, signed
+    with the turn it gave: its forfeit must be at that turn (a record cannot
+    move it elsewhere)."""
+    turns = _turns(record.log)
+    problems = []
+    for seat, final in enumerate(record.final_signatures):
+        if final is None or final.of != HAND_OVER:
+            continue
+        at = [
+            f.log_index
+            for f in record.forfeits
+            if f.seat == seat and f.opening is None and turns[f.log_index] == final.turn
+        ]
+        if not at:
+            problems.append(
+                f"seat {seat}'s failed hand-over gives turn {final.turn}, but the record has"
+                f" no forfeit of seat {seat} at that turn"
+            )
     return problems
 
 

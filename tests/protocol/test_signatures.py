@@ -423,3 +423,15 @@ def test_a_record_with_keys_needs_the_servers_key() -> None:
     record = replace(keyed_game(), server_key=None)
     verdict = verify_record(record)
     assert "the record has the seats' keys, but not the server's" in verdict.problems
+
+
+def test_a_failed_hand_over_stays_where_it_was_dated() -> None:
+    """Its signature gives its turn: its forfeit cannot be moved to another."""
+    record = hand_over_game(False)
+    assert verify_record(record).problems == ()
+    (index,) = [i for i, f in enumerate(record.forfeits) if f.seat == 1 and f.opening is None][:1]
+    forfeits = list(record.forfeits)
+    forfeits[index] = replace(forfeits[index], log_index=0)
+    moved = replace(record, forfeits=tuple(sorted(forfeits, key=lambda f: f.log_index)))
+    problems = verify_record(moved).problems
+    assert any(p.startswith("seat 1's failed hand-over gives turn") for p in problems), problems
