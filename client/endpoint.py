@@ -129,15 +129,16 @@ class ClientEndpoint:
         self._next_id += 1
         if hasattr(message, "id"):
             message = type(message)(**{**_fields(message), "id": request_id})
-        message = self._signed(message)
+        message = self._keyed(message)
         data = self.connection.send(message)
         self._asked[request_id] = message
         return data
 
-    def _signed(self, message: m.Message) -> m.Message:
-        """`message`, signed if it is a decision of a seat this key plays
-        (docs/PROTOCOL.md, "Signed decisions"); a seed commitment with the
-        seed sealed ("Sealed seeds")."""
+    def _keyed(self, message: m.Message) -> m.Message:
+        """`message` as a player with a key sends it, if it is a decision of
+        a seat this key plays: signed (docs/PROTOCOL.md, "Signed decisions"),
+        a seed commitment with the seed sealed ("Sealed seeds"), a hand-over
+        dated with the pending turn."""
         game = self.state.game
         if (
             self.key is None

@@ -280,6 +280,11 @@ class Record:
             if all(v is None for v in getattr(self, name)):
                 object.__setattr__(self, name, ())
 
+    def per_seat(self, values: tuple[T | None, ...]) -> tuple[T | None, ...]:
+        """`values` (`keys`, `seed_signatures` or `final_signatures`), one
+        per seat: an empty tuple is none for each seat."""
+        return values or (None,) * self.settings.players
+
 
 # ---------------------------------------------------------------- encoding
 

@@ -240,8 +240,8 @@ def _entry_form(log: Sequence[LogEntry], i: int, turn: int) -> list[object] | No
 def decisions(record: Record) -> list[Signed]:
     """Every decision of `record`, with the bytes signed and who signs them
     (see the module docstring)."""
-    game, n = record.game_id, record.settings.players
-    keys = record.keys or (None,) * n
+    game = record.game_id
+    keys = record.per_seat(record.keys)
     handed_at = {c.seat: c.log_index for c in record.seat_changes if c.change == HANDED_TO_BOT}
 
     def signer(seat: int, by_server: bool, at: int | None) -> str:
@@ -253,7 +253,7 @@ def decisions(record: Record) -> list[Signed]:
         return SEAT if keys[seat] is not None else NOBODY
 
     out: list[Signed] = []
-    seed_sigs = record.seed_signatures or (None,) * n
+    seed_sigs = record.per_seat(record.seed_signatures)
     for seat, commitment in enumerate(record.seed_commitments):
         data = decision_bytes(game, seat, _form(m.SeedCommit, commitment=commitment))
         out.append(
@@ -308,10 +308,15 @@ def decisions(record: Record) -> list[Signed]:
         if h is None and who != SEAT:
             continue  # (a seat without a key: its hand-over is not signed)
         # Dated by its turn: a hand-over cannot be moved to another point.
-        hand_over = (
-            []
+        # (Without `handed`, nothing was kept that it signed: not signed.)
+        data = (
+            b""
             if h is None
-            else _form(m.HandOver, seed=h.seed, openings=h.openings, turn=turns[change.log_index])
+            else decision_bytes(
+                game,
+                change.seat,
+                _form(m.HandOver, seed=h.seed, openings=h.openings, turn=turns[change.log_index]),
+            )
         )
         out.append(
             Signed(
@@ -319,11 +324,11 @@ def decisions(record: Record) -> list[Signed]:
                 ("hand_over", i),
                 change.seat,
                 who,
-                decision_bytes(game, change.seat, hand_over),
+                data,
                 None if h is None else h.sig,
             )
         )
-    finals = record.final_signatures or (None,) * n
+    finals = record.per_seat(record.final_signatures)
     for seat, (seed, openings) in enumerate(zip(record.seeds, record.final_openings, strict=True)):
         if seed is None or openings is None:
             continue
@@ -408,9 +413,8 @@ def with_signatures(record: Record, sigs: dict[tuple[str, int], bytes | None]) -
     None takes one away)."""
     log: list[LogEntry] = list(record.log)
     forfeits = list(record.forfeits)
-    n = record.settings.players
-    seed_sigs: list[bytes | None] = list(record.seed_signatures or (None,) * n)
-    finals: list[FinalSignature | None] = list(record.final_signatures or (None,) * n)
+    seed_sigs: list[bytes | None] = list(record.per_seat(record.seed_signatures))
+    finals: list[FinalSignature | None] = list(record.per_seat(record.final_signatures))
     changes = list(record.seat_changes)
     for (kind, index), sig in sigs.items():
         if kind == "log":

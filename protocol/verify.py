@@ -53,6 +53,7 @@ is "failed" with the reason, one that forfeited without failing a check
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
@@ -772,15 +773,14 @@ def decision_counts(record: Record) -> list[tuple[int, int]]:
 def _signature_lines(record: Record) -> list[str]:
     """Who signed what (`protocol.signatures`): a line per seat with a key,
     one for the server's decisions, one for the seats without a key."""
-    signed = [d for d in decisions(record) if d.signer in (SEAT, SERVER)]
-    lines = []
-    for seat, key in enumerate(record.keys):
-        if key is not None:
-            count = sum(1 for d in signed if d.signer == SEAT and d.seat == seat)
-            lines.append(
-                f"signatures: seat {seat}'s key {fingerprint(key)} signs its {count} decisions"
-            )
-    by_server = sum(1 for d in signed if d.signer == SERVER)
+    counts = Counter((d.signer, d.seat) for d in decisions(record))
+    lines = [
+        f"signatures: seat {seat}'s key {fingerprint(key)} signs its"
+        f" {counts[(SEAT, seat)]} decisions"
+        for seat, key in enumerate(record.keys)
+        if key is not None
+    ]
+    by_server = sum(n for (signer, _), n in counts.items() if signer == SERVER)
     if record.server_key is not None:
         lines.append(
             f"signatures: the server's key {fingerprint(record.server_key)} signs its"
@@ -789,9 +789,10 @@ def _signature_lines(record: Record) -> list[str]:
     elif by_server:
         lines.append(f"signatures: none of the server's {by_server} decisions is signed")
     keyless = [
-        s for s in range(record.settings.players) if not record.keys or record.keys[s] is None
+        s
+        for s, key in enumerate(record.per_seat(record.keys))
+        if key is None and not record.seats[s].bot
     ]
-    keyless = [s for s in keyless if not record.seats[s].bot]
     if keyless:
         seats = ", ".join(str(s) for s in keyless)
         lines.append(f"signatures: no key for seat(s) {seats}: their decisions are not signed")
