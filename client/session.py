@@ -405,7 +405,7 @@ class Session:
             prove = endpoint.take_outgoing()
             if prove:
                 await link.send(prove)
-            if before is not None and self.state.game is not before and before.end is None:
+            if before is not None and self.state.game is not before:
                 self._dropped(before)
             self._went_back()
             if not data:
@@ -450,9 +450,12 @@ class Session:
                         await self._send(link, message)
 
     def _dropped(self, game: GameMirror) -> None:
-        """The mirror let go of `game` before its end: it was cancelled before
-        it began, or our seat left it (`leave_room`, `hand_over`). It is not
-        ours to take back: its secrets are of no more use."""
+        """The mirror let go of `game`: if before its end, and not to come
+        back to it (`ClientState.kept`), it was cancelled before it began,
+        or our seat left it (`leave_room`, `hand_over`). It is not ours to
+        take back: its secrets are of no more use."""
+        if game.end is not None or game.game_id in self.state.kept:
+            return
         if self.store is not None and game.seat is not None:
             log.info(
                 "%s: game %s is not ours any more: its secrets are deleted",
@@ -598,7 +601,7 @@ class Session:
             if lost is not None and retry is not None and retry.refusal_means_done(answer):
                 before = self.state.game
                 self.state.answered(message, m.Ok())
-                if before is not None and self.state.game is None and before.end is None:
+                if before is not None and self.state.game is None:
                     self._dropped(before)
                 self._notify()
                 return m.Ok()

@@ -35,6 +35,12 @@ than those it missed), or a decision of ours at the pending turn refused
 (`sync`). The mirror keeps the last games it saw end (`ENDED_KEPT`), with their
 secrets, so that a restore that brings one back finds them.
 
+A game we step out of keeping our seat (`leave_room` with `keep_seat`)
+is kept in `kept`, with its secrets, until we come back to it (its
+`game_started` again, in the snapshot `join_room` brings). The games that
+wait for us elsewhere are in `games_waiting` (the server's push of that
+name), and our games as `list_games` last listed them in `my_games`.
+
 The mirror also checks what it can: the server seed against the server's
 commitment, every opening against its commitment, and at the end every
 seat's seed and deal (`check_end`), so that a player sees for themselves
@@ -522,6 +528,12 @@ class ClientState:
         self.notices: list[str] = []
         # The last games seen end, by id (a restore may bring one back in play).
         self.ended: dict[bytes, GameMirror] = {}
+        # The games we stepped out of keeping our seat, by id (see the module
+        # docstring); the rooms of those that wait for us; our games, as
+        # `list_games` last listed them (None: not asked yet).
+        self.kept: dict[bytes, GameMirror] = {}
+        self.games_waiting: tuple[int, ...] = ()
+        self.my_games: tuple[m.MyGame, ...] | None = None
         # A push did not fit the mirror: the client should send `sync`.
         self.out_of_step = False
         self._make_secrets = make_secrets or (
@@ -553,9 +565,18 @@ class ClientState:
                 self.game = None  # cancelled before it began (a seat did not commit in time)
         elif isinstance(message, m.ChatMessage):
             self.chat.append(message)
+        elif isinstance(message, m.GamesWaiting):
+            self.games_waiting = message.rooms
+        elif isinstance(message, m.GameList):
+            self.my_games = message.games
         elif isinstance(message, m.GameStarted):
             if self.game is not None and self.game.game_id == message.game:
                 self.game.restarted(message)
+                return
+            back = self.kept.pop(message.game, None)
+            if back is not None and back.seat == message.seat:
+                self._set_game(back)  # (a game we stepped out of: a snapshot)
+                back.restarted(message)
                 return
             kept = self.ended.pop(message.game, None)
             if kept is not None and kept.seat == message.seat:
@@ -601,7 +622,15 @@ class ClientState:
             # come): a snapshot settles it. (A turn we were not asked is our
             # mistake, not the server's state.)
             self.out_of_step = True
-        if (isinstance(request, m.LeaveRoom) and ok) or (
+        if isinstance(request, m.LeaveRoom) and request.keep_seat and ok:
+            game = self.game
+            if game is not None and game.seat is not None and game.end is None:
+                self.kept[game.game_id] = game
+                while len(self.kept) > m.MY_GAMES:
+                    del self.kept[next(iter(self.kept))]
+            self.room = None
+            self._set_game(None)
+        elif (isinstance(request, m.LeaveRoom) and ok) or (
             isinstance(request, m.HandOver)
             and (ok or (isinstance(answer, m.Error) and answer.code == "bad_opening"))
         ):

@@ -131,6 +131,9 @@ INVITE = Text(8, 9)
 SCORE = UInt(0, 65535)
 # A rating as people see it: OpenSkill's ordinal (mu - 3 sigma), in hundredths.
 RATING = Int(-100_000, 100_000)
+# The games a session is seated in at once, at most: the one of its room and
+# those whose seats it kept (`leave_room.keep_seat`; a server keeps fewer).
+MY_GAMES = 64
 
 ID_DOC = "Request id, any value you choose; echoed in the answer. Ids of requests awaiting their answer must differ."
 REPLY_ID_DOC = "The `id` of the request this answers, if it had one."
@@ -234,6 +237,33 @@ class RecordSummary(WireValue):
     rating: int | None = wire(
         RATING,
         "Your rating after this game, if it was rated (see Ratings); absent: not rated.",
+        default=None,
+    )
+
+
+@wire_struct("my_game")
+class MyGame(WireValue):
+    """One game you are seated in, in a `game_list` (see My games)."""
+
+    room: int = wire(ROOM, "Its room: `join_room` with it takes you back to your seat.")
+    name: str = wire(ROOM_NAME, "The room's name.")
+    seat: int = wire(SEAT, "Your seat.")
+    names: tuple[str, ...] = wire(
+        ListOf(NAME, 2, MAX_SEATS), "Who plays each seat, in seat order, as the game began."
+    )
+    round: int = wire(UInt(1, 6), "The round being played (6 during the final reveal).")
+    waiting_for: tuple[int, ...] = wire(
+        ListOf(SEAT, 0, MAX_SEATS),
+        "The seats the game waits for now (a decision, a seed commitment, an opening, a"
+        " final reveal), in seat order: your turn when your seat is among them.",
+    )
+    here: bool = wire(
+        Bool(), "true: the game of the room you are in; false: one whose seat you kept."
+    )
+    time_left: int | None = wire(
+        MILLIS,
+        "Milliseconds before the server plays the safe default for the seats it waits for;"
+        " absent: no timer runs.",
         default=None,
     )
 
@@ -620,8 +650,16 @@ class Spectate(Message):
 @message("leave_room", "client", "request", reply="ok")
 class LeaveRoom(Message):
     """Leave your room. Leaving during a game abandons your seat: the stand-in
-    plays it (see Abandoned seats); to let a bot finish for you, use `hand_over`."""
+    plays it (see Abandoned seats); to let a bot finish for you, use `hand_over`;
+    to come back to it later, `keep_seat`."""
 
+    keep_seat: bool | None = wire(
+        Bool(),
+        "true, during a game you play: keep your seat, and go back to the lobby (see My"
+        " games); the game goes on as for a player who is away, and `join_room` with"
+        " the room takes you back to it. Absent: false.",
+        default=None,
+    )
     id: int | None = wire(ID, ID_DOC, default=None)
 
 
@@ -695,6 +733,34 @@ class Ratings(Message):
         ListOf(StructOf(RatingEntry), 0, 100), "The players, highest rated first."
     )
     id: int | None = wire(ID, REPLY_ID_DOC, default=None)
+
+
+@message("list_games", "client", "request", reply="game_list")
+class ListGames(Message):
+    """Ask for every unfinished game you are seated in (see My games)."""
+
+    id: int | None = wire(ID, ID_DOC, default=None)
+
+
+@message("game_list", "server", "reply")
+class GameList(Message):
+    """Every unfinished game you are seated in: the room's you are in first,
+    then those whose seats you kept, in room order."""
+
+    games: tuple[MyGame, ...] = wire(ListOf(StructOf(MyGame), 0, MY_GAMES), "The games.")
+    id: int | None = wire(ID, REPLY_ID_DOC, default=None)
+
+
+@message("games_waiting", "server", "push")
+class GamesWaiting(Message):
+    """The games whose seats you kept that wait for you now (see My games):
+    sent whenever they change."""
+
+    seq: int = wire(SEQ, SEQ_DOC)
+    rooms: tuple[int, ...] = wire(
+        ListOf(ROOM, 0, MY_GAMES),
+        "Their rooms, in room order; empty: none waits for you.",
+    )
 
 
 @message("list_records", "client", "request", reply="record_list")
@@ -1204,6 +1270,7 @@ STRUCTS: tuple[StructSpec, ...] = (
     RoomSettings.spec(),
     RoomSummary.spec(),
     RecordSummary.spec(),
+    MyGame.spec(),
     RatingEntry.spec(),
     RoomSeat.spec(),
     PendingDecision.spec(),

@@ -184,6 +184,7 @@ def _session_data(s: Session) -> dict[str, Any]:
         "tokens": [current, previous],
         "chat_times": None if s.chat_times is None else list(s.chat_times),
         "key": s.key,
+        "waiting": list(s.waiting),
     }
 
 
@@ -366,6 +367,7 @@ def _session_key(s: Session) -> tuple[Any, ...]:
         None if history is None else (len(history), s._kept_bytes),
         s._digests,
         None if s.chat_times is None else tuple(s.chat_times),
+        s.waiting,
     )
 
 
@@ -589,6 +591,7 @@ def _add_session(sessions: Sessions, data: dict[str, Any], config: ServerConfig)
     session.seat = data["seat"]
     session.disconnected_at = data["disconnected_at"]
     session.last_seq = data["last_seq"]
+    session.waiting = tuple(data.get("waiting", ()))  # (facts of before my games: none)
     pushes = data["pushes"]
     if pushes is not None:
         session.history = deque(pushes, maxlen=config.history)

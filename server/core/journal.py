@@ -68,7 +68,7 @@ HELLO, RESUME, REQUEST, CLOSED, TICK, RESTARTED = (
 )
 KINDS = (HELLO, RESUME, REQUEST, CLOSED, TICK, RESTARTED)
 # Requests that change nothing in the lobby: not noted.
-READ_ONLY = (m.Ping, m.ListRooms, m.ListRecords, m.GetRecord, m.Leaderboard)
+READ_ONLY = (m.Ping, m.ListRooms, m.ListRecords, m.GetRecord, m.Leaderboard, m.ListGames)
 
 
 @dataclass(frozen=True, slots=True)

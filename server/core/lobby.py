@@ -138,7 +138,14 @@ class Lobby:
     # seated at waits apart (`_held_away`) until its room is touched again.
     # None of it is pickled: a lobby restored from a snapshot starts anew.
 
-    _KEPT = ("_touched", "_room_deadlines", "_deadline_heap", "_expiry_heap", "_held_away")
+    _KEPT = (
+        "_touched",
+        "_room_deadlines",
+        "_deadline_heap",
+        "_expiry_heap",
+        "_held_away",
+        "_told_waiting",
+    )
 
     def _deadlines_anew(self) -> None:
         self._touched: set[int] = set(self.rooms)
@@ -146,6 +153,18 @@ class Lobby:
         self._deadline_heap: list[tuple[float, int]] = []
         self._expiry_heap: list[tuple[float, int]] | None = None  # made at first use
         self._held_away: dict[int, set[int]] = {}  # room id -> players away, held there
+        # The seats kept in games (`Session.kept_seats`) are the rooms'
+        # seats whose players stepped out: read there again. And which
+        # sessions the last `games_waiting` told of each room (room id ->
+        # players), so that a room's change reaches those it let go too.
+        self._told_waiting: dict[int, set[int]] = {}
+        for session in self.sessions:
+            session.kept_seats.clear()
+            for room_id in session.waiting:
+                self._told_waiting.setdefault(room_id, set()).add(session.player)
+        for room_id in sorted(self.rooms):
+            for index, session in self.rooms[room_id].kept():
+                session.kept_seats[room_id] = index
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
@@ -338,7 +357,10 @@ class Lobby:
             if missed is None:
                 effects += room.snapshot(session, now)
             effects += room.connection_changed(session, now)
-        return effects
+        if missed is None:  # (the games waiting are part of the snapshot)
+            effects += self._tell_waiting(session, again=True)
+        rooms = () if room is None else (room.id,)  # (a player back from the stand-in)
+        return effects + self._waiting_changed(rooms)
 
     def _make_room(self, address: str | None, now: float) -> tuple[list[Effect], str | None]:
         """Room for one more session from `address`: the effects of the
@@ -440,6 +462,9 @@ class Lobby:
             return [Send(conn, m.RecordList(records=self._records_of(session), id=request_id))]
         if isinstance(message, m.Leaderboard):
             return [Send(conn, m.Ratings(players=self._leaders(), id=request_id))]
+        if isinstance(message, m.ListGames):
+            games = self._games_of(session, now)
+            return [Send(conn, m.GameList(games=games, id=request_id))]
         if isinstance(message, m.GetRecord):
             record_id = message.record_id.lower()  # hex, in either case
             if not RECORD_ID.fullmatch(record_id):
@@ -449,6 +474,7 @@ class Lobby:
                 return [Send(conn, m.error_message(error))]
             return [FetchRecord(conn, request_id, record_id)]
         self._touch(session)
+        before = session.room
         outcome = self._route(session, message, now)
         self._touch(session)
         if session.room is not None:
@@ -459,10 +485,20 @@ class Lobby:
         else:
             outcome.error.id = request_id
             answer = m.error_message(outcome.error)
-        return [Send(conn, answer), *self._noted(outcome.effects)]
+        effects = self._noted(outcome.effects)
+        rooms = {r for r in (before, session.room) if r is not None}
+        return [Send(conn, answer), *effects, *self._waiting_changed(rooms, session)]
 
     def _route(self, session: Session, message: m.Message, now: float) -> Outcome:
         room = self._room_of(session)
+        kept = getattr(message, "room", None)
+        if isinstance(message, m.JoinRoom | m.Spectate) and kept in session.kept_seats:
+            return self._come_back(session, message, room, now)
+        if isinstance(message, m.LeaveRoom) and message.keep_seat and room is not None:
+            try:
+                return Outcome(effects=room.step_out(session, now))
+            except RemoteProtocolError as refusal:
+                return Outcome(refusal)
         if isinstance(message, m.CreateRoom | m.JoinRoom | m.Spectate):
             if room is not None:
                 return Outcome(
@@ -493,6 +529,83 @@ class Lobby:
         self._forget_closed(room)
         return outcome
 
+    def _come_back(
+        self, session: Session, message: m.JoinRoom | m.Spectate, room: Room | None, now: float
+    ) -> Outcome:
+        """`join_room` with a room whose seat `session` kept: back to it."""
+        assert message.room is not None
+        seat = session.kept_seats[message.room]
+        if isinstance(message, m.Spectate):
+            why = f"you kept seat {seat} in room {message.room}: join_room takes you back to it"
+        elif room is not None:
+            why = f"you are in room {room.id}: leave it first (keep_seat keeps your seat there)"
+        elif message.seat is not None and message.seat != seat:
+            why = f"join_room.seat: your seat in room {message.room} is {seat}"
+        else:
+            return Outcome(effects=self.rooms[message.room].come_back(session, now))
+        code = INVALID_FIELD if isinstance(message, m.JoinRoom) and room is None else WRONG_STATE
+        return Outcome(RemoteProtocolError(code, why))
+
+    # ------------------------------------------------------------ my games
+
+    def _games_of(self, session: Session, now: float) -> tuple[m.MyGame, ...]:
+        """`game_list`: the game of `session`'s room, then those whose seats
+        it kept, in room order."""
+        seats = [] if session.seat is None else [(session.room, session.seat)]
+        seats += sorted(session.kept_seats.items())
+        games = []
+        for room_id, seat in seats:
+            room = self.rooms.get(room_id or 0)
+            game = None if room is None else room.my_game(seat, now)
+            if game is not None:
+                games.append(game)
+        return tuple(games)
+
+    def _waiting(self, session: Session) -> tuple[int, ...]:
+        """The rooms whose games, their seats kept by `session`, wait for it now."""
+        return tuple(
+            room_id
+            for room_id, seat in sorted(session.kept_seats.items())
+            if (room := self.rooms.get(room_id)) is not None and room.waits_for(seat)
+        )
+
+    def _waiting_changed(self, rooms: Iterable[int], *sessions: Session) -> list[Effect]:
+        """`games_waiting` to each player concerned by a change in `rooms`
+        (who kept a seat there, or was told it waits for them), and to
+        `sessions`, whose games waiting for them changed since they were told."""
+        concerned = {s.player: s for s in sessions}
+        for room_id in rooms:
+            room = self.rooms.get(room_id)
+            for _, session in room.kept() if room is not None else ():
+                concerned[session.player] = session
+            for player in self._told_waiting.get(room_id, ()):
+                concerned[player] = self.sessions.by_player[player]
+        effects: list[Effect] = []
+        for player in sorted(concerned):
+            effects += self._tell_waiting(concerned[player])
+        return effects
+
+    def _tell_waiting(self, session: Session, *, again: bool = False) -> list[Effect]:
+        """`games_waiting` to `session` if the games waiting for it changed
+        (`again`: if any wait, changed or not: a snapshot)."""
+        waiting = self._waiting(session)
+        if waiting == session.waiting and not (again and waiting):
+            return []
+        self._told(session, waiting)
+        return session.push(m.GamesWaiting, rooms=waiting)
+
+    def _told(self, session: Session, waiting: tuple[int, ...]) -> None:
+        told = self._told_waiting
+        for room_id in session.waiting:
+            players = told.get(room_id)
+            if players is not None:
+                players.discard(session.player)
+                if not players:
+                    del told[room_id]
+        session.waiting = waiting
+        for room_id in waiting:
+            told.setdefault(room_id, set()).add(session.player)
+
     def _name_refused(self, field: str, name: str, key: bytes | None) -> RemoteProtocolError | None:
         """Why the player of `key` (None: without one) may not be called
         `name` here, given in `field`: too long for this server, or another
@@ -519,7 +632,9 @@ class Lobby:
         if session.key is not None:
             self.names.claim(session.key, name)
         session.name = name
-        return Outcome(effects=[] if room is None else room.members_changed())
+        rooms = [] if room is None else [room]
+        rooms += [r for room_id in session.kept_seats if (r := self.rooms.get(room_id))]
+        return Outcome(effects=[e for r in rooms for e in r.members_changed()])
 
     def _watch(self, session: Session, room: Room, now: float) -> list[Effect]:
         """`session` spectates `room`, if the room has room for one more."""
@@ -727,9 +842,12 @@ class Lobby:
             if room.invite is not None:
                 self._invites.pop(normalize_invite(room.invite), None)
             # Its spectators away have nothing left to come back to (and
-            # keep no pushes that would tell them so): they are let go.
+            # keep no pushes that would tell them so): they are let go,
+            # but those whose kept seats hold them.
             for session in room.left_away:
-                if self.sessions.by_player.get(session.player) is session:
+                if self.sessions.by_player.get(session.player) is session and not self._held(
+                    session
+                ):
                     self._forget(session)
             room.left_away = ()
 
@@ -838,28 +956,41 @@ class Lobby:
                 heapq.heappop(heap)  # back since, gone, or away again since
             elif self._held(session):
                 heapq.heappop(heap)
-                assert session.room is not None
-                self._held_away.setdefault(session.room, set()).add(player)
+                rooms = [*session.kept_seats, *([] if session.room is None else [session.room])]
+                for room_id in rooms:
+                    self._held_away.setdefault(room_id, set()).add(player)
             else:
                 return due
         return None
 
     def _held(self, session: Session) -> bool:
         """A seated player's session lasts as long as the game being played
-        (not one kept out of play: `Room.suspend`)."""
+        (not one kept out of play: `Room.suspend`), and as the games whose
+        seats it kept."""
         room = self._room_of(session)
-        return room is not None and room.in_play() and session.seat is not None
+        if room is not None and room.in_play() and session.seat is not None:
+            return True
+        return any(
+            (kept := self.rooms.get(room_id)) is not None and kept.in_play()
+            for room_id in session.kept_seats
+        )
 
     def tick(self, now: float) -> list[Effect]:
         """Time passed: the rooms' timers, and sessions away too long."""
         effects: list[Effect] = []
         self._touched.update(self.rooms)
+        changed = []
         for room in list(self.rooms.values()):
             try:
-                effects += self._noted(room.tick(now))
+                ticked = room.tick(now)
             except Exception:  # a bug of ours in one room: report it, go on with the others
                 effects.append(Fault(None, f"room {room.id}: {traceback.format_exc()}"))
+            else:
+                if ticked:
+                    changed.append(room.id)
+                    effects += self._noted(ticked)
             self._forget_closed(room)
+        effects += self._waiting_changed(changed)
         self._refresh()  # (a game that just ended holds its players no longer)
         expired = set()
         while (due := self._next_expiry()) is not None and due <= now:
@@ -878,16 +1009,23 @@ class Lobby:
         return effects
 
     def _expire(self, session: Session, now: float) -> list[Effect]:
-        """`session` has been away too long: out of its room, and forgotten."""
+        """`session` has been away too long: out of its room and of the
+        seats it kept, and forgotten."""
         effects: list[Effect] = []
-        home = self._room_of(session)
-        if home is not None:
-            self._touched.add(home.id)
+        home = [] if session.room is None else [session.room]
+        for room_id in [*home, *session.kept_seats]:
+            room = self.rooms.get(room_id)
+            if room is None:
+                continue
+            self._touched.add(room_id)
             try:
-                effects += self._noted(home.remove(session, now))
+                if room_id in session.kept_seats:
+                    effects += self._noted(room.let_go_kept(session, now))
+                else:
+                    effects += self._noted(room.remove(session, now))
             except Exception:  # a bug of ours in that room: the session expires all the same
-                effects.append(Fault(None, f"room {home.id}: {traceback.format_exc()}"))
-            self._forget_closed(home)
+                effects.append(Fault(None, f"room {room_id}: {traceback.format_exc()}"))
+            self._forget_closed(room)
         self._forget(session)
         return effects
 
@@ -896,6 +1034,7 @@ class Lobby:
         a key's finished games, kept for its next session. A key that never
         sat or watched in a room here, and has no game or rating, lets its
         name go: keys cost nothing to make, and names are not hoarded."""
+        self._told(session, ())
         self.sessions.close(session)
         key = session.key
         played = self._played.pop(session.player, None) if key is not None else None

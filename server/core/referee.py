@@ -411,6 +411,11 @@ class Referee:
         return self._turn
 
     @property
+    def round(self) -> int:
+        """The round being played (1 to 6)."""
+        return self._game.round
+
+    @property
     def next_pid(self) -> int:
         """The pid the next placed card gets (part of its commitment)."""
         return self._game.next_pid

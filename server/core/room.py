@@ -21,7 +21,15 @@ human player left closes once no game is being played, and everyone still
 in it gets a last `room_state` with state ``closed``.
 
 A player who leaves during a game keeps their seat until the game ends, as
-a name played by the stand-in; the seat is free again afterwards. While a
+a name played by the stand-in; the seat is free again afterwards. A player
+may also step out of a game and keep their seat (`step_out`, for
+`leave_room.keep_seat`): their session goes back to the lobby, the table
+sees them away (the stand-in plays their seat once the grace period is
+over, as for a player whose connection dropped), and `come_back` seats
+them again. Only the members here get the room's pushes: a seat whose
+player stepped out shows away, and its session hears nothing of the room
+until it comes back (then a snapshot). A game that ends, or is cancelled,
+lets the seats kept in it go. While a
 seat is so, or its player is away past the grace period, the players still
 at the table may end the game by vote (`vote_abort`, counted by the table);
 `room_state.abort_votes` shows the votes.
@@ -218,12 +226,31 @@ class Room:
     def seated(self) -> int:
         return sum(not s.free for s in self.seats)
 
+    def here(self, index: int) -> Session | None:
+        """The session in seat `index`, if it is in the room now (not one
+        that stepped out keeping the seat)."""
+        session = self.seats[index].session
+        if session is None or session.room != self.id or session.seat != index:
+            return None
+        return session
+
     def members(self) -> list[Session]:
-        seated = [s.session for s in self.seats if s.session is not None]
+        """Who is in the room now: its seated members, then its spectators."""
+        seated = [s for i in range(len(self.seats)) if (s := self.here(i)) is not None]
         return [*seated, *self.spectators]
 
     def humans(self) -> list[Session]:
-        return [s.session for s in self.seats if s.human and s.session is not None]
+        """The players seated here now (no bot, none who stepped out)."""
+        here = (self.here(i) for i, seat in enumerate(self.seats) if seat.human)
+        return [s for s in here if s is not None]
+
+    def kept(self) -> list[tuple[int, Session]]:
+        """The seats whose players stepped out keeping them, with their sessions."""
+        return [
+            (index, seat.session)
+            for index, seat in enumerate(self.seats)
+            if seat.human and seat.session is not None and self.here(index) is None
+        ]
 
     def host_name(self) -> str:
         for s in self.seats:
@@ -241,6 +268,29 @@ class Room:
             seated=self.seated,
             spectators=len(self.spectators),
         )
+
+    def my_game(self, index: int, now: float) -> m.MyGame | None:
+        """The game in play here as `game_list` shows it to the player of
+        seat `index` (None: no game is in play)."""
+        table = self.table
+        if table is None or not self.in_play() or table.over:
+            return None
+        referee = table.referee
+        return m.MyGame(
+            room=self.id,
+            name=self.name,
+            seat=index,
+            names=tuple(seat.name[:32] or "?" for seat in referee.seats),
+            round=referee.round,
+            waiting_for=table.waiting_for(),
+            here=self.here(index) is not None,
+            time_left=table.time_left(now),
+        )
+
+    def waits_for(self, index: int) -> bool:
+        """The game in play here waits for seat `index` now."""
+        table = self.table
+        return table is not None and self.in_play() and index in table.waiting_for()
 
     def next_deadline(self) -> float | None:
         if self.suspended is not None:
@@ -315,6 +365,59 @@ class Room:
             effects += self._pass_host()
         return effects + self._room_state() + self._close_if_empty()
 
+    def step_out(self, session: Session, now: float) -> list[Effect]:
+        """`session`, seated here in a game being played, goes back to the
+        lobby keeping its seat (`leave_room.keep_seat`): away, as the table
+        sees it, until it comes back."""
+        index = session.seat
+        if index is None:
+            raise _refuse(WRONG_STATE, "spectators have no seat to keep: leave_room")
+        if not self.in_play() or self.table is None or self.table.over:
+            raise _refuse(
+                WRONG_STATE, "no game is being played here: leave_room, without keep_seat"
+            )
+        most = self.config.kept_games
+        if len(session.kept_seats) >= most:
+            raise _refuse(
+                NOT_PERMITTED,
+                f"you keep seats in {most} games already, the most this server keeps:"
+                " play one to its end first",
+            )
+        session.room, session.seat = None, None
+        session.kept_seats[self.id] = index
+        effects: list[Effect] = [self.event(f"{session.logged_as} stepped out of seat {index}")]
+        update = self.table.connection(index, False, now)
+        return effects + self._room_state() + self._table_update(update, now)
+
+    def come_back(self, session: Session, now: float) -> list[Effect]:
+        """`session` takes back the seat it kept here (`join_room`): a
+        snapshot of the room and its game, as at a resume."""
+        self.build()  # (its game is shown)
+        index = session.kept_seats.pop(self.id)
+        session.room, session.seat = self.id, index
+        effects: list[Effect] = [self.event(f"{session.logged_as} came back to seat {index}")]
+        effects += self.snapshot(session, now)
+        return effects + self.connection_changed(session, now)
+
+    def let_go_kept(self, session: Session, now: float) -> list[Effect]:
+        """`session`, which kept a seat here, is gone for good (its session
+        expired): as if it had come back and left."""
+        index = session.kept_seats.pop(self.id)
+        session.room, session.seat = self.id, index
+        return self.remove(session, now)
+
+    def _let_kept_go(self) -> list[Effect]:
+        """The game is over or gone: the seats kept in it are free (their
+        players are in the lobby, or in other rooms), and a host who kept
+        one is host no more."""
+        kept = self.kept()
+        for index, session in kept:
+            del session.kept_seats[self.id]
+            self.seats[index] = Seat()
+        if any(session.player == self.host for _, session in kept):
+            return self._pass_host()
+        return []
+
     def _pass_host(self) -> list[Effect]:
         humans = self.humans()
         if not humans:
@@ -343,6 +446,7 @@ class Room:
             if session.bot is not None:
                 effects.append(StopBot(session.player))
             session.room, session.seat = None, None
+        self._let_kept_go()  # (no human is here to be host)
         self.seats = [Seat() for _ in self.seats]
         self.spectators = []
         return effects
@@ -670,6 +774,7 @@ class Room:
                 seat.ready = seat.bot is not None
                 if seat.ghost is not None:
                     seat.ghost = None
+            effects += self._let_kept_go()
             effects += self._room_state()
             effects += self.notice(f"The game was cancelled before it began: {cancelled}.")
             effects += self._close_if_empty()
@@ -695,6 +800,7 @@ class Room:
                 self._game_over(),
             ]
             self.state = FINISHED
+            effects += self._let_kept_go()
             self.finished_by = tuple(
                 None if seat.session is None else seat.session.player for seat in self.seats
             )
@@ -735,7 +841,7 @@ class Room:
             if push.seat is None:
                 targets = self.spectators
             else:
-                occupant = self.seats[push.seat].session
+                occupant = self.here(push.seat)
                 targets = [occupant] if occupant is not None else []
             shared = push.shared
             if shared is None and len(targets) > 1:
@@ -793,7 +899,7 @@ class Room:
                         player=None if seat.bot is not None else who.player,
                         bot=STAND_IN_BOT if stood_in else seat.bot,
                         ready=seat.ready,
-                        connected=who.connected,
+                        connected=who.connected and self.here(index) is who,
                         rating=who.rating,
                         key=None if seat.bot is not None else who.key,
                     )
@@ -818,9 +924,9 @@ class Room:
         connected one they share (encoded once; away, they get none)."""
         effects: list[Effect] = []
         seats = self._room_seats()  # (the same for every member)
-        for seat in self.seats:
-            if seat.session is not None:
-                effects += seat.session.push(m.RoomState, **self._room_fields(seat.session, seats))
+        for index in range(len(self.seats)):
+            if (session := self.here(index)) is not None:
+                effects += session.push(m.RoomState, **self._room_fields(session, seats))
         watching = [s for s in self.spectators if s.connected]
         if watching:
             fields = self._room_fields(watching[0], seats)

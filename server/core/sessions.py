@@ -89,6 +89,8 @@ class Session:
         "joined",
         "key",
         "rating",
+        "kept_seats",
+        "waiting",
     )
 
     def __init__(
@@ -115,6 +117,12 @@ class Session:
         self.conn: Hashable | None = None
         self.room: int | None = None
         self.seat: int | None = None
+        # The seats it kept in games it stepped out of (`leave_room.keep_seat`),
+        # room id -> seat, oldest first (not facts of its own: the rooms'
+        # seats say it), and the rooms of those the last `games_waiting`
+        # push said wait for it.
+        self.kept_seats: dict[int, int] = {}
+        self.waiting: tuple[int, ...] = ()
         self.disconnected_at: float | None = None
         self.last_seq = 0
         # Made at the first push and the first chat line: an empty deque
@@ -136,6 +144,8 @@ class Session:
         for name in ("history", "chat_times", "address", "key", "rating"):  # (older: before)
             if not hasattr(self, name):
                 setattr(self, name, None)
+        if not hasattr(self, "kept_seats"):
+            self.kept_seats, self.waiting = {}, ()
         if not hasattr(self, "joined"):  # saved before it was kept: assume it did
             self.joined = True
         if not hasattr(self, "_history_bytes"):
@@ -174,9 +184,9 @@ class Session:
         times a second, on a busy server); bytes it never walks. A resume
         decodes the few it sends again.
 
-        A session away without a seat gets nothing built or kept: the push
-        is only counted, so that a resume finds it missing and sends a
-        snapshot instead."""
+        A session away without a seat in its room gets nothing built or
+        kept: the push is only counted, so that a resume finds it missing
+        and sends a snapshot instead."""
         if self.conn is None and self.seat is None:
             self.last_seq += 1
             self.forget_pushes()

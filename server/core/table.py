@@ -197,6 +197,26 @@ class Table:
             return None
         return tuple(sorted(self.votes))
 
+    def waiting_for(self) -> tuple[int, ...]:
+        """The seats the game waits for now, in seat order: a seed
+        commitment, the pending decision (not the stand-in's to play), an
+        opening, a final reveal; none once it is over."""
+        referee = self.referee
+        phase = referee.phase
+        if phase is Phase.SEEDING:
+            return tuple(referee.awaited_seeds())
+        if phase is Phase.REVEALING:
+            return tuple(s for s in referee.awaited_reveals() if not self.stood_in(s))
+        decision = referee.decision
+        if decision is None or self.stood_in(decision.seat):
+            return ()
+        return (decision.seat,)
+
+    def time_left(self, now: float) -> int | None:
+        """Milliseconds before the server acts for the seats it waits for
+        (None: no timer runs)."""
+        return _millis(self._deadline, now)
+
     @property
     def grace(self) -> float:
         """How long a seated player may be away before the stand-in plays

@@ -71,7 +71,7 @@ from tests.server.local_referee import (
 CONNECTION_AND_LOBBY = {
     "hello", "prove", "rename", "leaderboard", "ping", "sync", "list_rooms", "create_room", "join_room", "spectate",
     "leave_room", "ready", "start_game", "add_bot", "remove_bot", "chat",
-    "list_records", "get_record", "vote_abort",
+    "list_records", "get_record", "vote_abort", "list_games",
 }  # fmt: skip
 
 

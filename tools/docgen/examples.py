@@ -202,6 +202,23 @@ def examples() -> dict[str, m.Message]:
             ),
             id=23,
         ),
+        m.ListGames(id=43),
+        m.GameList(
+            games=(
+                m.MyGame(
+                    room=ROOM,
+                    name="Ann's table",
+                    seat=0,
+                    names=("Ann", "Bo", "Cy"),
+                    round=3,
+                    waiting_for=(0,),
+                    here=False,
+                    time_left=151_200_000,
+                ),
+            ),
+            id=43,
+        ),
+        m.GamesWaiting(seq=9, rooms=(ROOM,)),
         m.GetRecord(record_id=GAME.hex(), id=24),
         # A record is some 10 KB: the example shows only its first bytes.
         m.RecordData(record_id=GAME.hex(), data=RECORD_START, id=24),
