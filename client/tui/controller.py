@@ -331,6 +331,7 @@ class GameController:
             self._game = None
         if game is None:
             self.chooser = None
+            self._chooser_turn = None  # (a game we step out of offers it again when back)
             self._take_chat()
             self._say(notices)
             return False
@@ -584,7 +585,7 @@ class GameController:
             if self.quitting
             else self.chooser.status
             if self.chooser is not None and self.chooser.status
-            else self.status,
+            else self.status or self._elsewhere(),
             banner=self.banner,
             end=end,
             chat_input=self.chat_input,
@@ -663,6 +664,9 @@ class GameController:
             return
         if key == "A":
             self._vote()
+            return
+        if key == "L":
+            self._step_out()
             return
         if self.end is not None:
             game = self.state.game
@@ -744,6 +748,25 @@ class GameController:
             else "You left the game: your seat forfeits it (the server plays it to the end)."
         )
         return self.resigned
+
+    def _step_out(self) -> None:
+        """[L]: back to the lobby, keeping our seat (`leave_room.keep_seat`)."""
+        if not self.leave_key:
+            self.status = "No lobby here: q quits (your seat is kept until you are back)"
+        elif not self._playing():
+            self.status = "No game of yours is being played: l leaves the room"
+        else:
+            self.send(Request(m.LeaveRoom(keep_seat=True)))
+            self.status = "To the lobby: your seat is kept (my games [m] brings you back)…"
+
+    def _elsewhere(self) -> str:
+        """The games whose seats we kept that wait for us, said on the status
+        line while it has nothing else to say."""
+        n = len(self.state.games_waiting)
+        if not n or not self.leave_key:
+            return ""
+        games = "another game" if n == 1 else f"{n} other games"
+        return f"Your turn in {games}: L to the lobby, your seat here kept"
 
     def _vote(self) -> None:
         """[A]: vote to end the game, when a seat's player is gone."""

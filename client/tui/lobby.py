@@ -13,8 +13,11 @@ while it is shown.
 
 Keys, each listed on the screen: in the lobby ↑↓ pick a room, [j] join,
 [s] spectate, [n] new room (a form: ↑↓ a field, ←→ its value, letters for
-the name, Enter creates), [c] join by invite code, [h] your finished games
-([d] downloads the selected record), [r] refresh, [/] chat. In a room: [r]
+the name, Enter creates), [c] join by invite code, [m] my games (the games
+whose seats you kept when you stepped out of them, [L] in a game: Enter
+takes you back to one), [h] your finished games ([d] downloads the selected
+record), [r] refresh, [/] chat. The lobby says when a game of yours waits
+for you (the server's `games_waiting`), and rings once for each. In a room: [r]
 ready or not, [b]/[e]/[h] add a normal/easy/hard bot (the heuristic, random
 moves, the ISMCTS search) and [x] remove the last bot (host), [g] start
 (host, everyone ready), [l] leave.
@@ -30,7 +33,7 @@ from oriflamme.protocol import messages as m
 from ..state import ClientState
 from .choices import DOWN, ENTER, ESCAPE, LEFT, QUIT_NOW, RIGHT, UP
 from .controller import Command, Download, Quit, Request, plain
-from .screen import MIN_HEIGHT, MIN_WIDTH, Line, Row, pad, rule, too_small
+from .screen import MIN_HEIGHT, MIN_WIDTH, Line, Row, clock, pad, rule, too_small
 from .text import edited, fit, safe, timer_words
 
 # (an hour and more: a game that waits for its players: docs/CLIENT.md)
@@ -103,6 +106,7 @@ class LobbyController:
     name: str = ""
     rooms: tuple[m.RoomSummary, ...] = ()
     records: tuple[m.RecordSummary, ...] | None = None  # shown when not None
+    games: tuple[m.MyGame, ...] | None = None  # my games: shown when not None
     selected: int = 0
     form: RoomForm | None = None
     typing: str | None = None  # what is being typed: "chat" or "invite"
@@ -112,6 +116,15 @@ class LobbyController:
     help: bool = False
     chat_seen: list[str] = field(default_factory=list)
     room_names: dict[int, str] = field(default_factory=dict)  # the rooms seen, by id
+    rung: tuple[int, ...] = ()  # the games waiting for us when we last rang
+
+    def changed(self) -> bool:
+        """The mirror changed: True when a game of ours waits for us that
+        did not when we last looked (the app rings)."""
+        waiting = self.state.games_waiting
+        new = set(waiting) - set(self.rung)
+        self.rung = waiting
+        return bool(new)
 
     # ------------------------------------------------------------ answers
 
@@ -123,6 +136,9 @@ class LobbyController:
             self.selected = min(self.selected, max(0, len(self.rooms) - 1))
         elif isinstance(answer, m.RecordList):
             self.records = answer.records
+            self.selected = 0
+        elif isinstance(answer, m.GameList):
+            self.games = answer.games
             self.selected = 0
         elif (
             isinstance(answer, m.Error)
@@ -136,6 +152,9 @@ class LobbyController:
             self.status = "Room created: add bots or wait for players, then [r] ready"
         elif isinstance(request, m.JoinRoom | m.Spectate):
             self.status = ""
+            self.games = None
+        elif isinstance(request, m.LeaveRoom) and request.keep_seat:
+            self.status = "Your seat is kept: [m] my games takes you back to it"
         if isinstance(request, m.CreateRoom | m.JoinRoom | m.Spectate | m.LeaveRoom) and isinstance(
             answer, m.Ok
         ):
@@ -166,6 +185,8 @@ class LobbyController:
             self.send(Quit())
         elif self.records is not None:
             self._records_key(key)
+        elif self.games is not None:
+            self._games_key(key)
         elif self.state.room is not None:
             self._room_key(key)
         else:
@@ -192,6 +213,9 @@ class LobbyController:
         elif key == "h":
             self.records = ()
             self.send(Request(m.ListRecords()))
+        elif key == "m":
+            self.games = ()
+            self.send(Request(m.ListGames()))
         elif key == "r":
             self.send(Request(m.ListRooms()))
         else:
@@ -257,6 +281,22 @@ class LobbyController:
         else:
             self.status = "[↑↓] choose  [d] download the record  [Esc] back"
 
+    def _games_key(self, key: str) -> None:
+        games = self.games or ()
+        chosen = games[self.selected] if games else None
+        if key in (ESCAPE, "m"):
+            self.games = None
+        elif key in (UP, DOWN) and games:
+            step = -1 if key == UP else 1
+            self.selected = max(0, min(len(games) - 1, self.selected + step))
+        elif key in ("j", ENTER) and chosen is not None:
+            self.send(Request(m.JoinRoom(room=chosen.room)))
+            self.status = f'Back to "{safe(chosen.name)}"…'
+        elif key == "r":
+            self.send(Request(m.ListGames()))
+        else:
+            self.status = "[↑↓] choose  [Enter] back to that game  [r] refresh  [Esc] back"
+
     def _form_key(self, key: str) -> None:
         form = self.form
         assert form is not None
@@ -304,6 +344,8 @@ class LobbyController:
             lines += self._form_lines(width)
         elif self.records is not None:
             lines += self._record_lines(width, height - 4)
+        elif self.games is not None:
+            lines += self._game_lines(width, height - 4)
         else:
             top = max(3, (height - 6) // 2 - 1) if self.state.room is None else 4
             lines += self._room_list(width, top)
@@ -347,6 +389,8 @@ class LobbyController:
                 "   [n] a new room, [c] a private room's",
                 "   invite code.",
             ]
+            if self.state.games_waiting:
+                left = [f"   {self.waiting_text()}: [m]", *left]
         else:
             title = f'Room "{safe(room.name, 20)}"'
             if room.invite:
@@ -462,6 +506,38 @@ class LobbyController:
             )
         return out
 
+    def waiting_text(self) -> str:
+        """ "Your turn in 2 games" (empty when none waits for us)."""
+        n = len(self.state.games_waiting)
+        return "" if not n else f"Your turn in {n} game{'s' if n > 1 else ''}"
+
+    def _game_lines(self, width: int, height: int) -> list[Line]:
+        games = self.games or ()
+        out = [rule(width, f"My games ({len(games)}) · Enter takes you back to one")]
+        if not games:
+            out.append(Row(width).add("   None (or the list is on its way).").line())
+        first = max(0, min(self.selected - (height - 1) // 2, len(games) - (height - 1)))
+        for i, g in enumerate(games[first : first + max(1, height - 1)], start=first):
+            if g.seat in g.waiting_for:
+                turn, style = "your turn", "class:turn"
+            elif g.waiting_for:
+                names = [safe(g.names[s], 10) for s in g.waiting_for if s < len(g.names)]
+                turn, style = f"waiting for {', '.join(names)}", ""
+            else:
+                turn, style = "the server plays", ""
+            left = "" if g.time_left is None else f"  ⏱ {clock(g.time_left // 1000)}"
+            where = " (this room)" if g.here else ""
+            mark = " ▸ " if i == self.selected else "   "
+            out.append(
+                Row(width)
+                .add(mark, "class:turn")
+                .add(f"{fit(safe(g.name), 16)}{where} · round {g.round} · ")
+                .add(turn, style)
+                .add(left, "class:dim")
+                .line()
+            )
+        return out
+
     def _status_line(self, width: int) -> Line:
         row = Row(width)
         if self.typing is not None:
@@ -469,6 +545,8 @@ class LobbyController:
             return row.add(" " + label, "class:key").add(self.typed + "▏").line()
         if self.banner:
             return row.add(" " + self.banner, "class:banner").line()
+        if not self.status and self.state.room is not None and self.state.games_waiting:
+            return row.add(f" {self.waiting_text()} elsewhere", "class:status").line()
         return row.add(" " + self.status, "class:status").line()
 
     def _keys_line(self, width: int) -> Line:
@@ -476,6 +554,8 @@ class LobbyController:
             keys = "[Enter] create  [Esc] cancel"
         elif self.records is not None:
             keys = "[↑↓] choose  [d] download the record  [Esc] back"
+        elif self.games is not None:
+            keys = "[↑↓] choose  [Enter] back to that game  [r] refresh  [Esc] back"
         elif self.state.room is not None:
             room = self.state.room
             if room.seat is None:
@@ -487,7 +567,7 @@ class LobbyController:
             else:
                 keys = "[r] ready  [l] leave  [/] chat  [q] quit"
         else:
-            keys = "[j] join  [s] watch  [n] new room  [c] invite  [h] games  [/] chat  [q] quit"
+            keys = "[j] join  [s] watch  [n] new  [c] invite  [m] my games  [h] played  [/] chat  [q] quit"
         row = Row(width)
         for part in keys.split("  "):
             key, _, label = part.partition("] ")
@@ -501,6 +581,7 @@ _HELP = [
     "↑ ↓       choose a room          j  join it      s  watch it (spectate)",
     "n         a new room: seats, edition, turn timer, first player, private",
     "c         join a private room by its invite code (its host shares it)",
+    "m         my games: those whose seats you kept ([L] in a game); Enter goes back",
     "h         your finished games; d downloads one (oriflamme verify checks it)",
     "/         chat (in a room: with the room; else with the lobby)",
     "",

@@ -1070,7 +1070,7 @@ HELP_KEYS = [
     ("PgUp/Dn", "scroll the log back and forth (↑ ↓ a line, Home End its ends)"),
     ("o / s", "every player in full, with their cards out / the scores of each round"),
     ("/", "chat: type a line, Enter sends it, Esc cancels"),
-    ("q", "quit (asked first; seat kept) · R resign · A vote to end the game"),
+    ("q", "quit (asked) · L lobby, seat kept · R resign · A vote to end the game"),
 ]
 
 

@@ -77,7 +77,10 @@ class Screens:
         return self.game.my_turn
 
     def changed(self, now: float) -> bool:
-        return self.game.changed(now)
+        """The mirror changed: True when something of ours newly waits for
+        us (a decision here, or a game elsewhere: the app rings)."""
+        ours = self.game.changed(now)
+        return self.lobby.changed() or ours
 
     def tick(self, now: float) -> bool:
         return self.game.tick(now)

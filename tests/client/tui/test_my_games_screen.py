@@ -1,0 +1,83 @@
+"""My games at the terminal, at 80x24: [L] in a game steps out of it with
+the seat kept, the lobby says (and rings) when a game waits, [m] lists the
+games with whose turn it is, and Enter goes back to one; a game elsewhere
+that waits is said on the game screen's status line. A real server core
+carries every request (`Table`'s in-process world)."""
+
+from __future__ import annotations
+
+from oriflamme.client.tui.choices import ENTER
+from oriflamme.client.tui.controller import Command, Request
+from oriflamme.client.tui.screens import Screens
+from oriflamme.protocol import messages as m
+
+from .helpers import Table, screen_text
+
+DAYS = m.RoomSettings.for_players(3, turn_timer=2 * 86400, first_player="host")
+
+
+def deliver(t: Table, screens: Screens, sent: list[Command]) -> None:
+    """Carry the requests the keys gave (and those their answers gave), as
+    the app's program does."""
+    while sent:
+        command = sent.pop(0)
+        assert isinstance(command, Request), command
+        answer = t.ask(command.message)
+        assert answer is not None
+        screens.answered(command.message, answer)
+
+
+def a_game_waiting_for_ann(t: Table, name: str) -> None:
+    t.ask(m.CreateRoom(settings=DAYS, name=name))
+    for _ in range(2):
+        t.ask(m.AddBot(strategy="random"))
+    t.start()
+    t.world.run(lambda: t.game is not None and t.game.my_turn)
+
+
+def shown(screens: Screens) -> list[str]:
+    return screen_text(screens.lines(80, 24)).splitlines()
+
+
+def test_a_player_steps_out_is_told_when_the_game_waits_and_goes_back() -> None:
+    t = Table(3, label="my games")
+    sent: list[Command] = []
+    screens = Screens(t.me.state, sent.append, server="here", name="Ann")
+    a_game_waiting_for_ann(t, "friday")
+    screens.changed(t.world.now)
+    assert not screens.in_lobby
+    screens.key("L")
+    deliver(t, screens, sent)
+    assert screens.in_lobby
+    # The game waits for Ann's decision: the lobby says so, and rings once.
+    assert t.me.state.games_waiting and screens.changed(t.world.now)
+    assert not screens.changed(t.world.now)
+    lines = shown(screens)
+    assert any("Your turn in 1 game: [m]" in line for line in lines), lines
+    assert any("[m] my games" in line for line in lines)
+    screens.key("m")
+    deliver(t, screens, sent)
+    lines = shown(screens)
+    assert any(line.startswith("─ My games (1)") for line in lines), lines
+    [row] = [line for line in lines if "friday" in line]
+    assert row.startswith(" ▸ friday") and "round 1 · your turn  ⏱ 2d 0h" in row, row
+    screens.key(ENTER)
+    deliver(t, screens, sent)
+    screens.changed(t.world.now)
+    assert not screens.in_lobby and screens.game.chooser is not None
+    assert t.me.state.room is not None and t.me.state.room.seat == 0
+
+
+def test_a_game_elsewhere_that_waits_is_said_on_the_game_screen() -> None:
+    t = Table(3, label="my games, two")
+    sent: list[Command] = []
+    screens = Screens(t.me.state, sent.append, server="here", name="Ann")
+    a_game_waiting_for_ann(t, "first")
+    screens.changed(t.world.now)
+    screens.key("L")
+    deliver(t, screens, sent)
+    a_game_waiting_for_ann(t, "second")
+    screens.changed(t.world.now)
+    assert not screens.in_lobby
+    status = shown(screens)[-1]
+    assert "Your turn in another game: L to the lobby, your seat here kept" in status, status
