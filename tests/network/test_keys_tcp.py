@@ -191,3 +191,63 @@ async def test_join_with_a_name_given_takes_it_for_its_key_if_it_is_free(tmp_pat
             assert ann.name == bridge.controller.lobby.name == "Annie"
             assert net.gateway.lobby.names.name_of(identity.public_bytes(ANN)) == "Annie"
             nursery.cancel_scope.cancel()
+
+
+@pytest.mark.trio
+async def test_a_key_alone_takes_its_player_back_to_a_game_it_stepped_out_of(
+    tmp_path: Path,
+) -> None:
+    """My games (docs/PROTOCOL.md): Ann steps out of a game of days keeping
+    her seat, is told when it waits for her, and from another address and
+    another state directory, with her key alone, lists her games, goes back
+    to it and plays it to its end; the record verifies, every signature
+    checked."""
+    if not sys.platform.startswith("linux"):
+        pytest.skip("127.0.0.2 is a loopback address on Linux only")
+    finished: list[GameFinished] = []
+    net = NetServer(Gateway(Lobby(ServerConfig())), bots=None, on_record=finished.append)
+    days = m.RoomSettings.for_players(2, turn_timer=2 * 86400)
+    with trio.fail_after(GAME_HANG):
+        async with trio.open_nursery() as nursery:
+            port = await serve_twice(nursery, net)
+            ann = keyed("127.0.0.1", port, "Ann", ANN, tmp_path / "here", 1)
+            bob = keyed("127.0.0.1", port, "Bob", BOB, tmp_path / "bob", 2)
+            for session in (ann, bob):
+                await nursery.start(session.run)
+            await ann.request(m.CreateRoom(settings=days))
+            room = ann.state.room
+            assert room is not None
+            await bob.request(m.JoinRoom(room=room.room))
+            for session in (ann, bob):
+                await session.request(m.Ready(ready=True))
+            await ann.request(m.StartGame())
+            await ann.wait_until(
+                lambda: ann.state.game is not None and ann.state.game.server_seed is not None
+            )
+            await ann.request(m.LeaveRoom(keep_seat=True))
+            await ann.wait_until(lambda: ann.state.games_waiting == (room.room,))
+            ann.close()
+            back = keyed("127.0.0.2", port, "Ann", ANN, tmp_path / "there", 3)
+            await nursery.start(back.run)
+            await back.wait_until(lambda: back.state.games_waiting == (room.room,))
+            listed = await back.request(m.ListGames())
+            assert isinstance(listed, m.GameList)
+            [mine] = listed.games
+            assert (mine.room, mine.seat, mine.here, mine.names) == (
+                room.room,
+                0,
+                False,
+                ("Ann", "Bob"),
+            )
+            assert 0 in mine.waiting_for
+            await back.request(m.JoinRoom(room=room.room))
+            await back.wait_until(lambda: bool(finished))
+            game = back.state.game
+            assert game is not None and UNSEALED in back.state.notices
+            await back.wait_until(lambda: game.end is not None)
+            assert [v.status for v in game.check_end()] == ["ok", "ok"]
+            (ended,) = finished
+            assert not ended.record.seats[0].stand_in  # (the game waited for Ann)
+            verdict = verify_record(decode_record(encode_record(ended.record)))
+            assert verdict.ok, verdict.reasons()
+            nursery.cancel_scope.cancel()
