@@ -177,8 +177,10 @@ class InProcess:
         token: bytes | None = None,
         seq: int | None = None,
         endpoint: ClientEndpoint | None = None,
+        address: str | None = None,
     ) -> Client:
-        """A new client connection; it says hello at once."""
+        """A new client connection (from `address`: None, not counted); it
+        says hello at once."""
         conn = f"conn-{next(self._conns)}"
         if endpoint is None:
             endpoint = ClientEndpoint(name, token=token, seq=seq, make_secrets=self._make_secrets)
@@ -186,7 +188,7 @@ class InProcess:
             behaviour = Behaviour(bot)
         client = Client(self, conn, endpoint, behaviour)
         self.clients[conn] = client
-        self.gateway.open(conn, self.now)
+        self.gateway.open(conn, self.now, address=address)
         client._outbox += endpoint.hello()
         self._flush(client)
         return client

@@ -54,6 +54,7 @@ RANGES: dict[str, tuple[float, float]] = {
     "max_rooms": (1, 1e6),
     "max_sessions": (1, 1e6),
     "kept_games": (0, 63),  # (and the game of its room: `game_list` holds 64)
+    "kept_games_per_address": (0, 1e6),
     "sessions_per_address": (1, 1e6),
     "spectators_per_room": (0, 1e6),
 }
@@ -94,8 +95,10 @@ class ServerConfig:
     sessions_per_address: int = 100
     spectators_per_room: int = 100
     # The games one session may step out of keeping its seat, at once
-    # (`leave_room.keep_seat`): each holds a room open.
+    # (`leave_room.keep_seat`), and all the sessions of one address: each
+    # holds a room open while its game is played.
     kept_games: int = 20
+    kept_games_per_address: int = 100
     strategies: tuple[str, ...] = DEFAULT_STRATEGIES
     # Abuse limits (each refusal is a documented error): messages a
     # connection may send (a token bucket: `message_burst` at once, then

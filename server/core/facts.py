@@ -275,7 +275,11 @@ def _game_data(table: Table) -> dict[str, Any]:
         },
         # What the room shows of the game while it is not rebuilt yet
         # (`UnbuiltGame`), as the table says it (version 3 on).
-        "view": {"over": table.over, "abort_votes": table.abort_votes()},
+        "view": {
+            "over": table.over,
+            "abort_votes": table.abort_votes(),
+            "waiting_for": list(table.waiting_for()),
+        },
     }
 
 

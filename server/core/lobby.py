@@ -48,6 +48,7 @@ from oriflamme.protocol.errors import (
     NAME_TAKEN,
     NO_SUCH_RECORD,
     NO_SUCH_ROOM,
+    NOT_PERMITTED,
     RATE_LIMITED,
     ROOM_FULL,
     SERVER_BUSY,
@@ -474,7 +475,7 @@ class Lobby:
                 return [Send(conn, m.error_message(error))]
             return [FetchRecord(conn, request_id, record_id)]
         self._touch(session)
-        before = session.room
+        before, kept = session.room, tuple(session.kept_seats)
         outcome = self._route(session, message, now)
         self._touch(session)
         if session.room is not None:
@@ -487,15 +488,20 @@ class Lobby:
             answer = m.error_message(outcome.error)
         effects = self._noted(outcome.effects)
         rooms = {r for r in (before, session.room) if r is not None}
-        return [Send(conn, answer), *effects, *self._waiting_changed(rooms, session)]
+        mine = (session,) if tuple(session.kept_seats) != kept else ()
+        return [Send(conn, answer), *effects, *self._waiting_changed(rooms, *mine)]
 
     def _route(self, session: Session, message: m.Message, now: float) -> Outcome:
         room = self._room_of(session)
-        kept = getattr(message, "room", None)
-        if isinstance(message, m.JoinRoom | m.Spectate) and kept in session.kept_seats:
-            return self._come_back(session, message, room, now)
+        if isinstance(message, m.JoinRoom | m.Spectate):
+            named = message.room
+            if message.invite is not None:
+                named = self._invites.get(normalize_invite(message.invite))
+            if named in session.kept_seats:
+                return self._come_back(session, message, named, room, now)
         if isinstance(message, m.LeaveRoom) and message.keep_seat and room is not None:
             try:
+                self._may_keep(session)
                 return Outcome(effects=room.step_out(session, now))
             except RemoteProtocolError as refusal:
                 return Outcome(refusal)
@@ -526,25 +532,54 @@ class Lobby:
         if room is None:
             return Outcome(RemoteProtocolError(WRONG_STATE, f"{message.TYPE}: you are in no room"))
         outcome = room.handle(session, message, now)
-        self._forget_closed(room)
+        outcome.effects += self._forget_closed(room, now)
         return outcome
 
     def _come_back(
-        self, session: Session, message: m.JoinRoom | m.Spectate, room: Room | None, now: float
+        self,
+        session: Session,
+        message: m.JoinRoom | m.Spectate,
+        kept: int,
+        room: Room | None,
+        now: float,
     ) -> Outcome:
-        """`join_room` with a room whose seat `session` kept: back to it."""
-        assert message.room is not None
-        seat = session.kept_seats[message.room]
+        """`join_room` with room `kept`, whose seat `session` kept: back to it."""
+        seat = session.kept_seats[kept]
         if isinstance(message, m.Spectate):
-            why = f"you kept seat {seat} in room {message.room}: join_room takes you back to it"
+            why = f"you kept seat {seat} in room {kept}: join_room takes you back to it"
         elif room is not None:
             why = f"you are in room {room.id}: leave it first (keep_seat keeps your seat there)"
         elif message.seat is not None and message.seat != seat:
-            why = f"join_room.seat: your seat in room {message.room} is {seat}"
+            return Outcome(
+                RemoteProtocolError(
+                    INVALID_FIELD, f"join_room.seat: your seat in room {kept} is {seat}"
+                )
+            )
         else:
-            return Outcome(effects=self.rooms[message.room].come_back(session, now))
-        code = INVALID_FIELD if isinstance(message, m.JoinRoom) and room is None else WRONG_STATE
-        return Outcome(RemoteProtocolError(code, why))
+            return Outcome(effects=self.rooms[kept].come_back(session, now))
+        return Outcome(RemoteProtocolError(WRONG_STATE, why))
+
+    def _may_keep(self, session: Session) -> None:
+        """Raise if `session` may keep no more seats: it keeps `kept_games`
+        already, or the sessions of its address keep `kept_games_per_address`
+        (each holds a room open for as long as its game is played)."""
+        config = self.config
+        if len(session.kept_seats) >= config.kept_games:
+            raise RemoteProtocolError(
+                NOT_PERMITTED,
+                f"you keep seats in {config.kept_games} games already, the most this server"
+                " keeps: play one to its end first",
+            )
+        address = session.address
+        if address is None:
+            return
+        kept = sum(len(s.kept_seats) for s in self.sessions.from_address(address).values())
+        if kept >= config.kept_games_per_address:
+            raise RemoteProtocolError(
+                NOT_PERMITTED,
+                f"the players of your address keep seats in {kept} games already, the most"
+                " this server keeps: play one to its end first",
+            )
 
     # ------------------------------------------------------------ my games
 
@@ -591,8 +626,13 @@ class Lobby:
         waiting = self._waiting(session)
         if waiting == session.waiting and not (again and waiting):
             return []
-        self._told(session, waiting)
-        return session.push(m.GamesWaiting, rooms=waiting)
+        # A push to a session away without a seat is only counted: its
+        # client is not told, and will be at its resume (a snapshot, then).
+        told = session.connected or session.seat is not None
+        effects = session.push(m.GamesWaiting, rooms=waiting)
+        if told:
+            self._told(session, waiting)
+        return effects
 
     def _told(self, session: Session, waiting: tuple[int, ...]) -> None:
         told = self._told_waiting
@@ -836,20 +876,24 @@ class Lobby:
     def _room_of(self, session: Session) -> Room | None:
         return None if session.room is None else self.rooms.get(session.room)
 
-    def _forget_closed(self, room: Room) -> None:
+    def _forget_closed(self, room: Room, now: float) -> list[Effect]:
+        """Forget `room` if it closed; what that does (a spectator let go
+        leaves the seats it kept elsewhere)."""
+        effects: list[Effect] = []
         if room.state == CLOSED:
             self.rooms.pop(room.id, None)
             if room.invite is not None:
                 self._invites.pop(normalize_invite(room.invite), None)
             # Its spectators away have nothing left to come back to (and
-            # keep no pushes that would tell them so): they are let go,
-            # but those whose kept seats hold them.
-            for session in room.left_away:
+            # keep no pushes that would tell them so): they are let go (and
+            # the seats they kept elsewhere), but those their kept seats hold.
+            left, room.left_away = room.left_away, ()
+            for session in left:
                 if self.sessions.by_player.get(session.player) is session and not self._held(
                     session
                 ):
-                    self._forget(session)
-            room.left_away = ()
+                    effects += self._expire(session, now)
+        return effects
 
     # ------------------------------------------------------------ rebuilding
 
@@ -989,7 +1033,7 @@ class Lobby:
                 if ticked:
                     changed.append(room.id)
                     effects += self._noted(ticked)
-            self._forget_closed(room)
+            effects += self._forget_closed(room, now)
         effects += self._waiting_changed(changed)
         self._refresh()  # (a game that just ended holds its players no longer)
         expired = set()
@@ -1013,7 +1057,7 @@ class Lobby:
         seats it kept, and forgotten."""
         effects: list[Effect] = []
         home = [] if session.room is None else [session.room]
-        for room_id in [*home, *session.kept_seats]:
+        for room_id in dict.fromkeys([*home, *session.kept_seats]):
             room = self.rooms.get(room_id)
             if room is None:
                 continue
@@ -1025,7 +1069,7 @@ class Lobby:
                     effects += self._noted(room.remove(session, now))
             except Exception:  # a bug of ours in that room: the session expires all the same
                 effects.append(Fault(None, f"room {room_id}: {traceback.format_exc()}"))
-            self._forget_closed(room)
+            effects += self._forget_closed(room, now)
         self._forget(session)
         return effects
 

@@ -288,7 +288,14 @@ class Room:
         )
 
     def waits_for(self, index: int) -> bool:
-        """The game in play here waits for seat `index` now."""
+        """The game in play here waits for seat `index` now (as its facts
+        say, for a game not rebuilt yet: asking does not rebuild it)."""
+        if not self.in_play():
+            return False
+        if self._unbuilt is not None:
+            waiting = self._unbuilt.waiting_for
+            if waiting is not None:
+                return index in waiting
         table = self.table
         return table is not None and self.in_play() and index in table.waiting_for()
 
@@ -376,13 +383,6 @@ class Room:
             raise _refuse(
                 WRONG_STATE, "no game is being played here: leave_room, without keep_seat"
             )
-        most = self.config.kept_games
-        if len(session.kept_seats) >= most:
-            raise _refuse(
-                NOT_PERMITTED,
-                f"you keep seats in {most} games already, the most this server keeps:"
-                " play one to its end first",
-            )
         session.room, session.seat = None, None
         session.kept_seats[self.id] = index
         effects: list[Effect] = [self.event(f"{session.logged_as} stepped out of seat {index}")]
@@ -396,6 +396,9 @@ class Room:
         index = session.kept_seats.pop(self.id)
         session.room, session.seat = self.id, index
         effects: list[Effect] = [self.event(f"{session.logged_as} came back to seat {index}")]
+        players = [seat.session.player for seat in self.seats if seat.human and seat.session]
+        if self.host not in players:
+            effects += self._pass_host()  # (the host left while every player was out)
         effects += self.snapshot(session, now)
         return effects + self.connection_changed(session, now)
 
@@ -419,7 +422,11 @@ class Room:
         return []
 
     def _pass_host(self) -> list[Effect]:
+        """The first player here in seat order is host, or else, while a
+        game is played, the first who stepped out keeping a seat."""
         humans = self.humans()
+        if not humans and self.in_play():
+            humans = [session for _, session in self.kept()]
         if not humans:
             return []
         self.host = humans[0].player
@@ -970,6 +977,12 @@ class UnbuiltGame:
     def stood_in(self, seat: int) -> bool:
         timers = self._timers
         return bool(timers["stood_in"][seat] or timers["left"][seat])
+
+    @property
+    def waiting_for(self) -> tuple[int, ...] | None:
+        """As `Table.waiting_for` (None: facts of before it was kept)."""
+        waiting = self.facts["view"].get("waiting_for")
+        return None if waiting is None else tuple(waiting)
 
     @property
     def abort_votes(self) -> tuple[int, ...] | None:

@@ -170,3 +170,77 @@ def test_a_kept_seat_holds_its_session_until_its_game_ends_then_lets_it_go() -> 
     [finished] = world.records
     assert finished.record.seats[0].stand_in and not lobby.rooms
     assert player not in lobby.sessions.by_player
+
+
+def test_the_players_of_one_address_keep_a_bounded_number_of_seats() -> None:
+    world = Kept(seed=12)
+    world.gateway.lobby.config = replace(world.gateway.lobby.config, kept_games_per_address=1)
+    ann = world.connect("Ann", address="10.0.0.1")
+    bob = world.connect("Bob", address="10.0.0.1")
+    cy = world.connect("Cy", address="10.0.0.2")
+    world.settle()
+    for client in (ann, bob, cy):
+        a_table_waiting_for(world, client)
+    ok(world, ann, m.LeaveRoom(keep_seat=True))
+    refused(world, bob, m.LeaveRoom(keep_seat=True), NOT_PERMITTED)
+    ok(world, cy, m.LeaveRoom(keep_seat=True))  # (another address)
+
+
+def test_a_private_room_is_come_back_to_by_its_invite_code_not_watched() -> None:
+    world = Kept(seed=13)
+    ann = world.connect("Ann")
+    world.settle()
+    world.start_table([ann], SETTINGS, private=True, bots=2)
+    world.settle()
+    room = ann.state.room
+    assert room is not None and room.invite is not None
+    ok(world, ann, m.LeaveRoom(keep_seat=True))
+    refused(world, ann, m.Spectate(invite=room.invite.lower()), WRONG_STATE)
+    refused(world, ann, m.Spectate(room=room.room), WRONG_STATE)
+    ok(world, ann, m.JoinRoom(invite=room.invite))
+    assert ann.state.room is not None and ann.state.room.seat == 0
+
+
+def test_the_host_passes_to_a_player_who_stepped_out_when_the_host_leaves() -> None:
+    world = Kept(seed=14)
+    # (their clients send what is automatic, no decision: the game waits for Ann's)
+    ann, bob = (
+        world.connect("Ann", behaviour=Behaviour(None)),
+        world.connect("Bob", behaviour=Behaviour(None)),
+    )
+    world.settle()
+    ann.send(m.CreateRoom(settings=SETTINGS))
+    world.settle()
+    assert ann.state.room is not None
+    room_id = ann.state.room.room
+    ok(world, bob, m.JoinRoom(room=room_id))
+    ok(world, ann, m.AddBot(strategy="random"))
+    for client in (ann, bob):
+        ok(world, client, m.Ready(ready=True))
+    ok(world, ann, m.StartGame())
+    world.run(lambda: dealt(ann) and dealt(bob))
+    ok(world, bob, m.LeaveRoom(keep_seat=True))
+    ok(world, ann, m.LeaveRoom())  # (for good: the stand-in plays her seat)
+    room = world.gateway.lobby.rooms[room_id]
+    assert room.host == bob.state.player
+    ok(world, bob, m.JoinRoom(room=room_id))
+    assert bob.state.room is not None and bob.state.room.host == bob.state.player
+
+
+def test_a_game_that_ended_while_its_player_was_away_is_no_longer_said_to_wait() -> None:
+    world = Kept(seed=15)
+    ann = playing(world)
+    world.start_table([ann], m.RoomSettings.for_players(3, first_player="host"), bots=2)
+    world.run(lambda: dealt(ann))
+    assert ann.state.room is not None
+    first = ann.state.room.room
+    ok(world, ann, m.LeaveRoom(keep_seat=True))
+    world.run(lambda: waiting(ann) == (first,))
+    world.disconnect(ann)
+    # No turn timer: the server's grace period, then the stand-in plays her
+    # seat to the end; the games waiting change while she is away.
+    world.advance(world.gateway.lobby.config.grace + 1)
+    assert world.records
+    ann = resume(world, ann)  # (a snapshot: it says no game waits now)
+    assert [p.rooms for p in received(ann, m.GamesWaiting)] == [()]
+    assert waiting(ann) == ()
