@@ -256,6 +256,8 @@ SERVER_LIMITS: tuple[tuple[str, type, str], ...] = (
     ("max_sessions", int, "player sessions kept at once (20000)"),
     ("sessions_per_address", int, "player sessions kept at once from one address (100)"),
     ("spectators_per_room", int, "spectators in one room at once, 0: none (100)"),
+    ("kept_games", int, "games one player may step out of keeping the seat, 0-63 (20)"),
+    ("kept_games_per_address", int, "the same, for all the players of one address (100)"),
 )
 
 

@@ -253,9 +253,9 @@ def with_limits(kept: ServerConfig, given: ServerConfig) -> ServerConfig:
     (the value the server had before it was a setting)."""
     default = ServerConfig()
     values = {
-        f.name: getattr(given, f.name)
-        if f.name in GIVEN_AT_START
-        else getattr(kept, f.name, getattr(default, f.name))
+        f.name: getattr(
+            given if f.name in GIVEN_AT_START else kept, f.name, getattr(default, f.name)
+        )
         for f in dataclasses.fields(ServerConfig)
     }
     return ServerConfig(**values)

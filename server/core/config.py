@@ -31,6 +31,8 @@ LIMITS = (
     "max_sessions",
     "sessions_per_address",
     "spectators_per_room",
+    "kept_games",
+    "kept_games_per_address",
 )
 
 # Their ranges. The upper bounds of frames and texts are the protocol's
@@ -53,10 +55,10 @@ RANGES: dict[str, tuple[float, float]] = {
     "room_name_length": (1, 40),
     "max_rooms": (1, 1e6),
     "max_sessions": (1, 1e6),
-    "kept_games": (0, 63),  # (and the game of its room: `game_list` holds 64)
-    "kept_games_per_address": (0, 1e6),
     "sessions_per_address": (1, 1e6),
     "spectators_per_room": (0, 1e6),
+    "kept_games": (0, 63),  # (and the game of its room: `game_list` holds 64)
+    "kept_games_per_address": (0, 1e6),
 }
 
 
@@ -94,11 +96,6 @@ class ServerConfig:
     max_sessions: int = 20000
     sessions_per_address: int = 100
     spectators_per_room: int = 100
-    # The games one session may step out of keeping its seat, at once
-    # (`leave_room.keep_seat`), and all the sessions of one address: each
-    # holds a room open while its game is played.
-    kept_games: int = 20
-    kept_games_per_address: int = 100
     strategies: tuple[str, ...] = DEFAULT_STRATEGIES
     # Abuse limits (each refusal is a documented error): messages a
     # connection may send (a token bucket: `message_burst` at once, then
@@ -129,6 +126,12 @@ class ServerConfig:
     chat_window: float = 10.0
     name_length: int = 32
     room_name_length: int = 40
+    # The games one session may step out of keeping its seat, at once
+    # (`leave_room.keep_seat`), and all the sessions of one address: each
+    # holds a room open while its game is played. (New settings go last:
+    # an earlier version's pickle gives the fields' values in order.)
+    kept_games: int = 20
+    kept_games_per_address: int = 100
 
     def __post_init__(self) -> None:
         for name in ("reply_timer", "grace", "session_ttl", "lobby_ttl"):

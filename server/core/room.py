@@ -297,7 +297,7 @@ class Room:
             if waiting is not None:
                 return index in waiting
         table = self.table
-        return table is not None and self.in_play() and index in table.waiting_for()
+        return table is not None and index in table.waiting_for()
 
     def next_deadline(self) -> float | None:
         if self.suspended is not None:
