@@ -36,8 +36,10 @@ FAST = -m 'not network and not process and not terminal and not slow'
 test: $(STAMP)
 	$(BIN)/python -m pytest $(XDIST)
 
+# (bytecode written, whatever the environment says: pytest keeps the test
+# modules it rewrote there, which would take each worker seconds again)
 test-fast: $(STAMP)
-	$(BIN)/python -m pytest $(XDIST) $(FAST)
+	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest $(XDIST) $(FAST)
 
 test-serial: $(STAMP)
 	$(BIN)/python -m pytest

@@ -40,6 +40,7 @@ def run_main(monkeypatch: pytest.MonkeyPatch, root: Path, *argv: str) -> int:
     return main()
 
 
+@pytest.mark.slow  # (the documents made again, twice: `make test` runs it)
 def test_the_tool_notices_drift_and_repairs_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -86,6 +87,7 @@ def test_the_tool_notices_drift_and_repairs_it(
 # ------------------------------------------------------------------ docs/COMMANDS.md
 
 
+@pytest.mark.slow  # (the documents made again, twice: `make test` runs it)
 def test_a_new_option_of_the_command_is_drift(monkeypatch: pytest.MonkeyPatch) -> None:
     """An option added to (or changed in) `oriflamme`'s parser and not
     written into docs/COMMANDS.md fails the check, as a stale document does."""

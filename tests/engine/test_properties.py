@@ -214,6 +214,7 @@ def play_checked(
 # ---------------------------------------------------------------- the properties
 
 
+@pytest.mark.slow  # (many examples: `make test` runs it, not `make test-fast`)
 @GAME_SETTINGS
 @given(st.data())
 def test_random_games_keep_every_card_once_and_end_after_round_6(data: st.DataObject) -> None:

@@ -750,6 +750,7 @@ def mutated_positions(draw: st.DrawFn) -> dict[str, Any]:
     return position
 
 
+@pytest.mark.slow  # (many examples: `make test` runs it, not `make test-fast`)
 @MUTATION_SETTINGS
 @given(mutated_positions())
 def test_from_data_loads_or_refuses_a_mutated_position(position: dict[str, Any]) -> None:

@@ -592,6 +592,7 @@ def deep_cases(sender: m.Sender) -> list[tuple[str, tuple]]:
     ]
 
 
+@pytest.mark.slow  # (every field of every message: `make test` runs it)
 @pytest.mark.parametrize("sender", ["client", "server"])
 def test_deep_nesting_anywhere_in_any_message_is_a_protocol_error(sender: m.Sender) -> None:
     """Arrays or maps `MAX_DEPTH` deep (so one past the limit with the

@@ -273,6 +273,7 @@ def test_arbitrary_msgpack_values(value: Any, cuts: list[int]) -> None:
         assert len(feed_all(conn, chunked(frame, cuts), eof=False)) <= 1
 
 
+@pytest.mark.slow  # (many examples: `make test` runs it, not `make test-fast`)
 @SETTINGS
 @given(payload=deep_raw_values(), cuts=st.lists(st.integers(0, 1200), max_size=4))
 def test_arbitrary_encoded_values_deep_floats_and_keys_twice(
@@ -283,6 +284,7 @@ def test_arbitrary_encoded_values_deep_floats_and_keys_twice(
         assert len(feed_all(conn, chunked(frame, cuts), eof=False, limit=4096)) <= 1
 
 
+@pytest.mark.slow  # (many examples: `make test` runs it, not `make test-fast`)
 @SETTINGS
 @given(
     payloads=st.lists(raw_messages(), min_size=1, max_size=3),
@@ -322,6 +324,7 @@ def test_valid_messages_with_any_inner_value_replaced(type_: str, data: st.DataO
             assert m.from_data(m.to_data(out[0]), message.SENDER) == out[0]
 
 
+@pytest.mark.slow  # (many examples: `make test` runs it, not `make test-fast`)
 @SETTINGS
 @given(data=message_like, side=st.sampled_from(["client", "server"]))
 def test_arbitrary_message_shaped_maps(data: dict[str, Any], side: m.Sender) -> None:
@@ -433,6 +436,7 @@ plain_data = st.builds(
 )
 
 
+@pytest.mark.slow  # (many examples: `make test` runs it, not `make test-fast`)
 @SETTINGS
 @given(
     value=plain_data

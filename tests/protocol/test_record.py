@@ -316,6 +316,7 @@ PLAIN = st.recursive(
 )
 
 
+@pytest.mark.slow  # (many examples: `make test` runs it, not `make test-fast`)
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.sampled_from([*TOP_FIELDS, "seat_changes"]), PLAIN)
 def test_any_value_in_any_field_gives_a_record_or_record_error(name: str, value: object) -> None:

@@ -855,6 +855,7 @@ ACTIONS = st.one_of(
 )
 
 
+@pytest.mark.slow  # (many examples: `make test` runs it, not `make test-fast`)
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_arbitrary_decisions_give_a_verdict_never_a_crash(data: st.DataObject) -> None:

@@ -1510,6 +1510,7 @@ class Chaos:
         return self.referee.record()
 
 
+@pytest.mark.slow  # (many examples: `make test` runs it, not `make test-fast`)
 def test_the_recorded_verdicts_are_the_verifiers_over_many_misbehaving_games() -> None:
     seen: set[str] = set()
     statuses: set[str] = set()
