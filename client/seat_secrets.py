@@ -113,6 +113,9 @@ class SeatSecrets:
         self.deal: SeatDeal | None = None
         self.drawn = 0
         self._committed: dict[int, _Committed] = {}
+        # The commitments made for a pid before its last one, not confirmed
+        # (`commit`): the server may have taken one of them all the same.
+        self._earlier: dict[int, list[_Committed]] = {}
         self._nonces = nonces
         # The key our nonces derive from (`identity.nonce_key`, from a player's
         # key: `recover` finds our placements again); None: random nonces.
@@ -170,12 +173,16 @@ class SeatSecrets:
     def commit(self, pid: int, card: Card) -> bytes:
         """Commit to placing `card` as placement `pid`; the commitment to send.
         Pending until `confirm`; a new commitment for the same pid replaces it
-        (the placement was refused)."""
+        (the placement was refused, or its answer was lost), the one before
+        kept aside in case the server took it after all (`take_earlier`)."""
         if card not in self.hand:
             raise SecretsError(f"{card} is not in seat {self.seat}'s hand")
         entry = self._committed.get(pid)
         if entry is not None and entry.confirmed:
             raise SecretsError(f"card {pid} is already placed")
+        if entry is not None:
+            earlier = self._earlier.setdefault(pid, [])
+            earlier[:] = [*earlier[-7:], entry]  # (a few: each is a decision answered again)
         nonce = self._nonce(pid, card)
         self._committed[pid] = _Committed(card, nonce)
         return card_commitment(self.game_id, self.seat, pid, card, nonce)
@@ -184,6 +191,19 @@ class SeatSecrets:
         """The commitment we made for card `pid` (KeyError if none)."""
         entry = self._committed[pid]
         return card_commitment(self.game_id, self.seat, pid, entry.card, entry.nonce)
+
+    def take_earlier(self, pid: int, commitment: bytes) -> bool:
+        """The server holds `commitment` for our card `pid`, not the last we
+        made for it: an earlier one it took, whose answer we never saw (a
+        decision answered again after a dropped connection). Keep that one,
+        pending as it was (or found from our nonce key: `recover`); False if
+        none of ours fits."""
+        for entry in self._earlier.get(pid, ()):
+            if card_commitment(self.game_id, self.seat, pid, entry.card, entry.nonce) == commitment:
+                self._committed[pid] = entry
+                del self._earlier[pid]
+                return True
+        return self.recover(pid, commitment)
 
     def recover(self, pid: int, commitment: bytes) -> bool:
         """Find which of our dealt cards we placed as `pid` under `commitment`,
@@ -215,6 +235,7 @@ class SeatSecrets:
         placed = [pid for pid in gone if self._committed[pid].confirmed]
         for pid in gone:
             del self._committed[pid]
+            self._earlier.pop(pid, None)
         return placed
 
     def card(self, pid: int) -> Card | None:

@@ -302,7 +302,7 @@ class GameMirror:
                 return
             self.problems.append(f"the server shows card {c.pid} as ours, but we never placed it")
             return
-        if mine != c.commitment:
+        if mine != c.commitment and not self.secrets.take_earlier(c.pid, c.commitment):
             self.problems.append(f"the server holds another commitment for our card {c.pid}")
             return
         self.secrets.confirm(c.pid)

@@ -256,6 +256,7 @@ class InProcess:
             token=client.endpoint.token,
             seq=client.endpoint.seq,
             state=client.state,
+            key=client.endpoint.key,
         )
         again = self.connect(client.endpoint.name, behaviour=client.behaviour, endpoint=endpoint)
         again.answered = None

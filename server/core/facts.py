@@ -251,6 +251,9 @@ def _game_data(table: Table) -> dict[str, Any]:
         )
     return {
         "game_id": referee.game_id,
+        # Its seats with keys sign their decisions (a game begun by a
+        # version before signed decisions has none: it goes on unsigned).
+        "signed": True,
         "first_player": referee.first_player,
         "seats": [_seat_record_data(seat) for seat in referee.first_seats],
         "seed_at": referee.seed_at,
@@ -705,7 +708,7 @@ def _table_from(
             inputs=data["inputs"],
             choices=data["choices"],
             entropy=entropy,
-            keys=room.table_keys or None,
+            keys=(room.table_keys or None) if data.get("signed") else None,
         ),
     )
     referee = table.referee

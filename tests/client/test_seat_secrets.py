@@ -59,6 +59,21 @@ def test_a_refused_placement_is_made_again_with_a_fresh_nonce() -> None:
         secrets.commit(0, secrets.hand[0])
 
 
+def test_a_placement_answered_again_finds_the_one_the_server_took() -> None:
+    """A resume that answers again a decision the server had taken (its
+    answer lost with the connection): the server shows the first
+    commitment, and the seat keeps the card it stands for."""
+    secrets = dealt()
+    first_card, other = secrets.hand[0], secrets.hand[1]
+    taken = secrets.commit(4, first_card)
+    secrets.commit(4, other)  # (answered again: another card, another nonce)
+    assert secrets.take_earlier(4, taken)
+    assert secrets.commit_for(4) == taken
+    secrets.confirm(4)
+    assert secrets.placed_cards() == {4: first_card} and other in secrets.hand
+    assert not secrets.take_earlier(4, bytes(32))  # (none of ours: no nonce key to look with)
+
+
 def test_a_card_not_in_hand_cannot_be_committed() -> None:
     secrets = dealt()
     with pytest.raises(SecretsError, match="not in seat 0's hand"):

@@ -10,6 +10,10 @@ from collections.abc import Sequence
 import msgpack
 import pytest
 
+from oriflamme.client.bots import Behaviour, Bot
+from oriflamme.client.endpoint import ClientEndpoint
+from oriflamme.protocol import identity
+from oriflamme.protocol import messages as m
 from oriflamme.protocol.verify import verify_record
 from oriflamme.server.core.entropy import KeyedEntropy
 from oriflamme.server.core.facts import (
@@ -313,3 +317,36 @@ def test_a_resume_after_the_facts_numbers_the_pushes_as_the_live_server_did() ->
     replay(rebuilt, world.journal[world.covered :])
     assert rebuilt.sessions.by_player[session.player].last_seq == session.last_seq
     assert fingerprint(rebuilt) == fingerprint(lobby)
+
+
+@pytest.mark.parametrize("signed", [False, True])
+def test_a_game_begun_before_signed_decisions_goes_on_unsigned_after_the_upgrade(
+    signed: bool,
+) -> None:
+    """Its facts have no `signed` (docs/STORAGE.md): the version that reads
+    them checks no signature of it, and its record, which holds none,
+    verifies; a game of this version is signed, and so is its record."""
+    world = Kept(seed=16)
+    keys = [identity.private_key(bytes([i]) * 32) for i in (1, 2)]
+    clients = [
+        world.connect(
+            name,
+            endpoint=ClientEndpoint(name, key=key),  # (its own secrets, nonces from its key)
+            behaviour=Behaviour(Bot("random", rng=random.Random(i))),
+        )
+        for i, (name, key) in enumerate(zip(("Ann", "Bo"), keys, strict=True))
+    ]
+    world.start_table(clients, m.RoomSettings.for_players(2, turn_timer=86400))
+    world.run(lambda: round_of(clients[0]) >= 2)
+    world.keep_facts()
+    assert world.facts is not None
+    facts = decode(world.facts)
+    [room] = facts["rooms"]
+    assert room["game"]["signed"] is True
+    if not signed:
+        del room["game"]["signed"]  # (as the version before signed decisions kept them)
+    world.facts = encode(facts)
+    world.crash_and_restore()
+    world.run(lambda: bool(world.records))
+    [finished] = world.records
+    assert bool(finished.record.keys) == signed and verify_record(finished.record).ok
