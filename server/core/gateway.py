@@ -378,6 +378,17 @@ class Gateway:
                 NO_SUCH_RECORD, f"no record {record_id} here", id=request_id
             )
             self._write(conn, link, m.error_message(error))
+        elif len(data) > m.RECORD_BYTES.most:
+            # (one frame carries it: this version's games write 5 to 30 KB,
+            # but a game's seat changes are not bounded)
+            error = RemoteProtocolError(
+                INTERNAL,
+                f"record {record_id} is {len(data)} bytes, more than one answer carries"
+                f" ({m.RECORD_BYTES.most}): the server's operator can export it",
+                id=request_id,
+            )
+            self._write(conn, link, m.error_message(error))
+            self._effects.append(Fault(conn, f"record {record_id}: {len(data)} bytes, too large"))
         else:
             self._write(conn, link, m.RecordData(record_id=record_id, data=data, id=request_id))
         self._take(conn, link, now)

@@ -348,6 +348,33 @@ def test_requests_behind_a_get_record_wait_for_its_answer() -> None:
     assert gw.take_effects() == []
 
 
+def test_a_record_larger_than_one_answer_is_refused_and_the_server_goes_on() -> None:
+    """A record past `record.data`'s 60,000 bytes (a game with very many
+    seat changes) is refused `internal`, said to the operator as a fault,
+    and the connection goes on."""
+    from oriflamme.server.core import Fault, FetchRecord
+
+    gw = gateway()
+    Raw(gw, "a", None)
+    record_id = "cd" * 16
+    gw.receive_data("a", encode_frame({"type": "get_record", "record_id": record_id, "id": 5}), 1.0)
+    assert [e for e in gw.take_effects() if isinstance(e, FetchRecord)]
+    gw.record_loaded("a", 5, record_id, bytes(60_001), 1.0)
+    decoder = FrameDecoder()
+    decoder.feed(gw.data_to_send("a"))
+    answer = decoder.next_frame()
+    assert answer is not None and (answer["type"], answer["code"], answer["id"]) == (
+        "error",
+        "internal",
+        5,
+    )
+    assert not answer["fatal"] and not gw.must_close("a")
+    assert any(isinstance(e, Fault) and "too large" in e.what for e in gw.take_effects())
+    gw.receive_data("a", encode_frame({"type": "ping", "id": 6}), 2.0)
+    decoder.feed(gw.data_to_send("a"))
+    assert decoder.next_frame() == {"type": "pong", "id": 6}
+
+
 # ------------------------------------------------------------ admission
 
 
