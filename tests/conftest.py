@@ -5,7 +5,9 @@
   call, so that an input that changes a room's deadline without the lobby
   looking at that room again fails whichever test makes it;
 - no network socket and no process unless the test is marked for it (the
-  markers `make test-fast` leaves out)."""
+  markers `make test-fast` leaves out);
+- every value the server makes as trusted (`WireValue.trusted`) checked as
+  any other, so that one made wrong fails whichever test makes it."""
 
 from __future__ import annotations
 
@@ -20,7 +22,10 @@ from typing import NoReturn
 import pytest
 from hypothesis import HealthCheck, settings
 
+from oriflamme.protocol import schema
 from oriflamme.server.core.lobby import Lobby
+
+schema.CHECK_TRUSTED = True  # (see the module docstring)
 
 # Hypothesis times each example (200 ms by default) and the generation of its
 # data (HealthCheck.too_slow): on a loaded machine either would fail a test for

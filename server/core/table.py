@@ -617,14 +617,14 @@ class Table:
             view=referee.view(None),
             events=events,
             commitments=tuple(
-                m.PlacementCommitment(pid=c.pid, seat=c.seat, commitment=c.commitment)
+                m.PlacementCommitment.trusted(pid=c.pid, seat=c.seat, commitment=c.commitment)
                 for c in placements
             ),
             openings=tuple(openings),
             snapshot=ruling is None,
             decision=None
             if decision is None
-            else m.PendingDecision(
+            else m.PendingDecision.trusted(
                 seat=decision.seat,
                 kind=decision.kind,
                 pid=decision.pid,

@@ -442,3 +442,23 @@ def test_error_text_is_made_safe() -> None:
     assert "\n" not in message.message and "\x1b" not in message.message
     assert len(message.message) == 500
     assert m.clean_text("a\tb", 10) == "a b"
+
+
+def test_trusted_values_are_checked_in_the_tests_and_taken_as_given_in_a_server(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`WireValue.trusted`: what the server makes from its own state. The
+    tests check it as any value (tests/conftest.py), so that one made wrong
+    fails them; a server takes it as given, as a constructor would make it."""
+    from oriflamme.protocol import schema
+
+    assert schema.CHECK_TRUSTED
+    with pytest.raises(LocalProtocolError, match="chat_message.seq"):
+        m.ChatMessage.trusted(seq=0, name="Ann", text="hi")
+    monkeypatch.setattr(schema, "CHECK_TRUSTED", False)
+    made = m.ChatMessage.trusted(seq=1, name="Ann", text="hi")
+    assert made == m.ChatMessage(seq=1, name="Ann", text="hi") and made.room is None
+    assert m.to_data(made) == m.to_data(m.ChatMessage(seq=1, name="Ann", text="hi"))
+    assert m.ChatMessage.trusted(seq=0, name="Ann", text="hi").seq == 0  # (not checked)
+    with pytest.raises(TypeError, match="no field 'nope'"):
+        m.Ok.trusted(nope=1)
