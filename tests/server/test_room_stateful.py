@@ -77,7 +77,10 @@ def fingerprint(lobby: Lobby) -> Any:
                 ),
             )
         )
-    sessions = tuple((s.player, s.room, s.seat, s.last_seq) for s in lobby.sessions)
+    sessions = tuple(
+        (s.player, s.room, s.seat, s.last_seq, tuple(s.kept_seats.items()), s.waiting)
+        for s in lobby.sessions
+    )
     return tuple(rooms), sessions
 
 
@@ -215,6 +218,20 @@ class RoomTraffic(RuleBasedStateMachine):
         if self.clients["host"].state.game is not None:
             event("a game started")
 
+    @rule(name=st.sampled_from(NAMES))
+    def step_out(self, name: str) -> None:
+        """Out of the game, the seat kept (My games)."""
+        self.send(name, m.LeaveRoom(keep_seat=True))
+
+    @rule(name=st.sampled_from(NAMES), data=st.data())
+    def come_back(self, name: str, data: st.DataObject) -> None:
+        """Back to a seat kept, if there is one (or a room by chance)."""
+        player = self.clients[name].state.player
+        session = self.world.gateway.lobby.sessions.by_player.get(player or 0)
+        kept = sorted(session.kept_seats) if session is not None else []
+        room = data.draw(st.sampled_from(kept)) if kept else data.draw(st.integers(1, 4))
+        self.send(name, m.JoinRoom(room=room))
+
     @rule(name=st.sampled_from(NAMES), room=st.integers(1, 4))
     def spectate(self, name: str, room: int) -> None:
         self.send(name, m.Spectate(room=room))
@@ -224,6 +241,8 @@ class RoomTraffic(RuleBasedStateMachine):
         request=st.sampled_from(
             [
                 m.LeaveRoom(),
+                m.LeaveRoom(keep_seat=True),
+                m.ListGames(),
                 m.Ready(ready=True),
                 m.Ready(ready=False),
                 m.StartGame(),
@@ -335,6 +354,24 @@ class RoomTraffic(RuleBasedStateMachine):
             for message in client.received:
                 assert hidden_cards_shown(message) == [], message.TYPE
             client.received.clear()
+
+    @invariant()
+    def the_seats_kept_are_the_rooms_seats_whose_player_is_elsewhere(self) -> None:
+        if not hasattr(self, "world"):
+            return
+        lobby = self.world.gateway.lobby
+        kept = {
+            (session.player, room.id, index)
+            for room in lobby.rooms.values()
+            for index, session in room.kept()
+        }
+        held = {(s.player, r, seat) for s in lobby.sessions for r, seat in s.kept_seats.items()}
+        assert kept == held
+        for player, room_id, _ in kept:
+            assert lobby.rooms[room_id].state == "playing"
+            assert lobby.sessions.by_player[player].room != room_id
+        if kept:
+            event("a seat kept")
 
     @invariant()
     def every_finished_game_verifies(self) -> None:
