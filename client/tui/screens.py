@@ -74,7 +74,9 @@ class Screens:
 
     @property
     def my_turn(self) -> bool:
-        return self.game.my_turn
+        """A decision of ours waits here, or (in the lobby) a game of ours
+        elsewhere: the window's title says "your turn" while it does."""
+        return self.game.my_turn or (self.in_lobby and bool(self.state.games_waiting))
 
     def changed(self, now: float) -> bool:
         """The mirror changed: True when something of ours newly waits for

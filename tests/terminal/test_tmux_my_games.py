@@ -54,6 +54,7 @@ def test_a_player_steps_out_of_a_game_of_days_and_comes_back_to_it(tmp_path: Pat
         assert [p for p in (state / "games").iterdir() if p.suffix == ".secrets"]  # kept
         # The bots play until the game waits for Ann: the lobby says so.
         term.wait_for(r"Your turn in 1 game: \[m\]")
+        term.wait_for_title("Your turn · Oriflamme")  # (while a game waits)
         term.keys("m")
         screen = term.wait_for(r"(?m)^ ▸ Ann's room .* · round \d · your turn  ⏱ [12]d")
         assert "My games (1)" in screen

@@ -52,6 +52,7 @@ def test_a_player_steps_out_is_told_when_the_game_waits_and_goes_back() -> None:
     # The game waits for Ann's decision: the lobby says so, and rings once.
     assert t.me.state.games_waiting and screens.changed(t.world.now)
     assert not screens.changed(t.world.now)
+    assert screens.my_turn  # (the window's title says so while a game waits)
     lines = shown(screens)
     assert any("Your turn in 1 game: [m]" in line for line in lines), lines
     assert any("[m] my games" in line for line in lines)
