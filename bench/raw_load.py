@@ -105,8 +105,11 @@ class RawSeat:
         fields["type"], fields["id"] = type_, self.next_id
         self.pending[self.next_id] = type_
         self.next_id += 1
+        data = frame(fields)
+        if self.stats.inside(time.monotonic()):
+            self.stats.bytes_out += len(data)
         async with self.sending:
-            await self.stream.send_all(frame(fields))
+            await self.stream.send_all(data)
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         """Read and answer until the stream ends (or the task is cancelled)."""
@@ -116,6 +119,8 @@ class RawSeat:
         while True:
             await frames.fill()
             while (payload := frames.take()) is not None:
+                if self.stats.inside(time.monotonic()):
+                    self.stats.bytes_in += 4 + len(payload)
                 await self.receive(msgpack.unpackb(payload, raw=False))
             self.changed.set()
             self.changed = trio.Event()

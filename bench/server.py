@@ -29,6 +29,9 @@ Counted in the window, for each K:
 * latency: from a decision answered to the next `game_state` push that
   session receives (the server's verdict on it, its journal commit and the
   pushes), p50 and p99;
+* with the raw load, the bytes on the wire a decision, from the server and
+  to it (whole frames, as the seats read and write them): what protocol v2
+  is to cut (issue 28);
 * the drivers' CPU and the machine's (the figures move with the number of
   cores: on 2 cores the server and the drivers share them);
 * a lone client's `ping` round trip: one more connection, seated nowhere,
@@ -348,6 +351,10 @@ class DriverStats:
     errors: list[str] = field(default_factory=list)  # the first few
     error_count: int = 0
     messages: int = 0  # echo round trips in the window
+    # Frames' bytes on the wire in the window, from the server and to it
+    # (counted by the raw load's seats: 0 for the other loads).
+    bytes_in: int = 0
+    bytes_out: int = 0
     probe: list[float] = field(default_factory=list)  # the lone client's pings, in the window
     profile: str = ""
 
@@ -1164,6 +1171,15 @@ def report_k(r: Result, args: argparse.Namespace) -> str:
         f" {1000 * PROBE_EVERY:.0f} ms, answered after the tables' inputs before it)",
         f"  driver CPU             {'+'.join(pct(c) for c in g.driver_cpu):>9}"
         f"  {us(sum(g.driver_cpu), decisions):>10} us/decision   (the load generator)",
+        *(
+            [
+                f"  bytes on the wire      {g.total('bytes_in') / decisions:>9,.0f}"
+                f" from the server, {g.total('bytes_out') / decisions:,.0f} to it, a decision"
+                " (frames: length and msgpack)"
+            ]
+            if decisions and g.total("bytes_in")
+            else []
+        ),
         f"  machine                {100 * g.machine_busy:>8.0f}%  busy of {cores} cores"
         f"   (unattributed: {pct(g.unattributed)} of a core, the kernel or other processes"
         + (f"; stolen {100 * g.machine_stolen:.0f}%" if g.machine_stolen >= 0.01 else "")
