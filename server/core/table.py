@@ -25,7 +25,10 @@ server's, or the room's turn timer if longer: `Table.grace`) is played by
 the stand-in (`Referee.stand_in`) until they come back: it skips their
 placements, keeps their face-down cards, chooses at random for their face-up
 cards, and forfeits what needs their secrets. A player who leaves the game
-is played by the stand-in to the end. Both are noted in the record.
+is played by the stand-in to the end. Both are noted in the record. In a
+game of days (the grace is the turn timer), an away player's grace starts
+again with each wait of theirs: the stand-in comes when that wait's timer
+runs out, not a timer after they went away.
 
 Ending a game by vote. A seat is *gone* while the stand-in plays it for its
 player (away past the grace period, or left; not a server bot's seat). Then
@@ -510,6 +513,13 @@ class Table:
             self._deadline = now + self.config.reply_timer
         else:
             self._deadline = None
+        if self.grace > self.config.grace:
+            # A game of days: a seat whose player is away has, for each wait
+            # of its own, as long as the turn timer before the stand-in
+            # plays it, not what is left of it since the player went away.
+            for seat in self.waiting_for():
+                if self._away_since[seat] is not None:
+                    self._away_since[seat] = now
 
     # ------------------------------------------------------------ the pushes
 

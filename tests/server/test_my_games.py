@@ -244,3 +244,35 @@ def test_a_game_that_ended_while_its_player_was_away_is_no_longer_said_to_wait()
     ann = resume(world, ann)  # (a snapshot: it says no game waits now)
     assert [p.rooms for p in received(ann, m.GamesWaiting)] == [()]
     assert waiting(ann) == ()
+
+
+def test_a_player_out_of_a_game_of_days_has_a_whole_timer_for_each_decision() -> None:
+    """Ann steps out on Bo's turn; Bo answers near the end of his timer: Ann
+    has her own whole timer for her decision then, and only past it does
+    the timer's rule apply (the stand-in plays her seat)."""
+    world = Kept(seed=17)
+    ann = world.connect("Ann", behaviour=Behaviour(None))  # (what is automatic, no decision)
+    bob = world.connect("Bob", behaviour=Behaviour(None))
+    world.settle()
+    ok(
+        world,
+        ann,
+        m.CreateRoom(settings=m.RoomSettings.for_players(2, turn_timer=TIMER, first_player="host")),
+    )
+    assert ann.state.room is not None
+    room_id = ann.state.room.room
+    ok(world, bob, m.JoinRoom(room=room_id))
+    for client in (ann, bob):
+        ok(world, client, m.Ready(ready=True))
+    ok(world, ann, m.StartGame(first_player=1))
+    world.run(lambda: bob.state.game is not None and bob.state.game.my_turn)
+    ok(world, ann, m.LeaveRoom(keep_seat=True))
+    room = world.gateway.lobby.rooms[room_id]
+    world.advance(0.95 * TIMER)
+    while (game := bob.state.game) is not None and game.my_turn:  # Bob answers, late
+        ok(world, bob, game.answer(game.options()[0]))
+    assert waiting(ann) == (room_id,)
+    world.advance(0.1 * TIMER)  # (past a whole timer since Ann stepped out)
+    assert not room._stood_in(0) and waiting(ann) == (room_id,)
+    world.advance(0.9 * TIMER + 60)  # (past her own decision's timer)
+    assert room._stood_in(0)
