@@ -746,8 +746,12 @@ class _Retry:
 
     def refusal_means_done(self, answer: m.Error) -> bool:
         """Whether the server's refusal of the request sent again says the
-        first one was done: `leave_room` refused as we are in no room."""
-        return isinstance(self.message, m.LeaveRoom) and answer.code == WRONG_STATE
+        first one was done: `leave_room` refused as we are in no room. (A
+        `keep_seat` one is refused `wrong_state` too when the game is over:
+        only "in no room" says it was done.)"""
+        if not isinstance(self.message, m.LeaveRoom) or answer.code != WRONG_STATE:
+            return False
+        return not self.message.keep_seat or "in no room" in answer.message
 
 
 @asynccontextmanager

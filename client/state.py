@@ -553,9 +553,12 @@ class ClientState:
         if isinstance(message, m.Welcome):
             if not message.resumed and self.player is not None:
                 # A new session where we had one (the server no longer knows it:
-                # a restore from before it, or it expired): in no room.
+                # a restore from before it, or it expired): in no room, and
+                # no game of ours elsewhere.
                 self.room = None
                 self._set_game(None)
+                self.kept.clear()
+                self.games_waiting, self.my_games = (), None
             self.player = message.player
         elif isinstance(message, m.RoomState):
             self.room = None if message.state == "closed" else message

@@ -618,15 +618,18 @@ def _one_room(room: int | None, invite: str | None) -> None:
 
 @message("join_room", "client", "request", reply="ok")
 class JoinRoom(Message):
-    """Take a free seat in a room that is waiting for players, named by its id or
-    its invite code (exactly one of the two). A `room_state` push follows the `ok`."""
+    """Take a free seat in a room that is waiting for players, or go back to the
+    seat you kept in its game (see My games), named by its id or its invite code
+    (exactly one of the two). A `room_state` push follows the `ok`."""
 
     room: int | None = wire(ROOM, "The room id (a room of `room_list`).", default=None)
     invite: str | None = wire(
         INVITE, "The room's invite code (for a private room), as its host shared it.", default=None
     )
     seat: int | None = wire(
-        SEAT, "The seat you want; the lowest free seat if absent.", default=None
+        SEAT,
+        "The seat you want; the lowest free seat if absent (going back: your seat, if given).",
+        default=None,
     )
     id: int | None = wire(ID, ID_DOC, default=None)
 
@@ -636,8 +639,9 @@ class JoinRoom(Message):
 
 @message("spectate", "client", "request", reply="ok")
 class Spectate(Message):
-    """Watch a room without a seat, named by its id or its invite code (exactly
-    one of the two): `room_state`, then the public game pushes if a game runs."""
+    """Watch a room without a seat (not one whose seat you kept), named by its id
+    or its invite code (exactly one of the two): `room_state`, then the public
+    game pushes if a game runs."""
 
     room: int | None = wire(ROOM, "The room id.", default=None)
     invite: str | None = wire(INVITE, "The room's invite code.", default=None)

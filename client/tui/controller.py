@@ -242,8 +242,11 @@ class GameController:
         self._names_of: tuple[bytes | None, dict[int, str]] = (None, {})
         self._deadline: tuple[int, float] | None = None  # (turn, time it runs out)
         self._now = 0.0
-        self.turns_rung: set[int] = set()
-        self.turns_warned: set[int] = set()  # decisions of ours whose time nearly ran out
+        # The decisions of ours rung for, and those whose time nearly ran out,
+        # by game and turn (a player may go from game to game: My games).
+        self.turns_rung: set[tuple[bytes, int]] = set()
+        self.turns_warned: set[tuple[bytes, int]] = set()
+        self._shown: set[bytes] = set()  # the games shown so far
         self.again_for: bytes | None = None  # the game after which [a] was pressed
 
     # ------------------------------------------------------------ names
@@ -336,7 +339,14 @@ class GameController:
             self._say(notices)
             return False
         if game.game_id != self._game:
+            if game.game_id in self._shown:
+                # Back to a game shown before (My games): its log is told
+                # again from its start, not after the other game's.
+                self.log = EventLog(self.who, known=self._known)
+                self.log_end = None
+            self._shown.add(game.game_id)
             self._game = game.game_id
+            self._deadline = None  # (by turn: another game's)
             self._seen_events = 0
             self.status = ""  # about the game before ("ready for another game", say)
             self.log.cards.clear()  # pids start again at 0 in every game
@@ -431,8 +441,8 @@ class GameController:
             self._chooser_turn = d.turn
             self._offered = d.turn
             self.status = ""
-            if d.turn not in self.turns_rung:
-                self.turns_rung.add(d.turn)
+            if (game.game_id, d.turn) not in self.turns_rung:
+                self.turns_rung.add((game.game_id, d.turn))
                 return True
         return False
 
@@ -515,12 +525,14 @@ class GameController:
         reaches `WARN_AT` seconds: the app rings the bell (the screen marks it)."""
         self._now = now
         left = self.seconds_left()
-        d = self.state.game.decision if self.state.game is not None else None
+        game = self.state.game
+        d = game.decision if game is not None else None
         if not (self.my_turn and d is not None and left is not None and left <= WARN_AT):
             return False
-        if d.turn in self.turns_warned:
+        assert game is not None
+        if (game.game_id, d.turn) in self.turns_warned:
             return False
-        self.turns_warned.add(d.turn)
+        self.turns_warned.add((game.game_id, d.turn))
         return True
 
     def seconds_left(self) -> int | None:
@@ -766,6 +778,8 @@ class GameController:
         if not n or not self.leave_key:
             return ""
         games = "another game" if n == 1 else f"{n} other games"
+        if not self._playing():
+            return f"Your turn in {games}: l to the lobby"
         return f"Your turn in {games}: L to the lobby, your seat here kept"
 
     def _vote(self) -> None:

@@ -117,13 +117,25 @@ class LobbyController:
     chat_seen: list[str] = field(default_factory=list)
     room_names: dict[int, str] = field(default_factory=dict)  # the rooms seen, by id
     rung: tuple[int, ...] = ()  # the games waiting for us when we last rang
+    back_to: int | None = None  # the room of a game of ours we asked to go back to
 
     def changed(self) -> bool:
         """The mirror changed: True when a game of ours waits for us that
-        did not when we last looked (the app rings)."""
+        did not when we last looked (the app rings). The list of our games,
+        if shown, is asked for again when those waiting change; a game we
+        went back to that is over by then (its room `finished`: `join_room`
+        took a free seat in it) is left at once, saying so."""
         waiting = self.state.games_waiting
         new = set(waiting) - set(self.rung)
+        if waiting != self.rung and self.games is not None:
+            self.send(Request(m.ListGames()))
         self.rung = waiting
+        room = self.state.room
+        if self.back_to is not None and room is not None and room.room == self.back_to:
+            self.back_to = None
+            if room.state != "playing":
+                self.send(Request(m.LeaveRoom()))
+                self.status = "That game is over: it is in your finished games ([h])"
         return bool(new)
 
     # ------------------------------------------------------------ answers
@@ -291,6 +303,7 @@ class LobbyController:
             self.selected = max(0, min(len(games) - 1, self.selected + step))
         elif key in ("j", ENTER) and chosen is not None:
             self.send(Request(m.JoinRoom(room=chosen.room)))
+            self.back_to = chosen.room
             self.status = f'Back to "{safe(chosen.name)}"…'
         elif key == "r":
             self.send(Request(m.ListGames()))
@@ -522,6 +535,8 @@ class LobbyController:
                 turn, style = "your turn", "class:turn"
             elif g.waiting_for:
                 names = [safe(g.names[s], 10) for s in g.waiting_for if s < len(g.names)]
+                if len(names) > 2:  # (the final reveal: every seat at once)
+                    names = [*names[:2], f"{len(names) - 2} more"]
                 turn, style = f"waiting for {', '.join(names)}", ""
             else:
                 turn, style = "the server plays", ""
@@ -531,7 +546,7 @@ class LobbyController:
             out.append(
                 Row(width)
                 .add(mark, "class:turn")
-                .add(f"{fit(safe(g.name), 16)}{where} · round {g.round} · ")
+                .add(f"{fit(safe(g.name), 16)} #{g.room}{where} · round {g.round} · ")
                 .add(turn, style)
                 .add(left, "class:dim")
                 .line()

@@ -501,6 +501,7 @@ class Lobby:
                 return self._come_back(session, message, named, room, now)
         if isinstance(message, m.LeaveRoom) and message.keep_seat and room is not None:
             try:
+                room.check_step_out(session)
                 self._may_keep(session)
                 return Outcome(effects=room.step_out(session, now))
             except RemoteProtocolError as refusal:

@@ -376,18 +376,24 @@ class Room:
         """`session`, seated here in a game being played, goes back to the
         lobby keeping its seat (`leave_room.keep_seat`): away, as the table
         sees it, until it comes back."""
-        index = session.seat
-        if index is None:
+        self.check_step_out(session)
+        index, table = session.seat, self.table
+        assert index is not None and table is not None
+        session.room, session.seat = None, None
+        session.kept_seats[self.id] = index
+        effects: list[Effect] = [self.event(f"{session.logged_as} stepped out of seat {index}")]
+        update = table.connection(index, False, now)
+        return effects + self._room_state() + self._table_update(update, now)
+
+    def check_step_out(self, session: Session) -> None:
+        """Raise unless `session` may step out of the game here keeping its
+        seat: it has one, in a game being played."""
+        if session.seat is None:
             raise _refuse(WRONG_STATE, "spectators have no seat to keep: leave_room")
         if not self.in_play() or self.table is None or self.table.over:
             raise _refuse(
                 WRONG_STATE, "no game is being played here: leave_room, without keep_seat"
             )
-        session.room, session.seat = None, None
-        session.kept_seats[self.id] = index
-        effects: list[Effect] = [self.event(f"{session.logged_as} stepped out of seat {index}")]
-        update = self.table.connection(index, False, now)
-        return effects + self._room_state() + self._table_update(update, now)
 
     def come_back(self, session: Session, now: float) -> list[Effect]:
         """`session` takes back the seat it kept here (`join_room`): a

@@ -260,3 +260,36 @@ def test_a_game_cancelled_before_it_began_is_no_longer_mirrored() -> None:
     # The game that never began is gone from the mirror: nothing of it is
     # shown, answered or saved again (its secrets were of no more use).
     assert ann.state.game is None and bob.state.game is None
+
+
+def test_a_new_session_where_we_had_one_forgets_our_games_elsewhere() -> None:
+    """My games: the server no longer knows our session (a restore from
+    before it, or it expired): no game of ours waits anywhere now."""
+    state = ClientState()
+    welcome = m.Welcome(
+        version=1, token=bytes(32), player=3, server="doc", resumed=False, idle_timeout=60
+    )
+    state.receive(welcome)
+    state.receive(m.GamesWaiting(seq=1, rooms=(4, 7)))
+    assert state.games_waiting == (4, 7)
+    state.receive(dataclasses.replace(welcome, player=9))  # (a new session, not resumed)
+    assert not state.games_waiting and state.kept == {} and state.my_games is None
+
+
+def test_a_step_out_asked_again_is_done_only_if_the_server_says_we_are_in_no_room() -> None:
+    """A `leave_room` whose answer was lost is sent again after the resume: a
+    refusal that we are in no room says the first was done; one that no game
+    is played (the game ended meanwhile) does not, for `keep_seat`."""
+    from oriflamme.client.session import _Retry
+
+    state = ClientState()
+    keep = _Retry(m.LeaveRoom(keep_seat=True), state)
+    plain = _Retry(m.LeaveRoom(), state)
+    no_room = m.Error(code="wrong_state", message="leave_room: you are in no room", fatal=False)
+    no_game = m.Error(
+        code="wrong_state",
+        message="no game is being played here: leave_room, without keep_seat",
+        fatal=False,
+    )
+    assert keep.refusal_means_done(no_room) and not keep.refusal_means_done(no_game)
+    assert plain.refusal_means_done(no_room) and plain.refusal_means_done(no_game)

@@ -70,12 +70,13 @@ def test_keys_give_an_answer_to_the_pending_decision(table: Table) -> None:
 
 
 def test_the_bell_rings_once_for_each_new_decision_of_ours(table: Table) -> None:
-    assert table.controller.turns_rung == {table.game.decision.turn}
+    game = table.game.game_id
+    assert table.controller.turns_rung == {(game, table.game.decision.turn)}
     assert table.changed() is False  # the same decision: no second ring
     table.deliver(answer_with_keys(table))
     table.until_ours()
     turn = table.game.decision.turn
-    assert turn in table.controller.turns_rung
+    assert (game, turn) in table.controller.turns_rung
 
 
 def test_a_key_that_picks_nothing_sends_nothing_and_says_why(table: Table) -> None:

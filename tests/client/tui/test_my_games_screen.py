@@ -6,6 +6,9 @@ carries every request (`Table`'s in-process world)."""
 
 from __future__ import annotations
 
+import random
+
+from oriflamme.client.bots import Behaviour, Bot
 from oriflamme.client.tui.choices import ENTER
 from oriflamme.client.tui.controller import Command, Request
 from oriflamme.client.tui.screens import Screens
@@ -82,3 +85,70 @@ def test_a_game_elsewhere_that_waits_is_said_on_the_game_screen() -> None:
     assert not screens.in_lobby
     status = shown(screens)[-1]
     assert "Your turn in another game: L to the lobby, your seat here kept" in status, status
+
+
+def test_going_from_game_to_game_rings_for_each_and_tells_each_log_once() -> None:
+    """Two games whose turns count alike: the second's first decision rings
+    though the first's rang at that turn; back to the first, its log is
+    told from its start once, not after the other game's."""
+    t = Table(3, label="my games, back and forth")
+    sent: list[Command] = []
+    screens = Screens(t.me.state, sent.append, server="here", name="Ann")
+    a_game_waiting_for_ann(t, "first")
+    assert screens.changed(t.world.now)  # (rings)
+    first = t.me.state.game
+    assert first is not None
+    shown_first = list(screens.game.log.lines)
+    screens.key("L")
+    deliver(t, screens, sent)
+    a_game_waiting_for_ann(t, "second")
+    second = t.me.state.game
+    assert second is not None and second.decision is not None and first.decision is not None
+    assert second.decision.turn == first.decision.turn  # (the same turn, another game)
+    assert screens.changed(t.world.now)  # (rings again: another game's decision)
+    screens.key("L")
+    deliver(t, screens, sent)
+    screens.changed(t.world.now)
+    screens.key("m")
+    deliver(t, screens, sent)
+    games = screens.lobby.games or ()
+    screens.lobby.selected = [g.name for g in games].index("first")
+    screens.key(ENTER)
+    deliver(t, screens, sent)
+    screens.changed(t.world.now)
+    assert t.me.state.game is first and not screens.in_lobby
+    lines = screens.game.log.lines
+    assert sum("A new game" in line or "Back in the game" in line for line in lines) == 1, lines
+    assert len(lines) <= len(shown_first) + 2, lines
+
+
+def test_a_game_over_by_the_time_it_is_chosen_is_left_at_once_saying_so() -> None:
+    """The list was shown; the game ended meanwhile (Ann's seat, away past
+    its timer, was played to its end by the stand-in), its room finished
+    with Bo still in it: Enter would take a free seat there. The lobby
+    leaves it at once and says why."""
+    t = Table(3, label="my games, over")
+    bo = t.world.connect("Bo", behaviour=Behaviour(Bot("random", rng=random.Random(2))))
+    sent: list[Command] = []
+    screens = Screens(t.me.state, sent.append, server="here", name="Ann")
+    t.ask(m.CreateRoom(settings=DAYS, name="friday"))
+    room = t.me.state.room
+    assert room is not None
+    bo.send(m.JoinRoom(room=room.room))
+    bo.send(m.Ready(ready=True))
+    t.ask(m.AddBot(strategy="random"))
+    t.start()
+    t.world.run(lambda: t.game is not None and t.game.my_turn)
+    screens.changed(t.world.now)
+    screens.key("L")
+    deliver(t, screens, sent)
+    screens.key("m")
+    deliver(t, screens, sent)
+    t.world.advance(8 * 86400)
+    assert t.world.records and t.world.gateway.lobby.rooms[room.room].state == "finished"
+    screens.key(ENTER)
+    deliver(t, screens, sent)  # (join_room: a free seat in the finished room)
+    screens.changed(t.world.now)
+    deliver(t, screens, sent)  # (the lobby leaves it)
+    assert t.me.state.room is None and screens.in_lobby
+    assert screens.lobby.status == "That game is over: it is in your finished games ([h])"
