@@ -658,7 +658,14 @@ class Session:
 
 
 # Requests that only read: asked again as they are.
-READS: tuple[type[m.Message], ...] = (m.ListRooms, m.ListRecords, m.GetRecord, m.Ping, m.Sync)
+READS: tuple[type[m.Message], ...] = (
+    m.ListRooms,
+    m.ListRecords,
+    m.ListGames,
+    m.GetRecord,
+    m.Ping,
+    m.Sync,
+)
 # Requests that change the room, asked again unless the resumed mirror shows
 # them done (`_Retry.done`); entering a room only from no room, the others
 # only from a room.

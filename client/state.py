@@ -37,7 +37,8 @@ secrets, so that a restore that brings one back finds them.
 
 A game we step out of keeping our seat (`leave_room` with `keep_seat`)
 is kept in `kept`, with its secrets, until we come back to it (its
-`game_started` again, in the snapshot `join_room` brings). The games that
+`game_started` again, in the snapshot `join_room` brings), or a `game_list`
+no longer lists it (`ended_away`: it ended while we were out). The games that
 wait for us elsewhere are in `games_waiting` (the server's push of that
 name), and our games as `list_games` last listed them in `my_games`.
 
@@ -532,6 +533,9 @@ class ClientState:
         # docstring); the rooms of those that wait for us; our games, as
         # `list_games` last listed them (None: not asked yet).
         self.kept: dict[bytes, GameMirror] = {}
+        # Kept games the server no longer lists (`game_list`): over while we
+        # were out, for the client to save the record of, and forget.
+        self.ended_away: list[GameMirror] = []
         self.games_waiting: tuple[int, ...] = ()
         self.my_games: tuple[m.MyGame, ...] | None = None
         # A push did not fit the mirror: the client should send `sync`.
@@ -572,6 +576,11 @@ class ClientState:
             self.games_waiting = message.rooms
         elif isinstance(message, m.GameList):
             self.my_games = message.games
+            listed = {g.game for g in message.games}
+            for game_id in [g for g in self.kept if g not in listed]:
+                # Over while we were out (or cancelled before it began): its
+                # record, if any, is to be kept and its secrets let go.
+                self.ended_away.append(self.kept.pop(game_id))
         elif isinstance(message, m.GameStarted):
             if self.game is not None and self.game.game_id == message.game:
                 self.game.restarted(message)

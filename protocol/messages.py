@@ -247,6 +247,11 @@ class MyGame(WireValue):
 
     room: int = wire(ROOM, "Its room: `join_room` with it takes you back to your seat.")
     name: str = wire(ROOM_NAME, "The room's name.")
+    game: bytes = wire(
+        GAME_ID,
+        "The game's id: a game of yours no longer listed is over (its record id is this id"
+        " in hex), or was cancelled before it began.",
+    )
     seat: int = wire(SEAT, "Your seat.")
     names: tuple[str, ...] = wire(
         ListOf(NAME, 2, MAX_SEATS), "Who plays each seat, in seat order, as the game began."

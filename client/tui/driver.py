@@ -16,7 +16,7 @@ from pathlib import Path
 import trio
 
 from oriflamme.protocol import messages as m
-from oriflamme.protocol.errors import BAD_OPENING, STALE_TURN
+from oriflamme.protocol.errors import BAD_OPENING, NO_SUCH_RECORD, STALE_TURN
 from oriflamme.protocol.record import RecordError
 from oriflamme.protocol.verify import verify_record_bytes
 
@@ -71,6 +71,7 @@ async def drive(
     screens = bridge.controller
     async with trio.open_nursery() as nursery:
         nursery.start_soon(_keep_records, session, bridge, records)
+        nursery.start_soon(_keep_records_away, session, bridge, records)
         async for command in commands:
             if isinstance(command, Quit):
                 nursery.cancel_scope.cancel()
@@ -195,6 +196,26 @@ async def _answer(session: Session, bridge: Bridge, command: Answer) -> None:
         return
     message = game.answer(command.action)
     await session.request(message)
+
+
+async def _keep_records_away(session: Session, bridge: Bridge, records: Path) -> None:
+    """The games we stepped out of that ended while we were out (`game_list`
+    no longer lists them: `ClientState.ended_away`): their records are saved
+    and checked as at the end of a game, and the secrets of one that
+    verifies, or was cancelled before it began (no record), are let go."""
+    ended = session.state.ended_away
+    while True:
+        await session.wait_until(lambda: bool(ended))
+        game = ended.pop(0)
+        try:
+            _, ok, _ = await _fetch_record(session, game.game_id.hex(), records)
+        except RequestRefused as exc:
+            ok = exc.error.code == NO_SUCH_RECORD  # (cancelled before it began)
+        except (ConnectionLost, trio.TooSlowError, RecordError, OSError):
+            ok = False  # (kept: looked at again by no one, but not lost)
+        if ok:
+            await session.forget_secrets(game)
+        bridge.changed()
 
 
 async def _keep_records(session: Session, bridge: Bridge, records: Path) -> None:

@@ -122,17 +122,22 @@ async def _take_name(session: Session, name: str, bridge: Bridge) -> None:
 
 
 async def _keep_rooms(session: Session, bridge: Bridge) -> None:
-    """The room list, asked for again every few seconds while it is shown."""
+    """The room list, asked for again every few seconds while it is shown;
+    and our games, while we keep seats in some (one no longer listed is
+    over: `driver` saves its record)."""
     screens = bridge.controller
     while True:
         lobby = screens.lobby
+        asked: list[m.Message] = []
         if screens.in_lobby and session.connected and lobby.form is None and lobby.records is None:
-            request = m.ListRooms()
+            asked.append(m.ListRooms())
+        if screens.in_lobby and session.connected and session.state.kept:
+            asked.append(m.ListGames())
+        for request in asked:
             try:
                 answer = await session.request(request, timeout=10)
             except (RequestRefused, ConnectionLost, trio.TooSlowError):
-                pass
-            else:
-                screens.answered(request, answer)
-                bridge.changed()
+                continue
+            screens.answered(request, answer)
+            bridge.changed()
         await trio.sleep(ROOMS_EVERY)

@@ -127,10 +127,14 @@ class LobbyController:
         took a free seat in it) is left at once, saying so."""
         waiting = self.state.games_waiting
         new = set(waiting) - set(self.rung)
-        if waiting != self.rung and self.games is not None:
+        if waiting != self.rung and (self.games is not None or self.state.kept):
+            # (shown, it is kept current; and a kept game it no longer lists
+            # is over: its record is saved, `driver`)
             self.send(Request(m.ListGames()))
         self.rung = waiting
         room = self.state.room
+        if self.state.ended_away:
+            self.status = "A game of yours ended while you were out: [h] your finished games"
         if self.back_to is not None and room is not None and room.room == self.back_to:
             self.back_to = None
             if room.state != "playing":
@@ -150,8 +154,9 @@ class LobbyController:
             self.records = answer.records
             self.selected = 0
         elif isinstance(answer, m.GameList):
-            self.games = answer.games
-            self.selected = 0
+            if self.games is not None:  # (shown: else asked to find the games over)
+                self.games = answer.games
+                self.selected = min(self.selected, max(0, len(answer.games) - 1))
         elif (
             isinstance(answer, m.Error)
             and isinstance(request, m.StartGame)

@@ -279,6 +279,7 @@ class Room:
         return m.MyGame(
             room=self.id,
             name=self.name,
+            game=referee.game_id,
             seat=index,
             names=tuple(seat.name[:32] or "?" for seat in referee.seats),
             round=referee.round,

@@ -23,6 +23,7 @@ from oriflamme.client.tui.app import Bridge
 from oriflamme.client.tui.screens import Screens
 from oriflamme.protocol import messages as m
 from oriflamme.protocol.verify import GameVerdict
+from oriflamme.server.core import ServerConfig
 from tests.deadlines import GAME_HANG, HANG, until
 
 from .test_lost_answers import FAST, serving
@@ -80,6 +81,57 @@ async def test_the_terminal_client_deletes_a_game_s_secrets_once_its_record_veri
                     await until(lambda: "does NOT verify" in screens.game.verified, HANG)
                     assert len(secrets_of(state_dir)) == 1  # kept: the record does not verify
                 assert list((state_dir / "records").glob("*.oriflamme"))  # (kept, either way)
+                nursery.cancel_scope.cancel()
+
+
+@pytest.mark.trio
+async def test_a_game_over_while_its_player_was_out_has_its_record_saved(
+    tmp_path: Path,
+) -> None:
+    """My games: Ann steps out of a game, keeping her seat; with no turn
+    timer, the stand-in plays her seat once the server's grace is over (a
+    second here) and the game ends. The list of her games no longer has it:
+    the terminal client's program saves and checks its record. Her seat
+    forfeited (away at the final reveal), so the record does not verify
+    whole, and her secrets are kept, as for any such game."""
+    state_dir = tmp_path / "ann"
+    with trio.fail_after(GAME_HANG):  # (a whole game)
+        async with serving(ServerConfig(grace=1.0)) as (port, _):
+            ann = Session(
+                tcp("127.0.0.1", port),
+                "Ann",
+                server="test",
+                store=SecretStore(state_dir),
+                behaviour=Behaviour(Bot("random", seed="ann")),
+                backoff=FAST,
+            )
+            screens = Screens(ann.state, lambda command: None)
+            bridge = Bridge(screens)
+            async with trio.open_nursery() as nursery:
+                await nursery.start(ann.run)
+                commands_in = bridge.enter_trio()
+                nursery.start_soon(driver.drive, ann, bridge, commands_in, state_dir / "records")
+                await ann.request(m.CreateRoom(settings=m.RoomSettings.for_players(3)))
+                for _ in range(2):
+                    await ann.request(m.AddBot(strategy="random"))
+                await driver.ready_and_start(ann)
+                await ann.wait_until(lambda: dealt(ann))
+                game = ann.state.game
+                assert game is not None and len(secrets_of(state_dir)) == 1
+                await ann.request(m.LeaveRoom(keep_seat=True))
+                assert list(ann.state.kept) == [game.game_id]
+                assert len(secrets_of(state_dir)) == 1  # (kept: the seat is ours)
+
+                async def over() -> bool:
+                    listed = await ann.request(m.ListGames())
+                    return isinstance(listed, m.GameList) and not listed.games
+
+                while not await over():
+                    await trio.sleep(0.1)
+                name = f"{game.game_id.hex()}.oriflamme"
+                await until(lambda: (state_dir / "records" / name).exists(), HANG)
+                assert ann.state.kept == {} and ann.state.ended_away == []
+                assert len(secrets_of(state_dir)) == 1  # (kept: her seat forfeited)
                 nursery.cancel_scope.cancel()
 
 

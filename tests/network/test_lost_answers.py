@@ -51,7 +51,7 @@ def once(kind: str, action: str) -> Watch:
 
 
 @asynccontextmanager
-async def serving() -> AsyncIterator[tuple[int, NetServer]]:
+async def serving(config: ServerConfig | None = None) -> AsyncIterator[tuple[int, NetServer]]:
     """A `NetServer` on 127.0.0.1 that serves its records (`get_record`)."""
     records: dict[str, bytes] = {}
 
@@ -62,7 +62,10 @@ async def serving() -> AsyncIterator[tuple[int, NetServer]]:
         return records.get(record_id)
 
     server = NetServer(
-        Gateway(Lobby(ServerConfig())), bots=HouseBots(), on_record=keep, load_record=load
+        Gateway(Lobby(config or ServerConfig())),
+        bots=HouseBots(),
+        on_record=keep,
+        load_record=load,
     )
     listeners = await trio.open_tcp_listeners(0, host="127.0.0.1")
     async with trio.open_nursery() as nursery:

@@ -71,6 +71,7 @@ def test_a_player_keeps_seats_in_two_games_and_comes_back_to_each() -> None:
     world.run(lambda: waiting(ann) == (first,))
     [game] = games(world, ann)
     assert (game.room, game.seat, game.here, game.waiting_for) == (first, 0, False, (0,))
+    assert game.game == world.gateway.lobby.rooms[first].game_id()
     assert game.time_left is not None and 0 < game.time_left <= TIMER * 1000
 
     # A second game, Ann's client paused: it waits for her seed commitment.

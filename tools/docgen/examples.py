@@ -208,6 +208,7 @@ def examples() -> dict[str, m.Message]:
                 m.MyGame(
                     room=ROOM,
                     name="Ann's table",
+                    game=GAME,
                     seat=0,
                     names=("Ann", "Bo", "Cy"),
                     round=3,

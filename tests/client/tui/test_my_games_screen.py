@@ -152,3 +152,30 @@ def test_a_game_over_by_the_time_it_is_chosen_is_left_at_once_saying_so() -> Non
     deliver(t, screens, sent)  # (the lobby leaves it)
     assert t.me.state.room is None and screens.in_lobby
     assert screens.lobby.status == "That game is over: it is in your finished games ([h])"
+
+
+def test_a_game_that_ends_while_its_player_is_out_is_found_over_and_said() -> None:
+    """Ann steps out; the game ends (her seat, away past its timer, played to
+    its end by the stand-in): the lobby, told the games waiting changed,
+    asks for her games, finds that one no longer listed, and says it ended;
+    its mirror goes to `ended_away`, for the program to save its record."""
+    t = Table(3, label="my games, ended away")
+    sent: list[Command] = []
+    screens = Screens(t.me.state, sent.append, server="here", name="Ann")
+    a_game_waiting_for_ann(t, "friday")
+    game = t.me.state.game
+    assert game is not None
+    screens.changed(t.world.now)
+    screens.key("L")
+    deliver(t, screens, sent)
+    screens.changed(t.world.now)  # (the game waits for Ann: told, and rung)
+    deliver(t, screens, sent)
+    assert list(t.me.state.kept) == [game.game_id] and t.me.state.ended_away == []
+    t.world.advance(8 * 86400)
+    assert t.world.records
+    screens.changed(t.world.now)  # (no game waits now: her games are asked for)
+    deliver(t, screens, sent)
+    assert t.me.state.kept == {} and t.me.state.ended_away == [game]
+    screens.changed(t.world.now)
+    assert screens.lobby.status.startswith("A game of yours ended while you were out")
+    assert screens.lobby.games is None  # (the list was not shown: it is not now)
