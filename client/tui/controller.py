@@ -346,7 +346,7 @@ class GameController:
                 self.log_end = None
             self._shown.add(game.game_id)
             self._game = game.game_id
-            self._deadline = None  # (by turn: another game's)
+            self._deadline = self._chooser_turn = None  # (by turn: another game's)
             self._seen_events = 0
             self.status = ""  # about the game before ("ready for another game", say)
             self.log.cards.clear()  # pids start again at 0 in every game

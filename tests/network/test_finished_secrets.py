@@ -7,6 +7,8 @@ records; every wait has a deadline and waits for what it means."""
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from functools import partial
 from pathlib import Path
 
@@ -42,6 +44,35 @@ def dealt(session: Session) -> bool:
     return game is not None and game.server_seed is not None
 
 
+@asynccontextmanager
+async def dealt_at_a_table_of_bots(
+    port: int, state_dir: Path, *, lobby: bool
+) -> AsyncIterator[tuple[Session, Screens]]:
+    """Ann's terminal client's program (`driver.drive`, without its screen)
+    at a table of hers with two bots, once the cards are dealt."""
+    ann = Session(
+        tcp("127.0.0.1", port),
+        "Ann",
+        server="test",
+        store=SecretStore(state_dir),
+        behaviour=Behaviour(Bot("random", seed="ann")),
+        backoff=FAST,
+    )
+    screens = Screens(ann.state, lambda command: None, lobby=lobby)
+    bridge = Bridge(screens)
+    async with trio.open_nursery() as nursery:
+        await nursery.start(ann.run)
+        commands_in = bridge.enter_trio()
+        nursery.start_soon(driver.drive, ann, bridge, commands_in, state_dir / "records")
+        await ann.request(m.CreateRoom(settings=m.RoomSettings.for_players(3)))
+        for _ in range(2):
+            await ann.request(m.AddBot(strategy="random"))
+        await driver.ready_and_start(ann)
+        await ann.wait_until(lambda: dealt(ann))
+        yield ann, screens
+        nursery.cancel_scope.cancel()
+
+
 @pytest.mark.trio
 @pytest.mark.parametrize("verifies", [True, False])
 async def test_the_terminal_client_deletes_a_game_s_secrets_once_its_record_verifies(
@@ -51,37 +82,20 @@ async def test_the_terminal_client_deletes_a_game_s_secrets_once_its_record_veri
         monkeypatch.setattr(driver, "verify_record_bytes", lambda data: FORGED)
     state_dir = tmp_path / "ann"
     with trio.fail_after(GAME_HANG):  # (a whole game)
-        async with serving() as (port, _):
-            ann = Session(
-                tcp("127.0.0.1", port),
-                "Ann",
-                server="test",
-                store=SecretStore(state_dir),
-                behaviour=Behaviour(Bot("random", seed="ann")),
-                backoff=FAST,
-            )
-            screens = Screens(ann.state, lambda command: None, lobby=False)
-            bridge = Bridge(screens)
-            async with trio.open_nursery() as nursery:
-                await nursery.start(ann.run)
-                commands_in = bridge.enter_trio()
-                nursery.start_soon(driver.drive, ann, bridge, commands_in, state_dir / "records")
-                await ann.request(m.CreateRoom(settings=m.RoomSettings.for_players(3)))
-                for _ in range(2):
-                    await ann.request(m.AddBot(strategy="random"))
-                await driver.ready_and_start(ann)
-                await ann.wait_until(lambda: dealt(ann))
-                game = ann.state.game
-                assert game is not None and game.end is None
-                assert len(secrets_of(state_dir)) == 1  # kept while it is played
-                await ann.wait_until(lambda: game.end is not None)
-                if verifies:
-                    await until(lambda: not secrets_of(state_dir), HANG)
-                else:
-                    await until(lambda: "does NOT verify" in screens.game.verified, HANG)
-                    assert len(secrets_of(state_dir)) == 1  # kept: the record does not verify
-                assert list((state_dir / "records").glob("*.oriflamme"))  # (kept, either way)
-                nursery.cancel_scope.cancel()
+        async with (
+            serving() as (port, _),
+            dealt_at_a_table_of_bots(port, state_dir, lobby=False) as (ann, screens),
+        ):
+            game = ann.state.game
+            assert game is not None and game.end is None
+            assert len(secrets_of(state_dir)) == 1  # kept while it is played
+            await ann.wait_until(lambda: game.end is not None)
+            if verifies:
+                await until(lambda: not secrets_of(state_dir), HANG)
+            else:
+                await until(lambda: "does NOT verify" in screens.game.verified, HANG)
+                assert len(secrets_of(state_dir)) == 1  # kept: the record does not verify
+            assert list((state_dir / "records").glob("*.oriflamme"))  # (kept, either way)
 
 
 @pytest.mark.trio
@@ -96,43 +110,26 @@ async def test_a_game_over_while_its_player_was_out_has_its_record_saved(
     whole, and her secrets are kept, as for any such game."""
     state_dir = tmp_path / "ann"
     with trio.fail_after(GAME_HANG):  # (a whole game)
-        async with serving(ServerConfig(grace=1.0)) as (port, _):
-            ann = Session(
-                tcp("127.0.0.1", port),
-                "Ann",
-                server="test",
-                store=SecretStore(state_dir),
-                behaviour=Behaviour(Bot("random", seed="ann")),
-                backoff=FAST,
-            )
-            screens = Screens(ann.state, lambda command: None)
-            bridge = Bridge(screens)
-            async with trio.open_nursery() as nursery:
-                await nursery.start(ann.run)
-                commands_in = bridge.enter_trio()
-                nursery.start_soon(driver.drive, ann, bridge, commands_in, state_dir / "records")
-                await ann.request(m.CreateRoom(settings=m.RoomSettings.for_players(3)))
-                for _ in range(2):
-                    await ann.request(m.AddBot(strategy="random"))
-                await driver.ready_and_start(ann)
-                await ann.wait_until(lambda: dealt(ann))
-                game = ann.state.game
-                assert game is not None and len(secrets_of(state_dir)) == 1
-                await ann.request(m.LeaveRoom(keep_seat=True))
-                assert list(ann.state.kept) == [game.game_id]
-                assert len(secrets_of(state_dir)) == 1  # (kept: the seat is ours)
+        async with (
+            serving(ServerConfig(grace=1.0)) as (port, _),
+            dealt_at_a_table_of_bots(port, state_dir, lobby=True) as (ann, _),
+        ):
+            game = ann.state.game
+            assert game is not None and len(secrets_of(state_dir)) == 1
+            await ann.request(m.LeaveRoom(keep_seat=True))
+            assert list(ann.state.kept) == [game.game_id]
+            assert len(secrets_of(state_dir)) == 1  # (kept: the seat is ours)
 
-                async def over() -> bool:
-                    listed = await ann.request(m.ListGames())
-                    return isinstance(listed, m.GameList) and not listed.games
+            async def over() -> bool:
+                listed = await ann.request(m.ListGames())
+                return isinstance(listed, m.GameList) and not listed.games
 
-                while not await over():
-                    await trio.sleep(0.1)
-                name = f"{game.game_id.hex()}.oriflamme"
-                await until(lambda: (state_dir / "records" / name).exists(), HANG)
-                assert ann.state.kept == {} and ann.state.ended_away == []
-                assert len(secrets_of(state_dir)) == 1  # (kept: her seat forfeited)
-                nursery.cancel_scope.cancel()
+            while not await over():
+                await trio.sleep(0.1)
+            name = f"{game.game_id.hex()}.oriflamme"
+            await until(lambda: (state_dir / "records" / name).exists(), HANG)
+            assert ann.state.kept == {} and ann.state.ended_away == []
+            assert len(secrets_of(state_dir)) == 1  # (kept: her seat forfeited)
 
 
 @pytest.mark.trio
