@@ -350,9 +350,10 @@ class LobbyController:
     def lines(self, width: int, height: int) -> list[Line]:
         if width < MIN_WIDTH or height < MIN_HEIGHT:
             return too_small(width, height)
-        title = Row(width).add(f"Oriflamme · {self.server}", "class:title")
+        head = f"Oriflamme · {self.server}"
         if self.name:
-            title.add(f" · you are {safe(self.name, 32)}", "class:title")
+            head += f" · you are {safe(self.name, 32)}"
+        title = Row(width).add(fit(head, width - 8), "class:title")  # (never over "? help")
         title.to(width - 6).add("? help", "class:title")
         lines: list[Line] = [title.line(style="class:title")]
         if self.help:
@@ -410,7 +411,8 @@ class LobbyController:
             if self.state.games_waiting:
                 left = [f"   {self.waiting_text()}: [m]", *left]
         else:
-            title = f'Room "{safe(room.name, 20)}"'
+            # (the invite code whole: the name is cut to leave it room)
+            title = f'Room "{safe(room.name, 14 if room.invite else 20)}"'
             if room.invite:
                 title += f" · invite {room.invite}"
             settings = room.settings
@@ -566,7 +568,8 @@ class LobbyController:
         if self.banner:
             return row.add(" " + self.banner, "class:banner").line()
         if not self.status and self.state.room is not None and self.state.games_waiting:
-            return row.add(f" {self.waiting_text()} elsewhere", "class:status").line()
+            elsewhere = f" {self.waiting_text()} elsewhere: [l] leave this room, then [m]"
+            return row.add(elsewhere, "class:status").line()
         return row.add(" " + self.status, "class:status").line()
 
     def _keys_line(self, width: int) -> Line:

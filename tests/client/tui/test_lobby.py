@@ -186,3 +186,16 @@ def test_a_game_of_days_is_offered_and_its_clock_shows_days() -> None:
         "2h 05m",
         "2d 5h",
     )
+
+
+def test_a_long_name_and_a_private_room_s_invite_code_fit_at_80_columns() -> None:
+    """Found by a review: a long player name ran into "? help", and a long
+    room name cut its invite code short."""
+    lobby, _, t = lobby_in_a_room(players=2, bots=0)
+    room = t.me.state.room
+    assert room is not None
+    t.me.state.room = replace(room, name="a very long room name for friday", invite="KQ7M-P2XD")
+    lobby.server, lobby.name = "oriflamme.example.org:7601 (found on your network)", "W" * 32
+    shown = screen_text(lobby.lines(80, 24)).splitlines()
+    assert shown[0].endswith("? help") and len(shown[0]) == 80, shown[0]
+    assert any("invite KQ7M-P2XD" in line for line in shown), shown
