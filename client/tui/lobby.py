@@ -118,6 +118,12 @@ class LobbyController:
     room_names: dict[int, str] = field(default_factory=dict)  # the rooms seen, by id
     rung: tuple[int, ...] = ()  # the games waiting for us when we last rang
     back_to: int | None = None  # the room of a game of ours we asked to go back to
+    # The room of the game shown last, and whether it waited for us then; the
+    # room of a game we stepped out of while it waited for us (no bell for
+    # it), and whether `games_waiting` has named it since (its next wait,
+    # once it has waited no more, rings).
+    shown_last: tuple[int, bool] | None = None
+    quiet: tuple[int, bool] | None = None
 
     def changed(self) -> bool:
         """The mirror changed: True when a game of ours waits for us that
@@ -126,13 +132,22 @@ class LobbyController:
         went back to that is over by then (its room `finished`: `join_room`
         took a free seat in it) is left at once, saying so."""
         waiting = self.state.games_waiting
+        game, room = self.state.game, self.state.room
+        if game is not None and room is not None:
+            self.shown_last = (room.room, game.my_turn)
         new = set(waiting) - set(self.rung)
+        if self.quiet is not None:
+            room_id, seen = self.quiet
+            if room_id in waiting:
+                new.discard(room_id)
+                self.quiet = (room_id, True)
+            elif seen:
+                self.quiet = None
         if waiting != self.rung and (self.games is not None or self.state.kept):
             # (shown, it is kept current; and a kept game it no longer lists
             # is over: its record is saved, `driver`)
             self.send(Request(m.ListGames()))
         self.rung = waiting
-        room = self.state.room
         if self.state.ended_away:
             self.status = "A game of yours ended while you were out: [h] your finished games"
         if self.back_to is not None and room is not None and room.room == self.back_to:
@@ -172,6 +187,8 @@ class LobbyController:
             self.games = None
         elif isinstance(request, m.LeaveRoom) and request.keep_seat:
             self.status = "Your seat is kept: [m] my games takes you back to it"
+            if self.shown_last is not None and self.shown_last[1]:
+                self.quiet = (self.shown_last[0], False)  # (we know it waits for us)
         if isinstance(request, m.CreateRoom | m.JoinRoom | m.Spectate | m.LeaveRoom) and isinstance(
             answer, m.Ok
         ):

@@ -11,7 +11,7 @@ import random
 from oriflamme.client.bots import Behaviour, Bot
 from oriflamme.client.state import ClientState
 from oriflamme.client.tui.choices import ENTER
-from oriflamme.client.tui.controller import Command, Request
+from oriflamme.client.tui.controller import Answer, Command, Request
 from oriflamme.client.tui.screens import Screens
 from oriflamme.launcher.inprocess import Client
 from oriflamme.protocol import messages as m
@@ -77,9 +77,9 @@ def test_a_player_steps_out_is_told_when_the_game_waits_and_goes_back() -> None:
     assert not ann.screens.in_lobby
     ann.press("L")
     assert ann.screens.in_lobby
-    # The game waits for Ann's decision: the lobby says so, and rings once.
-    assert ann.state.games_waiting and ann.changed()
-    assert not ann.changed()
+    # The game waits for Ann's decision: the lobby says so (no bell: she
+    # knows, she stepped out of it at her turn).
+    assert ann.state.games_waiting and not ann.changed()
     assert ann.screens.my_turn  # (the window's title says so while a game waits)
     lines = ann.shown()
     assert any("Your turn in 1 game: [m]" in line for line in lines), lines
@@ -177,3 +177,26 @@ def test_a_game_that_ends_while_its_player_is_out_is_found_over_and_said() -> No
     ann.changed()
     assert ann.screens.lobby.status.startswith("A game of yours ended while you were out")
     assert ann.screens.lobby.games is None  # (the list was not shown: it is not now)
+
+
+def test_a_game_that_comes_to_its_player_while_out_rings_once() -> None:
+    """Ann steps out while it is Bo's turn: when the game comes to her, the
+    lobby rings, once."""
+    ann = Ann("my games, rings")
+    bo = ann.t.world.connect("Bo", behaviour=Behaviour(None))  # (no decision of his own)
+    ann.hosts_a_game_of_days("friday", joining=bo)
+    while (game := ann.state.game) is not None and game.my_turn:  # (Ann plays her turns)
+        assert game.decision is not None
+        ann.t.deliver(Answer(game.decision.turn, game.options()[0]))
+        ann.changed()  # (as the app is told after each)
+    bo_game = bo.state.game
+    assert bo_game is not None and bo_game.my_turn  # (Bo, next, decides)
+    ann.press("L")
+    assert not ann.state.games_waiting and not ann.changed()
+    while not ann.state.games_waiting:  # (Bo plays his turns, the bot its own)
+        bo_game = bo.state.game
+        assert bo_game is not None and bo_game.my_turn
+        bo.send(bo_game.answer(bo_game.options()[0]))
+        ann.t.world.settle()
+    assert ann.changed()  # (it came to her: rings)
+    assert not ann.changed()
