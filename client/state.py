@@ -634,18 +634,16 @@ class ClientState:
             # come): a snapshot settles it. (A turn we were not asked is our
             # mistake, not the server's state.)
             self.out_of_step = True
-        if isinstance(request, m.LeaveRoom) and request.keep_seat and ok:
-            game = self.game
-            if game is not None and game.seat is not None and game.end is None:
-                self.kept[game.game_id] = game
-                while len(self.kept) > m.MY_GAMES:
-                    del self.kept[next(iter(self.kept))]
-            self.room = None
-            self._set_game(None)
-        elif (isinstance(request, m.LeaveRoom) and ok) or (
+        if (isinstance(request, m.LeaveRoom) and ok) or (
             isinstance(request, m.HandOver)
             and (ok or (isinstance(answer, m.Error) and answer.code == "bad_opening"))
         ):
+            game = self.game
+            stepped_out = isinstance(request, m.LeaveRoom) and request.keep_seat
+            if stepped_out and game is not None and game.seat is not None and game.end is None:
+                self.kept[game.game_id] = game  # (to come back to: My games)
+                while len(self.kept) > m.MY_GAMES:
+                    del self.kept[next(iter(self.kept))]
             self.room = None
             self._set_game(None)
 

@@ -55,10 +55,8 @@ from .commitments import (
     SEED_SIZE,
     Opening,
 )
+from .identity import KEY_SIZE, SIGNATURE_SIZE
 from .schema import shown
-
-SIGNATURE_SIZE = 64  # an Ed25519 signature
-KEY_SIZE = 32  # an Ed25519 public key
 
 # The longest turn timer a room may have, in seconds: a week (a game that
 # waits for its players for days: docs/PROTOCOL.md, "Timers").

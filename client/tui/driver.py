@@ -22,6 +22,7 @@ from oriflamme.protocol.verify import verify_record_bytes
 
 from ..secret_store import write_private
 from ..session import ConnectionLost, RequestRefused, Session, SessionEnded
+from ..state import GameMirror
 from .app import Bridge
 from .controller import Answer, Command, Download, PlayAgain, Quit, Request, Resign, Say, plain
 
@@ -208,14 +209,25 @@ async def _keep_records_away(session: Session, bridge: Bridge, records: Path) ->
         await session.wait_until(lambda: bool(ended))
         game = ended.pop(0)
         try:
-            _, ok, _ = await _fetch_record(session, game.game_id.hex(), records)
+            await _keep_record(session, game, game.game_id.hex(), records)
         except RequestRefused as exc:
-            ok = exc.error.code == NO_SUCH_RECORD  # (cancelled before it began)
+            if exc.error.code == NO_SUCH_RECORD:  # (cancelled before it began)
+                await session.forget_secrets(game)
         except (ConnectionLost, trio.TooSlowError, RecordError, OSError):
-            ok = False  # (kept: looked at again by no one, but not lost)
-        if ok:
-            await session.forget_secrets(game)
+            pass  # (its secrets kept: looked at again by no one, but not lost)
         bridge.changed()
+
+
+async def _keep_record(
+    session: Session, game: GameMirror, record_id: str, records: Path
+) -> tuple[Path, bool, str]:
+    """`_fetch_record`, and the seat's secrets of `game` deleted if its record
+    verifies (nothing is left to open or check); kept otherwise (what our
+    seat really held, should anyone ask)."""
+    path, ok, why = await _fetch_record(session, record_id, records)
+    if ok:
+        await session.forget_secrets(game)
+    return path, ok, why
 
 
 async def _keep_records(session: Session, bridge: Bridge, records: Path) -> None:
@@ -236,14 +248,12 @@ async def _keep_records(session: Session, bridge: Bridge, records: Path) -> None
         saved.add(record_id)
         controller = bridge.controller.game
         try:
-            path, ok, why = await _fetch_record(session, record_id, records)
+            path, ok, why = await _keep_record(session, game, record_id, records)
         except (RequestRefused, ConnectionLost, trio.TooSlowError, RecordError, OSError) as exc:
             controller.saved = f"The record could not be saved: {exc}"
         else:
             controller.saved = f"Record: {path.name}"
             controller.log.note(f"The game's record is saved in {path}")
-            if ok:  # nothing is left to open or check: the seat's secrets go
-                await session.forget_secrets(game)
-            else:  # (kept: what our seat really held, should anyone ask)
+            if not ok:
                 controller.verified = f"The record does NOT verify: {why}"[:200]
         bridge.changed()

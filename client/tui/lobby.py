@@ -135,14 +135,7 @@ class LobbyController:
         game, room = self.state.game, self.state.room
         if game is not None and room is not None:
             self.shown_last = (room.room, game.my_turn)
-        new = set(waiting) - set(self.rung)
-        if self.quiet is not None:
-            room_id, seen = self.quiet
-            if room_id in waiting:
-                new.discard(room_id)
-                self.quiet = (room_id, True)
-            elif seen:
-                self.quiet = None
+        rings = self._rings(waiting)
         if waiting != self.rung and (self.games is not None or self.state.kept):
             # (shown, it is kept current; and a kept game it no longer lists
             # is over: its record is saved, `driver`)
@@ -155,6 +148,19 @@ class LobbyController:
             if room.state != "playing":
                 self.send(Request(m.LeaveRoom()))
                 self.status = "That game is over: it is in your finished games ([h])"
+        return rings
+
+    def _rings(self, waiting: tuple[int, ...]) -> bool:
+        """Whether `waiting` names a game that did not wait for us when we
+        last rang, but the one we just stepped out of at our own turn."""
+        new = set(waiting) - set(self.rung)
+        if self.quiet is not None:
+            room_id, seen = self.quiet
+            if room_id in waiting:
+                new.discard(room_id)
+                self.quiet = (room_id, True)
+            elif seen:
+                self.quiet = None
         return bool(new)
 
     # ------------------------------------------------------------ answers

@@ -578,7 +578,7 @@ def lobby_from(
             room.suspended = failure
             if broken is not None:
                 broken.append((room.id, failure))
-    lobby._deadlines_anew()
+    lobby._derived_anew()
     return lobby
 
 

@@ -128,7 +128,7 @@ class Lobby:
         # a key's next session lists them (`_played` again).
         self._played_by_key: dict[bytes, list[tuple[str, int]]] = {}
         self._server_key: bytes | None = None
-        self._deadlines_anew()
+        self._derived_anew()
 
     # Deadlines are kept, not looked up at every input in every room and
     # every session away. `next_deadline` asks again only the rooms an input
@@ -148,7 +148,10 @@ class Lobby:
         "_told_waiting",
     )
 
-    def _deadlines_anew(self) -> None:
+    def _derived_anew(self) -> None:
+        """What the lobby keeps that is read from the rest, made anew (at
+        its birth, and when it is rebuilt from facts or a pickle): the
+        deadlines kept, the seats kept in games, who was told of which."""
         self._touched: set[int] = set(self.rooms)
         self._room_deadlines: dict[int, float] = {}
         self._deadline_heap: list[tuple[float, int]] = []
@@ -184,7 +187,7 @@ class Lobby:
         self.__dict__.setdefault("ratings", Ratings())
         self.__dict__.setdefault("_played_by_key", {})
         self.__dict__.setdefault("_server_key", None)
-        self._deadlines_anew()
+        self._derived_anew()
         if "_listed_by" not in state:  # saved before the index was bounded
             self._played = {p: g for p, g in self._played.items() if p in self.sessions.by_player}
             self._listed_by = {}
@@ -548,17 +551,14 @@ class Lobby:
         seat = session.kept_seats[kept]
         if isinstance(message, m.Spectate):
             why = f"you kept seat {seat} in room {kept}: join_room takes you back to it"
-        elif room is not None:
+            return Outcome(RemoteProtocolError(WRONG_STATE, why))
+        if room is not None:
             why = f"you are in room {room.id}: leave it first (keep_seat keeps your seat there)"
-        elif message.seat is not None and message.seat != seat:
-            return Outcome(
-                RemoteProtocolError(
-                    INVALID_FIELD, f"join_room.seat: your seat in room {kept} is {seat}"
-                )
-            )
-        else:
-            return Outcome(effects=self.rooms[kept].come_back(session, now))
-        return Outcome(RemoteProtocolError(WRONG_STATE, why))
+            return Outcome(RemoteProtocolError(WRONG_STATE, why))
+        if message.seat not in (None, seat):
+            why = f"join_room.seat: your seat in room {kept} is {seat}"
+            return Outcome(RemoteProtocolError(INVALID_FIELD, why))
+        return Outcome(effects=self.rooms[kept].come_back(session, now))
 
     def _may_keep(self, session: Session) -> None:
         """Raise if `session` may keep no more seats: it keeps `kept_games`

@@ -669,7 +669,7 @@ class Referee:
             what = (
                 "has no signature"
                 if getattr(message, "sig", None) is None
-                else ("has a signature that is not its key's")
+                else "has a signature that is not its key's"
             )
             raise Refusal(
                 BAD_DECISION_SIGNATURE,
