@@ -58,8 +58,12 @@ class ClientEndpoint:
         make_secrets: Callable[[Rules, bytes, int], SeatSecrets] | None = None,
         client: str = CLIENT_NAME,
         key: Ed25519PrivateKey | None = None,
+        versions: tuple[int, ...] = m.SUPPORTED_VERSIONS,
     ) -> None:
+        """`versions`: the protocol versions offered (the server chooses the
+        highest it speaks too: 2, where it can)."""
         self.name = name
+        self.versions = versions
         # The player's key (None: anonymous): the hello proves it (docs/PROTOCOL.md,
         # "Keys and the handshake"), answering the server's `challenge` with `prove`.
         self.key = key
@@ -90,7 +94,7 @@ class ClientEndpoint:
             key, self._nonce = identity.public_bytes(self.key), secrets.token_bytes(32)
         return self.request(
             m.Hello(
-                versions=(1,),
+                versions=self.versions,
                 client=self.client,
                 name=self.name,
                 token=self.token,

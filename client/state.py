@@ -57,7 +57,7 @@ that the game was fair. What fails goes to `problems`.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from oriflamme.engine import (
@@ -67,6 +67,7 @@ from oriflamme.engine import (
     Game,
     Keep,
     MoveTo,
+    Open,
     Place,
     Reveal,
     Rules,
@@ -74,9 +75,11 @@ from oriflamme.engine import (
     Target,
     action_from_data,
     card_to_data,
+    event_to_data,
     from_data,
 )
 from oriflamme.engine.actions import At, place
+from oriflamme.engine.positions import view as view_of
 from oriflamme.protocol import identity
 from oriflamme.protocol import messages as m
 from oriflamme.protocol.commitments import (
@@ -89,6 +92,7 @@ from oriflamme.protocol.commitments import (
 )
 from oriflamme.protocol.errors import STALE_TURN
 from oriflamme.protocol.record import FAILED, OK, SeatVerdict
+from oriflamme.protocol.updates import PublicGame, ReplayError, data_digest
 from oriflamme.protocol.verify import check_seat
 
 from .seat_secrets import SeatSecrets
@@ -104,6 +108,60 @@ def rules_of(started: m.GameStarted) -> Rules:
     s = started.settings
     families = tuple(tuple(FAMILY_NAMES.index(f) for f in fams) for fams in started.families)
     return Rules(s.players, s.variant, s.edition, families)
+
+
+def with_secrets(public: Game, seat: int, secrets: SeatSecrets) -> Game:
+    """A copy of `public` (every hidden card a back) with `seat`'s own cards
+    known from its `secrets`: the position as the seat sees it, as
+    `from_data` makes it of the seat's view, for a fraction of the cost."""
+    game = public.copy()
+    game.hands[seat] = list(secrets.hand)
+    game.set_aside[seat] = list(secrets.set_aside)
+    game.draw_piles[seat] = list(secrets.draw_pile)
+    for slot in game.queue:
+        for c in slot:
+            if c.owner == seat and not c.face_up and c.kind is None:
+                known = secrets.card(c.pid)
+                if known is not None:
+                    c.kind = known.kind
+    game._legal = None  # (a placement's options name our cards now)
+    return game
+
+
+class _Update:
+    """A `game_update` (version 2) and what replaying it made: its events'
+    data, its placements' commitments (with the cards their seat had drawn
+    then), the openings and the settled pids among its entries."""
+
+    __slots__ = ("message", "events", "commitments", "drawn", "openings", "settled")
+
+    def __init__(self, message: m.GameUpdate) -> None:
+        self.message = message
+        self.events: list[dict[str, Any]] = []
+        self.commitments: list[m.PlacementCommitment] = []
+        self.drawn: list[int] = []
+        self.openings: list[Opening] = []
+        self.settled: list[int] = []
+
+    def game_state(
+        self, public: PublicGame, seat: int | None, past: list[dict[str, Any]]
+    ) -> m.GameState:
+        """The `game_state` version 1 sends for this change to `seat` (`past`:
+        every event of the game so far, for a snapshot's)."""
+        message = self.message
+        snapshot = message.snapshot
+        return m.GameState.trusted(
+            seq=message.seq,
+            game=message.game,
+            view={**view_of(public.game, None), "viewer": seat},
+            events=[] if snapshot else self.events,
+            commitments=tuple(self.commitments),
+            openings=tuple(self.openings),
+            snapshot=snapshot,
+            decision=message.decision,
+            settled=tuple(self.settled) or None,
+            past=list(past) if snapshot else None,
+        )
 
 
 class GameMirror:
@@ -133,7 +191,14 @@ class GameMirror:
         self.notices = notices if notices is not None else []
         self.server_seed: bytes | None = None
         self.seed_commitments: tuple[bytes, ...] = ()
-        self.state: m.GameState | None = None
+        # Version 1: the last `game_state`. Version 2: the game replayed from
+        # its log (`public`), the last `game_update` and what it made; the
+        # `game_state` version 1 would have sent is made when asked for
+        # (`state`: a client's screens read it; a bot needs none of it).
+        self._state: m.GameState | None = None
+        self._decision: m.PendingDecision | None = None
+        self.public: PublicGame | None = None
+        self._update: _Update | None = None
         self.events: list[dict[str, Any]] = []
         self.commitments: dict[int, m.PlacementCommitment] = {}
         self.openings: dict[int, Opening] = {}
@@ -158,6 +223,8 @@ class GameMirror:
             self._server_seed(message)
         elif isinstance(message, m.GameState):
             self._game_state(message)
+        elif isinstance(message, m.GameUpdate):
+            self._game_update(message)
         elif isinstance(message, m.OpenRequest):
             self.open_request = message
         elif isinstance(message, m.FinalRevealRequest):
@@ -177,7 +244,7 @@ class GameMirror:
         self.started = started
         self.server_seed = None
         self.seed_commitments = ()
-        self.state = None
+        self._state = self._decision = self.public = self._update = None
         self.open_request = None
         self.final_request = None
         self._told = False
@@ -191,21 +258,21 @@ class GameMirror:
             self._told = True
             self.notices.append(WENT_BACK)
 
-    def _reconcile(self, message: m.GameState) -> None:
-        """A snapshot that is behind what we saw: our placements it does not
+    def _reconcile(self, placed: dict[int, int], over: bool) -> None:
+        """A snapshot (`placed`: its placements' seats by pid; `over`: the
+        game is) that is behind what we saw: our placements it does not
         show are forgotten (the card is in hand again), and a game we saw
         end goes on."""
-        shown = {c.pid for c in message.commitments}
-        for pid in [pid for pid in self._drawn_at if pid not in shown]:
+        for pid in [pid for pid in self._drawn_at if pid not in placed]:
             del self._drawn_at[pid]
         if self.secrets is not None:
-            ours = {c.pid for c in message.commitments if c.seat == self.seat}
+            ours = {pid for pid, seat in placed.items() if seat == self.seat}
             if self.secrets.forget_placements(keep=ours):
                 self._went_back()
-        if self.end is not None and message.view.get("step") != "over":
+        if self.end is not None and not over:
             self._went_back()
 
-    def _behind(self, message: m.GameState) -> bool:
+    def _behind(self, message: m.GameState | m.GameUpdate) -> bool:
         """Whether `message`, not a snapshot, asks an earlier decision than
         one we saw: play only goes forward, unless the server went back."""
         seen, asked = self.decision, message.decision
@@ -260,39 +327,116 @@ class GameMirror:
             self.commitments.clear()
             self.openings.clear()
             self.settled.clear()
-            self._reconcile(message)
-        self.state = message
+            placed = {c.pid: c.seat for c in message.commitments}
+            self._reconcile(placed, over=message.view.get("step") == "over")
+        self._state, self._decision = message, message.decision
         if message.snapshot and message.past is not None:
             # The game so far: what we had is its start (events are public).
             self.events = list(message.past)
         self.events.extend(message.events)
         view = message.view
+        piles = view["draw_piles"]
         for c in message.commitments:
-            self.commitments[c.pid] = c
             # A snapshot does not say when its cards were placed: lenient then.
-            drawn = self._drawn(view, c.seat, everything=message.snapshot)
-            self._drawn_at.setdefault(c.pid, drawn)
-            if c.seat == self.seat and self.secrets is not None:
-                self._confirm(c)
+            drawn = self._drawn(c.seat, None if message.snapshot else len(piles[c.seat]))
+            self._committed(c, drawn)
         for o in message.openings:
-            self._check_opening(o)
-            self.openings[o.pid] = o
+            self._opened(o)
         self.settled.update(message.settled or ())
+        self._after(message.decision, piles)
+
+    def _game_update(self, message: m.GameUpdate) -> None:
+        """Version 2: replay the log entries on our copy of the game (see
+        `protocol.updates`); one that does not follow it, or whose events are
+        not those the server made (`digest`), asks for a snapshot."""
+        public = self.public
+        if message.snapshot or (public is None and message.at == 0):  # (or the game's first)
+            public = PublicGame(self.rules, self.started.first_player)
+        elif public is None or message.at != public.entries:
+            self.out_of_step = True
+            return
+        assert public is not None
+        update = _Update(message)
+        game = public.game
+        try:
+            for entry in message.log:
+                action = entry.action
+                if type(action) is Place:
+                    assert entry.pid is not None and entry.commitment is not None
+                    seat = entry.seat
+                    update.commitments.append(
+                        m.PlacementCommitment.trusted(
+                            pid=entry.pid, seat=seat, commitment=entry.commitment
+                        )
+                    )
+                    update.drawn.append(self._drawn(seat, len(game.draw_piles[seat])))
+                elif type(action) is Open:
+                    assert entry.pid is not None
+                    if entry.settled:
+                        update.settled.append(entry.pid)
+                    else:
+                        assert entry.nonce is not None
+                        update.openings.append(Opening(entry.pid, action.card, entry.nonce))
+                update.events.extend(map(event_to_data, public.apply(entry)))
+        except ReplayError as error:
+            self._astray(message, str(error))
+            return
+        if data_digest(update.events) != message.digest:
+            self._astray(message, "the events it made are not those the server made")
+            return
+        if message.snapshot:
+            self.commitments.clear()
+            self.openings.clear()
+            self.settled.clear()
+            self.events = []
+            placed = {c.pid: c.seat for c in update.commitments}
+            self._reconcile(placed, over=game.over)
+        self.public, self._update, self._state = public, update, None
+        self._decision = message.decision
+        self.events.extend(update.events)
+        for c, drawn in zip(update.commitments, update.drawn, strict=True):
+            self._committed(c, drawn)
+        for o in update.openings:
+            self._opened(o)
+        self.settled.update(update.settled)
+        self._after(message.decision, game.draw_piles)
+
+    def _astray(self, message: m.GameUpdate, why: str) -> None:
+        """A `game_update` our copy could not follow: a snapshot is asked for
+        (our copy is let go: the next update must be one); one that is a
+        snapshot already is the server's fault."""
+        self.public = None
+        if message.snapshot:
+            self.problems.append(f"the server's game does not replay: {why}")
+        else:
+            self.out_of_step = True
+
+    def _committed(self, c: m.PlacementCommitment, drawn: int) -> None:
+        """The commitment of a placement, made when its seat had drawn `drawn` cards."""
+        self.commitments[c.pid] = c
+        self._drawn_at.setdefault(c.pid, drawn)
+        if c.seat == self.seat and self.secrets is not None:
+            self._confirm(c)
+
+    def _opened(self, o: Opening) -> None:
+        self._check_opening(o)
+        self.openings[o.pid] = o
+
+    def _after(self, decision: m.PendingDecision | None, piles: Sequence[Sequence[Any]]) -> None:
+        """What follows each push of the game: how many cards our seat has
+        drawn (its draw pile as `piles` show it), and an open request answered."""
         if self.secrets is not None and self.secrets.deal is not None and self.seat is not None:
-            self.secrets.drawn = len(self.secrets.deal.draw_pile) - len(
-                view["draw_piles"][self.seat]
-            )
-        decision = message.decision
+            self.secrets.drawn = len(self.secrets.deal.draw_pile) - len(piles[self.seat])
         if self.open_request is not None and (
             decision is None or decision.kind != Step.OPEN or decision.pid != self.open_request.pid
         ):
             self.open_request = None
 
-    def _drawn(self, view: dict[str, Any], seat: int, *, everything: bool = False) -> int:
-        """How many cards `seat` has drawn so far (2-player variant), or its
-        whole draw pile with `everything`."""
+    def _drawn(self, seat: int, pile: int | None) -> int:
+        """How many cards `seat` has drawn so far (2-player variant), its
+        draw pile holding `pile` cards (None: its whole draw pile)."""
         dealt = 4 * len(self.rules.families[seat]) if self.rules.variant == "two-player" else 0
-        return dealt if everything else dealt - len(view["draw_piles"][seat])
+        return dealt if pile is None else dealt - pile
 
     def _confirm(self, c: m.PlacementCommitment) -> None:
         assert self.secrets is not None
@@ -319,7 +463,24 @@ class GameMirror:
 
     @property
     def decision(self) -> m.PendingDecision | None:
-        return None if self.state is None else self.state.decision
+        return self._decision
+
+    @property
+    def state(self) -> m.GameState | None:
+        """The last `game_state` (version 1), or in version 2 the one version
+        1 would have sent: the view, the last update's events... (made when
+        first asked for, and kept until the next update)."""
+        if self._state is None and self._update is not None and self.public is not None:
+            self._state = self._update.game_state(self.public, self.seat, self.events)
+        return self._state
+
+    @property
+    def next_pid(self) -> int:
+        """The pid the next card placed will have."""
+        if self.public is not None:
+            return self.public.game.next_pid
+        assert self._state is not None
+        return int(self._state.view["next_pid"])
 
     @property
     def my_turn(self) -> bool:
@@ -358,6 +519,10 @@ class GameMirror:
     def engine_game(self) -> Game:
         """An engine game of the position as we see it, for a bot to think
         with: our cards known, everyone else's hidden ones as backs."""
+        public, secrets, seat = self.public, self.secrets, self.seat
+        if public is not None and secrets is not None and secrets.deal is not None:
+            assert seat is not None
+            return with_secrets(public.game, seat, secrets)
         view = self.view()
         if view is None:
             raise ValueError("no game position yet")
@@ -368,9 +533,13 @@ class GameMirror:
         d = self.decision
         if d is None or d.seat != self.seat or d.kind == Step.OPEN:
             return []
-        actions = [action_from_data(o) for o in d.options]
+        public = self.public
+        if public is not None:  # (the same options, as our copy has them already)
+            actions: Sequence[Action] = public.game.legal_actions()
+        else:
+            actions = [action_from_data(o) for o in d.options]
         if d.kind != Step.PLACE:
-            return actions
+            return list(actions)
         assert self.secrets is not None
         hand = self.secrets.hand
         real: list[Action] = []
@@ -389,9 +558,9 @@ class GameMirror:
             raise ValueError("no decision of ours is pending")
         if action not in self.options():
             raise ValueError(f"{action} is not one of our options")
-        assert self.secrets is not None and self.state is not None
+        assert self.secrets is not None
         if isinstance(action, Place):
-            pid = self.state.view["next_pid"]
+            pid = self.next_pid
             commitment = self.secrets.commit(pid, action.card)
             at: At = action.at
             return m.PlaceCard(

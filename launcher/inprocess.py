@@ -146,9 +146,11 @@ class InProcess:
         seed: int | None = None,
         make_secrets: Callable[[Rules, bytes, int], SeatSecrets] | None = None,
         lobby: Lobby | None = None,
+        versions: tuple[int, ...] = m.SUPPORTED_VERSIONS,
     ) -> None:
         config = config if config is not None else ServerConfig(idle_timeout=86400)
         self._make_secrets = make_secrets
+        self.versions = versions  # the protocol versions its clients offer
         self.gateway = Gateway(lobby if lobby is not None else Lobby(config, entropy))
         self.now = 0.0
         self.clients: dict[Hashable, Client] = {}
@@ -183,7 +185,9 @@ class InProcess:
         says hello at once."""
         conn = f"conn-{next(self._conns)}"
         if endpoint is None:
-            endpoint = ClientEndpoint(name, token=token, seq=seq, make_secrets=self._make_secrets)
+            endpoint = ClientEndpoint(
+                name, token=token, seq=seq, make_secrets=self._make_secrets, versions=self.versions
+            )
         if behaviour is None and bot is not None:
             behaviour = Behaviour(bot)
         client = Client(self, conn, endpoint, behaviour)
@@ -257,6 +261,7 @@ class InProcess:
             seq=client.endpoint.seq,
             state=client.state,
             key=client.endpoint.key,
+            versions=client.endpoint.versions,
         )
         again = self.connect(client.endpoint.name, behaviour=client.behaviour, endpoint=endpoint)
         again.answered = None
@@ -321,7 +326,10 @@ class InProcess:
 
     def _start_bot(self, effect: StartBot) -> None:
         endpoint = ClientEndpoint(
-            f"bot {effect.player}", token=effect.token, make_secrets=self._bot_secrets
+            f"bot {effect.player}",
+            token=effect.token,
+            make_secrets=self._bot_secrets,
+            versions=self.versions,
         )
         bot = self.connect(
             f"bot {effect.player}",

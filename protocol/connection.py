@@ -418,12 +418,20 @@ class ServerConnection(_Connection):
                 raise LocalProtocolError(
                     HANDSHAKE_REQUIRED, "a hello with a key is welcomed once it is proved"
                 )
-            if message.version != self.version:
+            if message.version not in self.hello.versions or message.version not in self.versions:
                 raise LocalProtocolError(
-                    INVALID_FIELD, f"welcome.version must be {self.version}, the version both speak"
+                    INVALID_FIELD,
+                    f"welcome.version {message.version} is not a version both speak"
+                    f" ({sorted(set(self.hello.versions) & set(self.versions))})",
                 )
+            # (a session resumed keeps the version it began with: not always the highest)
+            self.version = message.version
         elif kind is Welcome or kind is Challenge:
             raise LocalProtocolError(UNEXPECTED_MESSAGE, f"{message.TYPE} was already sent")
+        elif self.version is not None and self.version not in kind.VERSIONS:
+            raise LocalProtocolError(
+                UNEXPECTED_MESSAGE, f"{message.TYPE} is not in protocol version {self.version}"
+            )
         if message.ROLE == "reply":
             reply_id = getattr(message, "id", None)
             if reply_id is not None:
@@ -500,6 +508,8 @@ class ClientConnection(_Connection):
                 )
         elif kind is Welcome or kind is Challenge:
             self._unexpected(f"a second {message.TYPE}")
+        elif self.version is not None and self.version not in kind.VERSIONS:
+            self._unexpected(f"{message.TYPE} is not in protocol version {self.version}")
         if message.ROLE == "reply":
             reply_id = getattr(message, "id", None)
             if reply_id is not None:

@@ -53,12 +53,19 @@ from .commitments import (
     GAME_ID_SIZE,
     MAX_SEATS,
     NONCE_SIZE,
-    PROTOCOL_VERSION,
     SEED_SIZE,
     Opening,
 )
 from .errors import CODES, INVALID_FIELD, UNKNOWN_MESSAGE, ProtocolError, RemoteProtocolError
-from .record import MAX_TURN_TIMER, STATUSES, SeatVerdict
+from .record import (
+    MAX_TURN_TIMER,
+    STATUSES,
+    LogEntry,
+    RecordError,
+    SeatVerdict,
+    entry_from_data,
+    entry_to_data,
+)
 from .schema import (
     U32,
     Bin,
@@ -80,6 +87,7 @@ from .schema import (
     Token,
     UInt,
     ValueStruct,
+    WireType,
     WireValue,
     dump_fields,
     family_type,
@@ -89,7 +97,10 @@ from .schema import (
     wire_struct,
 )
 
-SUPPORTED_VERSIONS: tuple[int, ...] = (PROTOCOL_VERSION,)
+# The protocol versions this side speaks; a session keeps the one its first
+# `welcome` chose. (`PROTOCOL_VERSION`, 1, is the one the commitments and
+# the records name: version 2 changes how a game is pushed, not what it is.)
+SUPPORTED_VERSIONS: tuple[int, ...] = (1, 2)
 
 Sender = Literal["client", "server"]
 Role = Literal["request", "reply", "push"]
@@ -99,6 +110,7 @@ SERVER_ID_SIZE = 16
 KEY_SIZE = 32  # an Ed25519 public key (`protocol.identity`)
 HANDSHAKE_NONCE_SIZE = 32
 SIGNATURE_SIZE = 64
+DIGEST_SIZE = 16  # a `game_update`'s digest of events (`protocol.updates`)
 MAX_PLACEMENTS = 64  # a game has at most 30 placements (5 seats x 6 rounds)
 
 # Kinds shared by many fields.
@@ -397,13 +409,15 @@ VERDICT = ValueStruct(
 class Message(WireValue):
     """Base of every message. `TYPE` is the wire ``type``; `SENDER` who
     sends it; `ROLE` whether it is a request (answered), a reply or a push;
-    `REPLY` the type that answers a request (besides ``error``)."""
+    `REPLY` the type that answers a request (besides ``error``);
+    `VERSIONS` the protocol versions that have it."""
 
     __slots__ = ()
     TYPE: ClassVar[str]
     SENDER: ClassVar[Sender]
     ROLE: ClassVar[Role]
     REPLY: ClassVar[str | None]
+    VERSIONS: ClassVar[tuple[int, ...]]
 
 
 M = TypeVar("M", bound=Message)
@@ -414,9 +428,14 @@ SERVER_MESSAGES: dict[str, type[Message]] = {}
 
 @dataclass_transform(frozen_default=True, kw_only_default=True, field_specifiers=(wire,))
 def message(
-    type_: str, sender: Sender, role: Role, reply: str | None = None
+    type_: str,
+    sender: Sender,
+    role: Role,
+    reply: str | None = None,
+    versions: tuple[int, ...] = SUPPORTED_VERSIONS,
 ) -> Callable[[type[M]], type[M]]:
-    """Declare a message class and register it under its wire `type_`."""
+    """Declare a message class of the protocol `versions` and register it
+    under its wire `type_`."""
 
     def make(cls: type[M]) -> type[M]:
         made = wire_struct(type_)(cls)
@@ -424,6 +443,7 @@ def message(
         made.SENDER = sender
         made.ROLE = role
         made.REPLY = reply
+        made.VERSIONS = versions
         registry = CLIENT_MESSAGES if sender == "client" else SERVER_MESSAGES
         assert type_ not in registry, type_
         registry[type_] = made
@@ -1086,7 +1106,7 @@ class ServerSeed(Message):
     )
 
 
-@message("game_state", "server", "push")
+@message("game_state", "server", "push", versions=(1,))
 class GameState(Message):
     """The game as you may see it, after every change: the engine's view, the
     events since the previous `game_state`, and the pending decision."""
@@ -1126,6 +1146,67 @@ class GameState(Message):
     past: list[dict[str, Any]] | None = wire(
         PassedList(PlainMap("an engine event", typed=True), 0, 4000),
         "In a snapshot: every event of the game so far, in order, as `events` gave them, for a log of the game (the view and the other fields already include them: apply none of them again). Absent otherwise.",
+        default=None,
+    )
+
+
+class LogEntryType(WireType):
+    """One entry of a game's log, as the game record gives it (a map: see
+    The game record); a `LogEntry` in Python."""
+
+    name = "map"
+
+    def load(self, value: object) -> Any:
+        try:
+            return entry_from_data(value, MAX_SEATS, "the entry")
+        except RecordError as e:
+            raise Invalid(str(e)) from None
+
+    def check(self, value: object) -> None:
+        if not isinstance(value, LogEntry):
+            raise Invalid(f"expected a LogEntry, got {shown(value)}")
+
+    def dump(self, value: Any) -> object:
+        return entry_to_data(value)
+
+    def describe(self) -> dict[str, Any]:
+        return {"type": "map", "of": "a log entry (see The game record)"}
+
+    def notation(self) -> str:
+        return "map: a log entry (see The game record)"
+
+
+MAX_LOG = 4000  # entries in a game's log: a game has a few hundred
+
+
+@message("game_update", "server", "push", versions=(2,))
+class GameUpdate(Message):
+    """Version 2: what happened since your previous `game_update`, as the
+    game's log entries, which you replay on your own copy of the game (see
+    Version 2), and the pending decision. The same frame, but for `seq`, goes
+    to every seat and spectator."""
+
+    seq: int = wire(SEQ, SEQ_DOC)
+    game: bytes = wire(GAME_ID, GAME_DOC)
+    at: int = wire(
+        UInt(0, MAX_LOG),
+        "How many entries of the game's log come before `log`'s first: the number you have replayed (0 in a snapshot). Any other number: ask for a snapshot (`sync`).",
+    )
+    log: tuple[LogEntry, ...] = wire(
+        ListOf(LogEntryType(), 0, MAX_LOG),
+        "The game's log entries since your previous `game_update`, in order, in the form the game record gives them (in a snapshot: all of them, from the deal).",
+    )
+    snapshot: bool = wire(
+        Bool(),
+        "true: a snapshot (at the start, after a resume or `sync`): replay `log` on a new game, in place of what you had.",
+    )
+    digest: bytes = wire(
+        Bin(DIGEST_SIZE),
+        "The first 16 bytes of SHA-256 over the msgpack of the events that replaying `log` makes (an array of event maps, as `game_state.events` gives them): if yours differs, ask for a snapshot.",
+    )
+    decision: PendingDecision | None = wire(
+        StructOf(PendingDecision),
+        "The pending decision; absent once play is over (the game ended, or its players ended it by vote).",
         default=None,
     )
 

@@ -291,7 +291,8 @@ def _opening_to_data(o: Opening) -> dict[str, Any]:
     return {"pid": o.pid, "card": card_to_data(o.card), "nonce": o.nonce}
 
 
-def _entry_to_data(e: LogEntry) -> dict[str, Any]:
+def entry_to_data(e: LogEntry) -> dict[str, Any]:
+    """A log entry's plain map, as the record gives it (and `game_update`)."""
     if e.action is None:
         skip = {"seat": e.seat, "skip": True, "by_server": True}
         return skip if e.sig is None else skip | {"sig": e.sig}
@@ -373,7 +374,7 @@ def record_to_data(r: Record) -> dict[str, Any]:
         "server_seed": r.server_seed,
         "seed_commitments": list(r.seed_commitments),
         "seeds": list(r.seeds),
-        "log": [_entry_to_data(e) for e in r.log],
+        "log": [entry_to_data(e) for e in r.log],
         "final_openings": [
             None if fo is None else [_opening_to_data(o) for o in fo] for fo in r.final_openings
         ],
@@ -518,7 +519,9 @@ def _opening(data: object, where: str) -> Opening:
 _NOT_IN_A_SKIP = ("action", "pid", "commitment", "nonce", "settled")
 
 
-def _entry(data: object, players: int, where: str) -> LogEntry:
+def entry_from_data(data: object, players: int, where: str) -> LogEntry:
+    """The log entry of its plain map, each field checked (`RecordError`,
+    naming `where`); its seat is one of `players`."""
     r = _Reader(data, where)
     entry = _unsigned_entry(r, players, where)
     sig = r.optional_bin("sig", SIGNATURE_SIZE)
@@ -641,7 +644,9 @@ def record_from_data(data: object) -> Record:
         None if v is None else _bin(v, SEED_SIZE, f"seed of seat {i} (or nil)")
         for i, v in enumerate(top.get_list("seeds", players))
     )
-    log = tuple(_entry(e, players, f"log entry {i}") for i, e in enumerate(top.get_list("log")))
+    log = tuple(
+        entry_from_data(e, players, f"log entry {i}") for i, e in enumerate(top.get_list("log"))
+    )
     finals: list[tuple[Opening, ...] | None] = []
     for seat, fo in enumerate(top.get_list("final_openings", players)):
         if fo is None:

@@ -185,6 +185,7 @@ def _session_data(s: Session) -> dict[str, Any]:
         "chat_times": None if s.chat_times is None else list(s.chat_times),
         "key": s.key,
         "waiting": list(s.waiting),
+        "version": s.version,
     }
 
 
@@ -274,6 +275,7 @@ def _game_data(table: Table) -> dict[str, Any]:
             "asked_open": table._asked_open,
             "asked_final": table._asked_final,
             "pushed_turn": table._pushed_turn,
+            "pushed_log": [table._pushed_log, table._pushed_events],
             "votes": sorted(table.votes),
         },
         # What the room shows of the game while it is not rebuilt yet
@@ -375,6 +377,7 @@ def _session_key(s: Session) -> tuple[Any, ...]:
         s._digests,
         None if s.chat_times is None else tuple(s.chat_times),
         s.waiting,
+        s.version,
     )
 
 
@@ -406,6 +409,8 @@ def _room_key(room: Room) -> tuple[Any, ...]:
             table._asked_open,
             table._asked_final,
             table._pushed_turn,
+            table._pushed_log,
+            table._pushed_events,
             table.votes,
         )
     else:
@@ -591,6 +596,7 @@ def _add_session(sessions: Sessions, data: dict[str, Any], config: ServerConfig)
         bot=data["bot"],
         address=data["address"],
         key=data.get("key"),  # (facts of before keys: none)
+        version=data.get("version", 1),  # (facts of before version 2: version 1)
     )
     session.joined = data["joined"]
     session.conn = data["conn"]
@@ -724,6 +730,9 @@ def _table_from(
     table._asked_open = timers["asked_open"]
     table._asked_final = timers["asked_final"]
     table._pushed_turn = timers["pushed_turn"]
+    # (facts of before version 2: every change was pushed)
+    pushed = timers.get("pushed_log", [len(referee.log), len(referee.events)])
+    table._pushed_log, table._pushed_events = pushed
     table.votes = frozenset(timers["votes"])
     if referee.phase is Phase.DONE:
         table.record = referee.record()

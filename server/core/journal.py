@@ -24,7 +24,7 @@ lists, `get_record`, a `hello` refused, a tick with nothing due.
 A replay that disagrees is caught. Each note also keeps a `digest` of the
 game decisions its input made: for each game whose referee ruled on it
 (a placement, a reveal, an opening, a choice, a time-out, the stand-in),
-the game id, the turn the ruling began at, and `referee.events_digest` of
+the game id, the turn the ruling began at, and `protocol.updates.events_digest` of
 the events it produced. `replay` makes them again and compares: a game
 whose events come out otherwise (another version of the engine) is named
 in a `Disagreement` and kept out of play (`Room.suspend`), and the others

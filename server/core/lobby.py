@@ -54,6 +54,7 @@ from oriflamme.protocol.errors import (
     SERVER_BUSY,
     SESSION_REPLACED,
     TOO_MANY_ROOMS,
+    UNSUPPORTED_VERSION,
     WRONG_STATE,
     RemoteProtocolError,
 )
@@ -243,7 +244,8 @@ class Lobby:
             effects, full = self._make_room(address, now)
             if full is not None:
                 return [*effects, Close(conn, _error(SERVER_BUSY, full, hello))]
-            session, token = self.sessions.open(name, address=address, key=key)
+            version = max(set(hello.versions) & set(m.SUPPORTED_VERSIONS))
+            session, token = self.sessions.open(name, address=address, key=key, version=version)
             if key is not None:
                 self.names.claim(key, name)
                 session.rating = self.ratings.shown(key)
@@ -291,6 +293,15 @@ class Lobby:
         replay: whether the pushes missed were sent (rather than a snapshot)
         when it was taken (None: as the pushes kept allow)."""
         found = self.sessions.by_player[player]
+        if found.version not in hello.versions:
+            refusal = RemoteProtocolError(
+                UNSUPPORTED_VERSION,
+                f"this session speaks protocol version {found.version}: offer it to resume",
+                id=hello.id,
+                fatal=True,
+                versions=(found.version,),
+            )
+            return [Close(conn, m.error_message(refusal))]
         effects: list[Effect] = []
         if found.conn is not None:
             old = found.conn
@@ -322,7 +333,7 @@ class Lobby:
             Send(
                 conn,
                 m.Welcome(
-                    version=1,
+                    version=session.version,
                     token=token,
                     player=session.player,
                     server=self.config.server_name,

@@ -70,7 +70,6 @@ oriflamme.server.core.referee.Refusal: stale_turn: turn 0 is over (the pending d
 from __future__ import annotations
 
 import enum
-import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -93,7 +92,6 @@ from oriflamme.engine import (
     Rules,
     Step,
     Target,
-    event_to_data,
     view,
 )
 from oriflamme.engine.actions import At
@@ -133,6 +131,7 @@ from oriflamme.protocol.record import (
     SeatChange,
     SeatRecord,
 )
+from oriflamme.protocol.updates import events_digest
 from oriflamme.protocol.verify import (
     check_seat,
     hidden_game,
@@ -142,8 +141,6 @@ from oriflamme.protocol.verify import (
 )
 
 from .entropy import Entropy, SystemEntropy
-
-DIGEST_SIZE = 16  # bytes of a ruling's digest (`events_digest`)
 
 # The inputs of a game's log (`Referee.inputs`), as the data directory's
 # facts keep them (docs/STORAGE.md): each a list, its kind then its arguments.
@@ -158,15 +155,6 @@ INPUT_KINDS = (RECEIVE, TIME_OUT, STAND_IN_INPUT, FORFEIT, ABORT, MARK_SEAT)
 
 class RebuildFailed(Exception):
     """A game's log could not be replayed by this version (`Referee.rebuild`)."""
-
-
-def events_digest(events: Sequence[Event]) -> bytes:
-    """A short digest of what a ruling produced: the first 16 bytes of
-    SHA-256 over the msgpack of its events' data (`event_to_data`). The
-    journal keeps it with each decision, so that a replay by another version
-    of the engine that comes out otherwise is caught (`journal.replay`)."""
-    packed = msgpack.packb([event_to_data(e) for e in events], use_bin_type=True)
-    return hashlib.sha256(packed).digest()[:DIGEST_SIZE]
 
 
 class Phase(enum.StrEnum):

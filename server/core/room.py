@@ -860,9 +860,12 @@ class Room:
             shared = push.shared
             if shared is None and len(targets) > 1:
                 shared = SharedEncoding()  # the spectators' copies
+            version = push.version
             for session in targets:
-                if only is None or session is only:
-                    effects += session.push(push.kind, shared, **push.fields)
+                if (only is None or session is only) and (
+                    version is None or version == session.version
+                ):
+                    effects += session.push(push.kind, shared, **push.made())
         return effects
 
     def _room_fields(

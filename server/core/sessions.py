@@ -91,6 +91,7 @@ class Session:
         "rating",
         "kept_seats",
         "waiting",
+        "version",
     )
 
     def __init__(
@@ -103,10 +104,14 @@ class Session:
         bot: str | None = None,
         address: str | None = None,
         key: bytes | None = None,
+        version: int = 1,
     ) -> None:
         self.player = player
         self.name = name
         self.bot = bot
+        # The protocol version of its first `welcome`, which it keeps: its
+        # pushes are kept as frames of that version, for a resume.
+        self.version = version
         # The player's public key, proved at the handshake (None: anonymous),
         # and its rating here as shown (None: not rated yet; the lobby's
         # `ratings` say it: not a fact of its own).
@@ -146,6 +151,8 @@ class Session:
                 setattr(self, name, None)
         if not hasattr(self, "kept_seats"):
             self.kept_seats, self.waiting = {}, ()
+        if not hasattr(self, "version"):  # (saved before version 2)
+            self.version = 1
         if not hasattr(self, "joined"):  # saved before it was kept: assume it did
             self.joined = True
         if not hasattr(self, "_history_bytes"):
@@ -289,9 +296,11 @@ class Sessions:
         bot: str | None = None,
         address: str | None = None,
         key: bytes | None = None,
+        version: int = 1,
     ) -> tuple[Session, bytes]:
         """A new session and its token; `address`: where it comes from (None:
-        not counted); `key`: its player's public key (none has a session)."""
+        not counted); `key`: its player's public key (none has a session);
+        `version`: the protocol version it speaks."""
         session = Session(
             self._next_player,
             name,
@@ -300,6 +309,7 @@ class Sessions:
             bot=bot,
             address=address,
             key=key,
+            version=version,
         )
         self._next_player += 1
         self.by_player[session.player] = session

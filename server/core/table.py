@@ -45,8 +45,9 @@ view is its view, and openings are pushed only once made.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any
 
 from oriflamme.engine import FAMILY_NAMES, Rules, Step, action_to_data, event_to_data
@@ -60,6 +61,7 @@ from oriflamme.protocol.errors import (
 )
 from oriflamme.protocol.fanout import SharedEncoding
 from oriflamme.protocol.record import BACK, LEFT, STAND_IN, Record, SeatRecord
+from oriflamme.protocol.updates import events_digest
 
 from .config import ServerConfig
 from .effects import HandedSeat
@@ -67,24 +69,57 @@ from .entropy import Entropy
 from .referee import Phase, Referee, Refusal, Ruling
 
 
+class Once:
+    """A push's fields, made when first asked for and then kept: pushes are
+    made for both protocol versions, and those no session speaks cost
+    nothing (a `game_state`'s view is most of a version 1 push's cost)."""
+
+    __slots__ = ("_make", "_made")
+
+    def __init__(self, make: Callable[[], dict[str, Any]]) -> None:
+        self._make: Callable[[], dict[str, Any]] | None = make
+        self._made: dict[str, Any] = {}
+
+    def __call__(self) -> dict[str, Any]:
+        make = self._make
+        if make is not None:
+            self._made, self._make = make(), None
+        return self._made
+
+
 @dataclass(frozen=True, slots=True)
 class TablePush:
     """A push for `seat` (None: for every spectator), before its `seq`.
-    `shared`: the encoding of the pushes that are copies of this one."""
+    `shared`: the encoding of the pushes that are copies of this one;
+    `version`: the protocol version whose sessions get it (None: all)."""
 
     seat: int | None
     kind: type[m.Message]
-    fields: dict[str, Any]
+    fields: dict[str, Any] | Once
     shared: SharedEncoding | None = None
+    version: int | None = None
+
+    def made(self) -> dict[str, Any]:
+        """Its fields."""
+        fields = self.fields
+        return fields if type(fields) is dict else fields()  # type: ignore[operator]
 
 
-def _for_seat(
-    fields: dict[str, Any], seat: int | None, shared: SharedEncoding | None = None
-) -> TablePush:
-    """The `game_state` of `seat` (None: spectators), from `fields`: its view
-    names its viewer; all else is shared (and encoded once, with `shared`)."""
-    view = {**fields["view"], "viewer": seat}
-    return TablePush(seat, m.GameState, {**fields, "view": view}, shared)
+def _for_seat(fields: Once, seat: int | None, shared: SharedEncoding | None = None) -> TablePush:
+    """Version 1's `game_state` of `seat` (None: spectators), from `fields`:
+    its view names its viewer; all else is shared (and encoded once, with
+    `shared`)."""
+
+    def made() -> dict[str, Any]:
+        common = fields()
+        return {**common, "view": {**common["view"], "viewer": seat}}
+
+    return TablePush(seat, m.GameState, Once(made), shared, version=1)
+
+
+def _for_all(fields: Once, seat: int | None, shared: SharedEncoding) -> TablePush:
+    """Version 2's `game_update`, one frame for every seat and spectator."""
+    return TablePush(seat, m.GameUpdate, fields, shared, version=2)
 
 
 @dataclass(slots=True)
@@ -110,7 +145,7 @@ def _millis(deadline: float | None, now: float) -> int | None:
 def with_time_left(message: m.Message, millis: int | None) -> m.Message:
     """`message` as it would be sent now, its wait having `millis` left (0: it
     is over). Only pushes that wait for an answer carry a `time_left`."""
-    if isinstance(message, m.GameState):
+    if isinstance(message, m.GameState | m.GameUpdate):
         decision = message.decision
         if decision is None or decision.time_left is None:
             return message
@@ -126,6 +161,9 @@ class Table:
     # The seats whose players voted to end the game (a class default: a
     # table saved before votes existed has none).
     votes: frozenset[int] = frozenset()
+    # (and none of version 2's pushes: its next `game_update` is a snapshot)
+    _pushed_log = 0
+    _pushed_events = 0
 
     def __init__(
         self,
@@ -166,6 +204,10 @@ class Table:
         self._asked_open: int | None = None  # the pid of the last open_request sent
         self._asked_final = False  # the final_reveal_requests are sent
         self._pushed_turn = 0  # the decision the last game_state showed
+        # How many log entries and events the last `game_update` had shown
+        # (version 2: the next one carries those that follow).
+        self._pushed_log = 0
+        self._pushed_events = 0
 
     # ------------------------------------------------------------ queries
 
@@ -474,10 +516,18 @@ class Table:
             or self.referee.turn != self._pushed_turn
         ):
             self._pushed_turn = self.referee.turn
-            shared = self._game_state_fields(merged, now)  # the same for every seat
+            pending = Once(partial(self._pending, now))
+            shared = Once(partial(self._game_state_fields, merged, pending))  # every seat's
             encoding = SharedEncoding()
             for seat in (*range(self.rules.players), None):
                 update.pushes.append(_for_seat(shared, seat, encoding))
+            referee = self.referee
+            logged = (self._pushed_log, len(referee.log), self._pushed_events, len(referee.events))
+            self._pushed_log, self._pushed_events = logged[1], logged[3]
+            v2 = Once(partial(self._game_update_fields, *logged, pending, snapshot=False))
+            encoding = SharedEncoding()
+            for seat in (*range(self.rules.players), None):
+                update.pushes.append(_for_all(v2, seat, encoding))
         decision = self.referee.decision
         if decision is not None and decision.kind == Step.OPEN and decision.pid != self._asked_open:
             self._asked_open = decision.pid
@@ -530,7 +580,7 @@ class Table:
         left = _millis(self._deadline, now)
         still = getattr(message, "game", None) == referee.game_id
         decision = referee.decision
-        if isinstance(message, m.GameState):
+        if isinstance(message, m.GameState | m.GameUpdate):
             pending = message.decision
             still = (
                 still
@@ -558,7 +608,11 @@ class Table:
         if referee.server_seed is None:
             return pushes
         pushes.append(self._server_seed(seat))
-        pushes.append(_for_seat(self._game_state_fields(None, now), seat))
+        pending = Once(partial(self._pending, now))
+        pushes.append(_for_seat(Once(partial(self._game_state_fields, None, pending)), seat))
+        log, events = len(referee.log), len(referee.events)
+        v2 = Once(partial(self._game_update_fields, 0, log, 0, events, pending, snapshot=True))
+        pushes.append(_for_all(v2, seat, SharedEncoding()))
         decision = referee.decision
         if (
             seat is not None
@@ -605,7 +659,47 @@ class Table:
             ),
         )
 
-    def _game_state_fields(self, ruling: Ruling | None, now: float) -> dict[str, Any]:
+    def _pending(self, now: float) -> dict[str, Any]:
+        """The pending decision, as pushes give it (`decision`)."""
+        referee = self.referee
+        decision = referee.decision
+        return dict(
+            decision=None
+            if decision is None
+            else m.PendingDecision.trusted(
+                seat=decision.seat,
+                kind=decision.kind,
+                pid=decision.pid,
+                turn=referee.turn,
+                options=[action_to_data(a) for a in decision.options],
+                time_left=_millis(self._deadline, now),
+            )
+        )
+
+    def _game_update_fields(
+        self,
+        first: int,
+        last: int,
+        first_event: int,
+        last_event: int,
+        pending: Once,
+        *,
+        snapshot: bool,
+    ) -> dict[str, Any]:
+        """A `game_update`'s fields, the same for every seat and spectator:
+        the log's entries `first` to `last`, and the digest of the events
+        they made (the referee's events `first_event` to `last_event`)."""
+        referee = self.referee
+        return dict(
+            game=referee.game_id,
+            at=first,
+            log=tuple(referee.log[first:last]),
+            snapshot=snapshot,
+            digest=events_digest(referee.events[first_event:last_event]),
+            **pending(),
+        )
+
+    def _game_state_fields(self, ruling: Ruling | None, pending: Once) -> dict[str, Any]:
         """A `game_state`'s fields (`_for_seat` makes it a seat's): what
         `ruling` changed, or a snapshot (None). The referee knows no hidden
         card, so what any seat may see of the position is the public view:
@@ -621,7 +715,6 @@ class Table:
             placements = list(ruling.placements)
             openings = list(ruling.openings)
             settled = list(ruling.settled)
-        decision = referee.decision
         return dict(
             game=referee.game_id,
             view=referee.view(None),
@@ -632,16 +725,7 @@ class Table:
             ),
             openings=tuple(openings),
             snapshot=ruling is None,
-            decision=None
-            if decision is None
-            else m.PendingDecision.trusted(
-                seat=decision.seat,
-                kind=decision.kind,
-                pid=decision.pid,
-                turn=referee.turn,
-                options=[action_to_data(a) for a in decision.options],
-                time_left=_millis(self._deadline, now),
-            ),
+            **pending(),
             settled=tuple(settled) or None,
             # A snapshot tells the game so far too: a client back after a
             # restart shows its log from the start (events are public).

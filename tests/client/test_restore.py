@@ -183,7 +183,7 @@ def test_a_push_of_another_game_than_ours_asks_for_a_snapshot() -> None:
     """A restored server numbers its pushes again: a resume may get pushes
     that do not follow from ours (a game's push for another game): the
     client asks for a snapshot."""
-    world, clients = game_of()
+    world, clients = game_of(versions=(1,))
     world.run(lambda: bool(world.records))
     world.settle()
     pushed = next(x for x in clients[0].received if isinstance(x, m.GameState))
@@ -197,7 +197,7 @@ def test_a_push_of_an_earlier_decision_of_our_game_asks_for_a_snapshot() -> None
     pushes missed, some of our own game from before what we saw (found by
     the power-cut test with its fsync off: the game then waited for ever).
     Play never goes back: the push is left, and a snapshot asked for."""
-    world, clients = game_of(manual=0)
+    world, clients = game_of(manual=0, versions=(1,))
     host = clients[0]
     rng = random.Random(2)
     pushed = [x for x in host.received if isinstance(x, m.GameState) and x.decision is not None]

@@ -27,9 +27,13 @@ class Manual(Behaviour):
 
 
 def game_of(
-    players: int = 3, *, manual: int | None = None, seed: int = 1
+    players: int = 3,
+    *,
+    manual: int | None = None,
+    seed: int = 1,
+    versions: tuple[int, ...] = m.SUPPORTED_VERSIONS,
 ) -> tuple[InProcess, list[Client]]:
-    world = InProcess(seed=seed)
+    world = InProcess(seed=seed, versions=versions)
     rng = random.Random(seed)
     clients = []
     for i in range(players):
@@ -135,7 +139,7 @@ def test_a_server_seed_that_does_not_open_its_commitment_is_a_problem() -> None:
 
 
 def test_an_opening_that_does_not_open_its_commitment_is_a_problem() -> None:
-    world, clients = game_of()
+    world, clients = game_of(versions=(1,))
     world.run(lambda: bool(world.records))
     states = [x for x in clients[0].received if isinstance(x, m.GameState) and x.openings]
     fresh = ClientState()

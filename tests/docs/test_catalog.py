@@ -13,13 +13,12 @@ from oriflamme.engine.events import EVENT_TYPES
 from oriflamme.protocol import messages as m
 from oriflamme.protocol.codec import MAX_DEPTH, FrameDecoder
 from oriflamme.protocol.errors import CODES
-from tools.docgen import CATALOG, PROTOCOL_DOC, catalog
+from tools.docgen import CATALOGS, PROTOCOL_DOC, catalog
 from tools.docgen.examples import examples
 from tools.docgen.markers import BEGIN, END
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / PROTOCOL_DOC
-JSON = ROOT / CATALOG
 HOW_TO_FIX = "run `python -m tools.docgen` from the repository root"
 
 
@@ -37,8 +36,10 @@ def section(text: str, heading: str) -> str:
     return text[start : match.start() if match else len(text)]
 
 
-def test_the_committed_json_catalog_is_generated_from_the_code() -> None:
-    assert JSON.read_text(encoding="utf-8") == catalog.catalog_json(), HOW_TO_FIX
+@pytest.mark.parametrize("version", sorted(CATALOGS))
+def test_the_committed_json_catalogs_are_generated_from_the_code(version: int) -> None:
+    text = (ROOT / CATALOGS[version]).read_text(encoding="utf-8")
+    assert text == catalog.catalog_json(version), HOW_TO_FIX
 
 
 def test_the_documents_generated_blocks_are_up_to_date(doc: str) -> None:
@@ -69,10 +70,17 @@ def test_every_message_and_error_code_is_in_the_document(doc: str) -> None:
         assert f"#### Structure `{struct.name}`" in doc
 
 
-def test_the_json_catalog_lists_everything() -> None:
-    data = json.loads(JSON.read_text(encoding="utf-8"))
-    assert data["version"] == m.PROTOCOL_VERSION
-    assert {x["type"] for x in data["messages"]} == {*m.CLIENT_MESSAGES, *m.SERVER_MESSAGES}
+@pytest.mark.parametrize("version", sorted(CATALOGS))
+def test_each_json_catalog_lists_everything_of_its_version(version: int) -> None:
+    data = json.loads((ROOT / CATALOGS[version]).read_text(encoding="utf-8"))
+    assert data["version"] == version
+    theirs = {
+        t
+        for t, cls in {**m.CLIENT_MESSAGES, **m.SERVER_MESSAGES}.items()
+        if version in cls.VERSIONS
+    }
+    assert {x["type"] for x in data["messages"]} == theirs
+    assert ("game_state" in theirs, "game_update" in theirs) == (version == 1, version == 2)
     assert {x["code"] for x in data["errors"]} == set(CODES)
     assert {x["type"] for x in data["events"]} == set(EVENT_TYPES)
     assert {x["name"] for x in data["structures"]} == {s.name for s in m.STRUCTS}

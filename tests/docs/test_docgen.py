@@ -20,7 +20,7 @@ import tools.docgen
 from oriflamme.launcher.cli import build_parser
 from oriflamme.protocol.record import decode_record
 from oriflamme.protocol.verify import verify_record
-from tools.docgen import CATALOG, COMMANDS_DOC, PROTOCOL_DOC, RECORDS, VECTORS, check, commands
+from tools.docgen import CATALOGS, COMMANDS_DOC, PROTOCOL_DOC, RECORDS, VECTORS, check, commands
 from tools.docgen.__main__ import main
 from tools.docgen.sample_records import RECORD_SUFFIX, SAMPLES
 
@@ -52,7 +52,7 @@ def test_the_tool_notices_drift_and_repairs_it(
     )
     assert stale != text
     doc.write_text(stale, encoding="utf-8")
-    (tmp_path / CATALOG).write_text("{}\n", encoding="utf-8")
+    (tmp_path / CATALOGS[2]).write_text("{}\n", encoding="utf-8")
     vectors = json.loads((tmp_path / VECTORS).read_text(encoding="utf-8"))
     vectors["shuffles"][0]["bytes_read"] += 1
     (tmp_path / VECTORS).write_text(json.dumps(vectors, indent=2) + "\n", encoding="utf-8")
@@ -71,7 +71,7 @@ def test_the_tool_notices_drift_and_repairs_it(
     err = capsys.readouterr().err
     assert "docs/PROTOCOL.md: block 'message:seed_commit' is out of date" in err
     assert "docs/COMMANDS.md: block 'command:serve' is out of date" in err
-    for path in (CATALOG, VECTORS, record.relative_to(tmp_path), RECORDS / "index.json"):
+    for path in (CATALOGS[2], VECTORS, record.relative_to(tmp_path), RECORDS / "index.json"):
         assert f"{path} is out of date" in err
     assert "run: python -m tools.docgen" in err
     assert doc.read_text(encoding="utf-8") == stale  # --check changes nothing

@@ -127,28 +127,67 @@ def test_version_negotiation_picks_the_highest_common_version() -> None:
     server.receive_data(ClientConnection().send(hello(versions=(4, 2, 1))))
     server.next_message()
     assert server.version == 2
-    with pytest.raises(LocalProtocolError, match="welcome.version must be 2"):
-        server.send(welcome(version=1))
+    for unshared in (3, 4):  # (one the hello did not offer, one the server does not speak)
+        with pytest.raises(LocalProtocolError, match=f"welcome.version {unshared} is not"):
+            server.send(welcome(version=unshared))
     server.send(welcome(version=2))
+    assert server.version == 2
+
+
+def test_a_resumed_session_keeps_its_older_version() -> None:
+    # A session begun in version 1 resumes in it, though both speak 2 now.
+    server, client = ServerConnection(), ClientConnection()
+    server.receive_data(client.send(hello(versions=(2, 1))))
+    server.next_message()
+    assert server.version == 2
+    client.receive_data(server.send(welcome(version=1)))
+    assert client.next_message() == welcome(version=1)
+    assert server.version == client.version == 1
+
+
+GAME_STATE = examples()["game_state"]
+GAME_UPDATE = examples()["game_update"]
+
+
+@pytest.mark.parametrize(("version", "other"), [(1, GAME_UPDATE), (2, GAME_STATE)])
+def test_a_push_of_another_version_is_neither_sent_nor_taken(
+    version: int, other: m.Message
+) -> None:
+    """`game_state` is version 1's, `game_update` version 2's: the server
+    cannot send the other, and a client closes on it."""
+    server, client = ServerConnection(), ClientConnection()
+    server.receive_data(client.send(hello(versions=(version,))))
+    server.next_message()
+    client.receive_data(server.send(welcome(version=version)))
+    client.next_message()
+    with pytest.raises(LocalProtocolError, match=f"not in protocol version {version}"):
+        server.send(other)
+    mine = GAME_UPDATE if version == 2 else GAME_STATE
+    client.receive_data(server.send(mine))
+    assert client.next_message() == mine
+    client.receive_data(encode_frame({**m.to_data(other), "seq": 100}))  # (after 9)
+    with pytest.raises(RemoteProtocolError, match=f"not in protocol version {version}"):
+        client.next_message()
+    assert client.state is ConnectionState.ERROR
 
 
 def test_no_common_version_is_fatal_and_lists_the_servers_versions() -> None:
     server, client = ServerConnection(), ClientConnection()
-    server.receive_data(client.send(hello(versions=(2, 3), id=9)))
+    server.receive_data(client.send(hello(versions=(3, 4), id=9)))
     with pytest.raises(RemoteProtocolError) as caught:
         server.next_message()
     error = caught.value
     assert (
         error.code == UNSUPPORTED_VERSION
         and error.fatal
-        and error.versions == (1,)
+        and error.versions == (1, 2)
         and error.id == 9
     )
     assert server.state is ConnectionState.ERROR
     answer = error_message(error)
     client.receive_data(server.send(answer))
     got = client.next_message()
-    assert got == answer and got.versions == (1,)
+    assert got == answer and got.versions == (1, 2)
     assert client.state is ConnectionState.CLOSED and client.next_message() is CLOSED
 
 

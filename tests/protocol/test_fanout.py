@@ -25,7 +25,12 @@ from tools.docgen.worked_example import fixed_secrets
 def _game_states() -> list[m.GameState]:
     """The `game_state` pushes one seat got in a whole 3-player game (the same
     game at every run: a failure here can be run again)."""
-    world = InProcess(seed=5, entropy=FixedEntropy("fanout"), make_secrets=fixed_secrets("fanout"))
+    world = InProcess(
+        seed=5,
+        entropy=FixedEntropy("fanout"),
+        make_secrets=fixed_secrets("fanout"),
+        versions=(1,),  # (a `game_update` is the same for all but its seq: no viewer)
+    )
     host = world.connect("host", bot=Bot("random", rng=random.Random(5)))
     settings = m.RoomSettings(players=3, variant="standard", edition="revised", first_player="host")
     host.send(m.CreateRoom(settings=settings))

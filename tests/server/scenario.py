@@ -35,10 +35,17 @@ def settings(
     return m.RoomSettings.for_players(players, turn_timer=turn_timer, first_player=first_player)
 
 
-def new_world(label: str = "scenario", *, seed: int = 0, **config: Any) -> InProcess:
+def new_world(
+    label: str = "scenario",
+    *,
+    seed: int = 0,
+    versions: tuple[int, ...] = m.SUPPORTED_VERSIONS,
+    **config: Any,
+) -> InProcess:
     """A world that comes out the same on every run (the server's randomness,
     the bots' choices and the seats' secrets all come from `label` and
-    `seed`), whose clients never idle out (the clock may jump far)."""
+    `seed`), whose clients never idle out (the clock may jump far), and
+    offer the protocol `versions` (`(1,)`: a test of version 1's pushes)."""
     options: dict[str, Any] = dict(idle_timeout=86400, reply_timer=30, grace=60)
     options.update(config)
     return InProcess(
@@ -46,6 +53,7 @@ def new_world(label: str = "scenario", *, seed: int = 0, **config: Any) -> InPro
         entropy=FixedEntropy(label),
         seed=seed,
         make_secrets=fixed_secrets(label),
+        versions=versions,
     )
 
 
@@ -74,6 +82,7 @@ def resume(
         token=token if token is not None else client.endpoint.token,
         seq=seq,
         state=client.state,
+        versions=client.endpoint.versions,
     )
     again = world.connect(
         client.endpoint.name,

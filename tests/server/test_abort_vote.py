@@ -75,7 +75,7 @@ def the_table(world: InProcess) -> Table:
 
 
 def test_the_players_at_the_table_end_a_game_whose_player_left() -> None:
-    world = new_world("abort left", grace=GRACE)
+    world = new_world("abort left", grace=GRACE, versions=(1,))
     clients, _ = table(world, 4)
     ann, bob, cy, dee = clients
     gid = game_id(ann)

@@ -104,7 +104,7 @@ def test_server_bots_and_players_together(players: int, variant: str) -> None:
 
 
 def test_no_frame_to_anyone_shows_a_hidden_card() -> None:
-    world = InProcess(seed=3)
+    world = InProcess(seed=3, versions=(1,))  # (version 2's: tests/client/test_updates.py)
     clients = seat_players(world, 4, "standard", seed=3)
     watcher = world.connect("watcher")
     world.settle()

@@ -226,12 +226,12 @@ def test_a_hello_with_a_bad_field_is_a_fatal_invalid_field() -> None:
 def test_an_unsupported_version_is_refused_with_the_versions_the_server_speaks() -> None:
     gw = gateway()
     gw.open("a", 0.0)
-    gw.receive_data("a", hello_frame(versions=[2, 3], id=5) + encode_frame({"type": "ping"}), 0.0)
+    gw.receive_data("a", hello_frame(versions=[3, 4], id=5) + encode_frame({"type": "ping"}), 0.0)
 
     error = error_of(gw.data_to_send("a"))
 
     assert (error["code"], error["fatal"], error["id"]) == ("unsupported_version", True, 5)
-    assert error["versions"] == [1]
+    assert error["versions"] == [1, 2]
     assert gw.must_close("a")
 
 
@@ -240,7 +240,7 @@ def test_the_highest_common_version_is_chosen() -> None:
     gw.open("a", 0.0)
     gw.receive_data("a", hello_frame(versions=[3, 1, 2]), 0.0)
     (welcome,) = frames(gw.data_to_send("a"))
-    assert (welcome["type"], welcome["version"], welcome["resumed"]) == ("welcome", 1, False)
+    assert (welcome["type"], welcome["version"], welcome["resumed"]) == ("welcome", 2, False)
     assert welcome["idle_timeout"] == 30 and len(welcome["token"]) == 32
 
 

@@ -175,7 +175,7 @@ def test_a_session_that_never_joined_a_room_expires_after_the_lobby_ttl() -> Non
 
 
 def test_a_spectator_away_gets_no_pushes_built_or_kept_and_comes_back_to_a_snapshot() -> None:
-    world = new_world("spectator away", seed=3)
+    world = new_world("spectator away", seed=3, versions=(1,))
     # Seat 2 never decides: the game moves at the pace of its turn timer.
     clients = table(world, 3, behaviours={2: Undecided(None)}, turn_timer=10)
     watcher = player(world, "Wat")

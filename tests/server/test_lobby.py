@@ -298,7 +298,7 @@ def test_spectate_shows_the_room_without_a_seat_to_everyone() -> None:
 
 
 def test_a_spectator_of_a_game_gets_the_public_pushes_and_no_hidden_identity() -> None:
-    world = new_world("spectate a game", seed=3)
+    world = new_world("spectate a game", seed=3, versions=(1,))
     watcher = player(world, "Wat")
     clients = table(world, 3, seed=3)
     world.run(lambda: game_round(clients[0]) >= 2)

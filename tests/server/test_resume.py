@@ -330,7 +330,7 @@ def test_after_a_cancelled_game_the_snapshot_is_the_room_alone() -> None:
 
 
 def test_the_snapshot_during_play() -> None:
-    world = new_world("snapshot play", seed=1)
+    world = new_world("snapshot play", seed=1, versions=(1,))
     clients = table(world, 3, seed=1)
     world.run(lambda: game_round(clients[0]) >= 2)
     game = clients[1].state.game
@@ -365,7 +365,7 @@ def test_the_snapshot_during_play() -> None:
 
 
 def test_a_spectator_s_snapshot_is_the_public_one() -> None:
-    world = new_world("spectator snapshot", seed=9)
+    world = new_world("spectator snapshot", seed=9, versions=(1,))
     watcher = player(world, "Wat")
     clients = table(world, 3, seed=9)
     watcher.send(m.Spectate(room=1))
@@ -385,7 +385,7 @@ def find_open_request(dropped: int) -> tuple[InProcess, list[Client]]:
     """A 4-seat game stopped when seat `dropped`, which never opens its
     eliminated cards, is asked to open one."""
     for seed in range(30):
-        world = new_world(f"open request {seed}", seed=seed)
+        world = new_world(f"open request {seed}", seed=seed, versions=(1,))
         bot = Bot("random", rng=random.Random(seed))
         never_opens = Filtered(bot, lambda x: isinstance(x, m.OpenCard))
         clients = table(world, 4, behaviours={dropped: never_opens}, seed=seed)
@@ -426,7 +426,7 @@ def test_the_snapshot_includes_an_open_request_still_waiting() -> None:
 
 
 def test_the_snapshot_includes_a_final_reveal_request_still_waiting() -> None:
-    world = new_world("final reveal", seed=4)
+    world = new_world("final reveal", seed=4, versions=(1,))
     bot = Bot("random", rng=random.Random(4))
     keeps_secrets = Filtered(bot, lambda x: isinstance(x, m.FinalReveal))
     clients = table(world, 3, behaviours={1: keeps_secrets}, seed=4)
@@ -451,7 +451,7 @@ def test_the_snapshot_includes_a_final_reveal_request_still_waiting() -> None:
 
 
 def test_the_snapshot_of_a_game_over_ends_with_game_end() -> None:
-    world = new_world("over", seed=5)
+    world = new_world("over", seed=5, versions=(1,))
     clients = table(world, 3, seed=5)
     world.run(lambda: bool(world.records))
     world.settle()
@@ -478,7 +478,7 @@ def test_who_takes_a_seat_after_the_game_gets_the_room_without_that_game() -> No
     spectators; who takes a seat after it ended (a player, by `sync` or a
     resume; a bot, at its start) gets the room alone, as in a room waiting
     for players: that game is not theirs."""
-    world = new_world("seated after the game", seed=5)
+    world = new_world("seated after the game", seed=5, versions=(1,))
     clients = table(world, 3, seed=5)
     world.run(lambda: bool(world.records))
     world.settle()
@@ -609,7 +609,7 @@ def test_a_resume_with_a_seq_from_the_future_gets_a_snapshot() -> None:
 
 
 def test_a_seat_resumed_with_seq_mid_game_plays_on_to_a_valid_game() -> None:
-    world = new_world("resume mid-game", seed=6)
+    world = new_world("resume mid-game", seed=6, versions=(1,))
     clients = table(world, 3, seed=6)
     world.run(lambda: game_round(clients[0]) >= 2)
     last_seen = clients[1].endpoint.seq
@@ -631,7 +631,7 @@ def test_a_seat_resumed_with_seq_mid_game_plays_on_to_a_valid_game() -> None:
 
 
 def test_the_time_left_of_a_missed_push_counts_from_when_it_is_sent() -> None:
-    world = new_world("stale time_left", seed=10)
+    world = new_world("stale time_left", seed=10, versions=(1,))
     clients = table(world, 3, turn_timer=60, seed=10)
     world.run(lambda: game_round(clients[0]) >= 2)
     last_seen = clients[1].endpoint.seq
@@ -656,7 +656,7 @@ def test_the_time_left_of_a_missed_push_counts_from_when_it_is_sent() -> None:
 
 
 def test_sync_answers_ok_then_the_snapshot() -> None:
-    world = new_world("sync", seed=7)
+    world = new_world("sync", seed=7, versions=(1,))
     lone = player(world, "Lone")
     refused(world, lone, m.Sync(), "wrong_state")
     clients = table(world, 3, seed=7)

@@ -270,7 +270,7 @@ def test_a_room_with_no_human_left_closes_and_its_spectators_are_told() -> None:
 
 
 def test_the_host_leaving_during_a_game_passes_the_host_and_the_game_goes_on() -> None:
-    world = new_world("host leaves a game", seed=5)
+    world = new_world("host leaves a game", seed=5, versions=(1,))
     ann = player(world, "Ann", bot="random", seed=1)
     bob = player(world, "Bob", bot="random", seed=2)
     cy = player(world, "Cy", bot="random", seed=3)
@@ -302,7 +302,7 @@ def test_the_host_leaving_during_a_game_passes_the_host_and_the_game_goes_on() -
 
 
 def test_a_room_whose_last_human_left_during_a_game_closes_when_the_game_ends() -> None:
-    world = new_world("last human leaves", seed=6)
+    world = new_world("last human leaves", seed=6, versions=(1,))
     ann = player(world, "Ann", bot="random", seed=1)
     wat = player(world, "Wat")
     ok(world, ann, m.CreateRoom(settings=settings(3)))

@@ -76,11 +76,16 @@ def pushes(client: Client, kind: type[M]) -> list[M]:
     return [x for x in client.received if isinstance(x, kind)]
 
 
+def game_pushes(client: Client) -> list[m.GameState | m.GameUpdate]:
+    """The pushes of the game's changes, in either protocol version."""
+    return [x for x in client.received if isinstance(x, m.GameState | m.GameUpdate)]
+
+
 def test_without_a_turn_timer_a_silent_player_is_waited_for() -> None:
     world, clients = table({1: Undecided})
     with pytest.raises(Stalled):
         world.run(lambda: bool(world.records), max_seconds=10_000)
-    decisions = [s.decision for s in pushes(clients[0], m.GameState) if s.decision is not None]
+    decisions = [s.decision for s in game_pushes(clients[0]) if s.decision is not None]
     assert decisions and all(d.time_left is None for d in decisions)
     assert world.records == []
 
@@ -94,7 +99,7 @@ def test_with_a_turn_timer_the_server_decides_when_time_runs_out() -> None:
     assert by_server and all(e.seat == 1 for e in record.log if e.by_server)
     assert all(not e.by_server for e in record.log if e.seat != 1)
     # Every decision showed its time left; the server waited 30 s for seat 1 each time.
-    decisions = [s.decision for s in pushes(clients[0], m.GameState) if s.decision is not None]
+    decisions = [s.decision for s in game_pushes(clients[0]) if s.decision is not None]
     assert all(d.time_left is not None and 0 < d.time_left <= 30_000 for d in decisions)
     assert world.now >= 30 * len(by_server)
 
@@ -234,7 +239,7 @@ def test_an_opening_owed_by_a_seat_away_waits_for_the_end_of_its_grace() -> None
 
 def test_a_player_who_leaves_is_played_by_the_stand_in_to_the_end() -> None:
     world, clients = table()
-    world.run(lambda: len(pushes(clients[0], m.GameState)) > 10)
+    world.run(lambda: len(game_pushes(clients[0])) > 10)
     clients[1].send(m.LeaveRoom())
     world.run(lambda: clients[0].state.room.seats[1].bot == "stand_in")
     seat = clients[0].state.room.seats[1]
@@ -252,7 +257,7 @@ def test_a_player_who_leaves_is_played_by_the_stand_in_to_the_end() -> None:
 
 def test_an_honest_hand_over_lets_a_bot_finish_with_the_seat_s_secrets() -> None:
     world, clients = table()
-    world.run(lambda: len(pushes(clients[0], m.GameState)) > 12)
+    world.run(lambda: len(game_pushes(clients[0])) > 12)
     game = clients[1].state.game
     secrets = game.secrets
     hidden = [pid for pid in secrets.placed_cards() if pid not in game.openings]
@@ -270,7 +275,7 @@ def test_an_honest_hand_over_lets_a_bot_finish_with_the_seat_s_secrets() -> None
 
 def test_a_false_hand_over_fails_the_seat_and_the_stand_in_plays_it() -> None:
     world, clients = table()
-    world.run(lambda: len(pushes(clients[0], m.GameState)) > 12)
+    world.run(lambda: len(game_pushes(clients[0])) > 12)
     request = clients[1].send(m.HandOver(seed=bytes(32), openings=()))
     world.settle()
     answer = clients[1].answer(request)
@@ -290,7 +295,7 @@ def test_a_game_whose_every_hand_over_failed_ends_and_its_room_closes() -> None:
     world, clients = table()
     watcher = world.connect("Wat")
     watcher.send(m.Spectate(room=1))
-    world.run(lambda: len(pushes(clients[0], m.GameState)) > 12)
+    world.run(lambda: len(game_pushes(clients[0])) > 12)
     requests = [c.send(m.HandOver(seed=bytes(32), openings=())) for c in clients]
     world.settle()
     for client, request in zip(clients, requests, strict=True):
@@ -321,7 +326,7 @@ def test_the_time_left_counts_down_in_a_snapshot() -> None:
     world.advance(20)
     clients[0].send(m.Sync())
     world.settle()
-    snapshot = [s for s in pushes(clients[0], m.GameState) if s.snapshot][-1]
+    snapshot = [s for s in game_pushes(clients[0]) if s.snapshot][-1]
     assert snapshot.decision is not None and snapshot.decision.seat == 1
     assert snapshot.decision.time_left is not None
     assert 39_000 <= snapshot.decision.time_left <= 40_000
@@ -331,7 +336,7 @@ def test_a_hand_over_by_a_player_with_the_longest_name() -> None:
     """The bot that takes the seat over is named after the player, within the
     32 characters a name may have."""
     world, clients = table(names=("p0", "L" * 32))
-    world.run(lambda: len(pushes(clients[0], m.GameState)) > 12)
+    world.run(lambda: len(game_pushes(clients[0])) > 12)
     game = clients[1].state.game
     hidden = [pid for pid in game.secrets.placed_cards() if pid not in game.openings]
     request = clients[1].send(

@@ -11,7 +11,8 @@ Run from the repository root. What it makes:
 * docs/COMMANDS.md, the blocks of the same kind that give every
   `oriflamme` subcommand's synopsis and options, from the command's own
   parser: `commands`;
-* docs/protocol-v1.json, the machine-readable catalog: `catalog`;
+* docs/protocol-v1.json and docs/protocol-v2.json, the machine-readable
+  catalogs of the protocol's versions: `catalog`;
 * docs/test-vectors.json, commitments, streams, shuffles and deals: `vectors`;
 * docs/records/, sample game records with their verdicts: `sample_records`.
 
@@ -22,11 +23,12 @@ it to check that the documents and the code agree.
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 PROTOCOL_DOC = Path("docs/PROTOCOL.md")
 COMMANDS_DOC = Path("docs/COMMANDS.md")
-CATALOG = Path("docs/protocol-v1.json")
+CATALOGS = {version: Path(f"docs/protocol-v{version}.json") for version in (1, 2)}
 VECTORS = Path("docs/test-vectors.json")
 RECORDS = Path("docs/records")
 
@@ -36,9 +38,10 @@ def generated_files() -> dict[Path, Callable[[], bytes]]:
     from . import catalog, sample_records, vectors
 
     files: dict[Path, Callable[[], bytes]] = {
-        CATALOG: lambda: catalog.catalog_json().encode(),
-        VECTORS: lambda: vectors.vectors_json().encode(),
+        path: partial(lambda v: catalog.catalog_json(v).encode(), version)
+        for version, path in CATALOGS.items()
     }
+    files[VECTORS] = lambda: vectors.vectors_json().encode()
     samples: dict[str, bytes] | None = None
 
     def sample(name: str) -> Callable[[], bytes]:

@@ -1,4 +1,4 @@
-"""The machine-readable catalog of protocol v1, and the generated parts of docs/PROTOCOL.md.
+"""The machine-readable catalogs of the protocol's versions, and the generated parts of docs/PROTOCOL.md.
 
 How this works
 --------------
@@ -7,7 +7,8 @@ of `messages` (their field specs and docstrings), the error catalog of
 `errors`, one example per message from `examples`, and the engine's event
 types. From that one source it builds:
 
-* `build_catalog()`: the JSON catalog, committed as docs/protocol-v1.json;
+* `build_catalog(version)`: the JSON catalog of a version, committed as
+  docs/protocol-v1.json and docs/protocol-v2.json;
 * `blocks()`: the generated parts of docs/PROTOCOL.md (a field table per
   message and structure, the error code table, the event table), each
   between ``<!-- generated: NAME -->`` and ``<!-- end generated -->``.
@@ -217,9 +218,14 @@ def _doc(cls: type) -> str:
     return " ".join((cls.__doc__ or "").split())
 
 
-def all_messages() -> list[type[m.Message]]:
-    """Every message class: client messages, then server messages, in declaration order."""
-    return [*m.CLIENT_MESSAGES.values(), *m.SERVER_MESSAGES.values()]
+def all_messages(version: int | None = None) -> list[type[m.Message]]:
+    """Every message class (of `version`; None: of any): client messages,
+    then server messages, in declaration order."""
+    return [
+        cls
+        for cls in (*m.CLIENT_MESSAGES.values(), *m.SERVER_MESSAGES.values())
+        if version is None or version in cls.VERSIONS
+    ]
 
 
 def check_event_docs() -> None:
@@ -231,13 +237,13 @@ def check_event_docs() -> None:
             )
 
 
-def build_catalog() -> dict[str, Any]:
-    """The JSON catalog (docs/protocol-v1.json)."""
+def build_catalog(version: int) -> dict[str, Any]:
+    """The JSON catalog of protocol `version` (docs/protocol-v1.json, -v2.json)."""
     check_event_docs()
     ex = examples()
     return {
         "protocol": "oriflamme",
-        "version": m.PROTOCOL_VERSION,
+        "version": version,
         "framing": {
             "transport": "TCP, optionally TLS",
             "header": f"{HEADER_SIZE}-byte big-endian unsigned payload length",
@@ -260,7 +266,7 @@ def build_catalog() -> dict[str, Any]:
                 "fields": _fields_json(cls.FIELDS),
                 "example_frame": encode_frame(m.to_data(ex[cls.TYPE])).hex(),
             }
-            for cls in all_messages()
+            for cls in all_messages(version)
         ],
         "structures": [
             {"name": spec.name, "doc": spec.doc, "fields": _fields_json(spec.fields)}
@@ -283,8 +289,8 @@ def build_catalog() -> dict[str, Any]:
     }
 
 
-def catalog_json() -> str:
-    return json.dumps(build_catalog(), indent=2, ensure_ascii=False) + "\n"
+def catalog_json(version: int) -> str:
+    return json.dumps(build_catalog(version), indent=2, ensure_ascii=False) + "\n"
 
 
 # ------------------------------------------------------------------ document blocks

@@ -31,7 +31,8 @@ from oriflamme.engine import (
 from oriflamme.protocol import identity
 from oriflamme.protocol import messages as m
 from oriflamme.protocol.commitments import SERVER_SEAT, Opening, card_commitment, seed_commitment
-from oriflamme.protocol.record import SeatVerdict
+from oriflamme.protocol.record import LogEntry, SeatVerdict
+from oriflamme.protocol.updates import PublicGame, events_digest
 
 
 def example_bytes(label: str, size: int = 32) -> bytes:
@@ -94,6 +95,39 @@ def example_game_state() -> m.GameState:
         ),
         openings=(),
         snapshot=False,
+        decision=m.PendingDecision(
+            seat=decision.seat,
+            kind=decision.kind,
+            turn=3,
+            options=[action_to_data(a) for a in decision.options],
+            time_left=60000,
+        ),
+    )
+
+
+def example_game_update() -> m.GameUpdate:
+    """Version 2: the push after seat 1 placed the second card of round 1
+    (`example_game_state`'s moment), for every seat and spectator."""
+    public = PublicGame(Rules(3))
+    earlier = [
+        LogEntry(0, ChooseDirection(LEFT_TO_RIGHT)),
+        LogEntry(0, Place(BACKS[0], FIRST), pid=0, commitment=COMMITMENT_0),
+    ]
+    for entry in earlier:
+        public.apply(entry)
+    entry = LogEntry(
+        1, Place(BACKS[1], LAST), pid=1, commitment=example_bytes("seat 1 commitment 1")
+    )
+    events = public.apply(entry)
+    decision = public.game.decision
+    assert decision is not None
+    return m.GameUpdate(
+        seq=9,
+        game=GAME,
+        at=len(earlier),
+        log=(entry,),
+        snapshot=False,
+        digest=events_digest(events),
         decision=m.PendingDecision(
             seat=decision.seat,
             kind=decision.kind,
@@ -249,6 +283,7 @@ def examples() -> dict[str, m.Message]:
         m.SeedCommit(commitment=SEED_COMMITMENTS[0], id=13),
         m.ServerSeed(seq=7, game=GAME, seed=SERVER_SEED, commitments=SEED_COMMITMENTS),
         example_game_state(),
+        example_game_update(),
         m.Direction(turn=0, direction="left-to-right", id=14),
         m.PlaceCard(turn=1, at="first", family="red", commitment=COMMITMENT_0, id=15),
         m.KeepCard(turn=4, id=16),

@@ -93,7 +93,12 @@ def session() -> list[Frame]:
         seed=CHOICES,
         make_secrets=fixed_secrets("worked example"),
     )
-    ann = _Recorded("Ann", make_secrets=fixed_secrets("worked example"), client="oriflamme-cli/0.1")
+    ann = _Recorded(
+        "Ann",
+        make_secrets=fixed_secrets("worked example"),
+        client="oriflamme-cli/0.1",
+        versions=(1,),  # (version 1's story: version 2 pushes the same game otherwise)
+    )
     client = world.connect("Ann", bot=Bot("random", rng=random.Random(CHOICES)), endpoint=ann)
     world.settle()
     for request in (
