@@ -80,8 +80,10 @@ class RawSeat:
         rng: random.Random,
         stats: Any,
         pace: float = 0.0,
+        protocol: int = 1,
     ) -> None:
         self.stream, self.name, self.rng, self.stats = stream, name, rng, stats
+        self.protocol = protocol
         self.pace = pace  # seconds before answering a decision, on average
         self.pace_rng = random.Random(rng.random())  # (the choices stay those of no pace)
         self.next_id = 1
@@ -113,7 +115,7 @@ class RawSeat:
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         """Read and answer until the stream ends (or the task is cancelled)."""
-        await self.send("hello", versions=[1], client="bench-raw/1", name=self.name)
+        await self.send("hello", versions=[self.protocol], client="bench-raw/1", name=self.name)
         task_status.started()
         frames = FrameReader(self.stream, self.name)
         while True:
@@ -158,6 +160,7 @@ class RawSeat:
         self.server_commitment = m["server_commitment"]
         self.seed = self.rng.randbytes(32)
         self.placed: dict[int, tuple[list[str], bytes]] = {}
+        self.next_pid = 0
         self.answered_turns.clear()
         self._automatic()
         await self.send(
@@ -171,22 +174,38 @@ class RawSeat:
         self.set_aside, self.hand, self.pile = deal
 
     async def on_game_state(self, m: dict[str, Any]) -> None:
-        if self.answered_at is not None:
-            if self.stats.inside(self.answered_at):
-                self.stats.latencies.append(time.monotonic() - self.answered_at)
-            self.answered_at = None
         for event in m["events"]:
             if event["type"] == "placed" and event["seat"] == self.seat:
                 self.hand.remove(self.placed[event["pid"]][0])
             elif event["type"] == "drew" and event["seat"] == self.seat:
                 n = len(event["cards"])
                 self.hand, self.pile = self.hand + self.pile[:n], self.pile[n:]
+        await self._pending(m, m["view"]["next_pid"])
+
+    async def on_game_update(self, m: dict[str, Any]) -> None:
+        """Version 2: no view, no events; what this seat needs of the log is
+        its own placements and the next pid (the raw load plays 3 seats or
+        more: no draws, which would need the engine's replay)."""
+        for entry in m["log"]:
+            if "commitment" in entry:
+                pid = entry["pid"]
+                self.next_pid = pid + 1
+                if entry["seat"] == self.seat:
+                    self.hand.remove(self.placed[pid][0])
+        await self._pending(m, self.next_pid)
+
+    async def _pending(self, m: dict[str, Any], next_pid: int) -> None:
+        """A push of the game: the latency to it, and our decision if one is due."""
+        if self.answered_at is not None:
+            if self.stats.inside(self.answered_at):
+                self.stats.latencies.append(time.monotonic() - self.answered_at)
+            self.answered_at = None
         d = m.get("decision")
         if d and d["seat"] == self.seat and d["turn"] not in self.answered_turns:
             self.answered_turns.add(d["turn"])
-            await self.decide(d, m["view"])
+            await self.decide(d, next_pid)
 
-    async def decide(self, d: dict[str, Any], view: dict[str, Any]) -> None:
+    async def decide(self, d: dict[str, Any], next_pid: int) -> None:
         kind, turn = d["kind"], d["turn"]
         if kind == "open":
             return  # answered when its open_request comes
@@ -205,7 +224,7 @@ class RawSeat:
         elif kind == "place":
             family = choice["card"][0]
             card = self.rng.choice([c for c in self.hand if c[0] == family])
-            pid, nonce = view["next_pid"], self.rng.randbytes(32)
+            pid, nonce = next_pid, self.rng.randbytes(32)
             self.placed[pid] = (card, nonce)
             commitment = example.card_commitment(self.game, self.seat, pid, card, nonce)
             await send("place", turn=turn, at=choice["at"], family=family, commitment=commitment)
@@ -268,7 +287,7 @@ async def setup_table(
             rng = random.Random(spec["seed"] * 1_000_003 + index * 8 + seat)
             stream = await trio.open_tcp_stream(spec["host"], spec["port"])
             stats.connects += 1
-            raw = RawSeat(stream, f"t{index}s{seat}", rng, stats, spec["pace"])
+            raw = RawSeat(stream, f"t{index}s{seat}", rng, stats, spec["pace"], spec["protocol"])
             await nursery.start(_run_seat, raw, stats)
             stats.sessions += 1
             seats.append(raw)

@@ -29,9 +29,8 @@ Counted in the window, for each K:
 * latency: from a decision answered to the next `game_state` push that
   session receives (the server's verdict on it, its journal commit and the
   pushes), p50 and p99;
-* with the raw load, the bytes on the wire a decision, from the server and
-  to it (whole frames, as the seats read and write them): what protocol v2
-  is to cut (issue 28);
+* the bytes on the wire a decision, from the server and to it (whole
+  frames, as the seats read and write them): what protocol version 2 cuts;
 * the drivers' CPU and the machine's (the figures move with the number of
   cores: on 2 cores the server and the drivers share them);
 * a lone client's `ping` round trip: one more connection, seated nowhere,
@@ -64,6 +63,14 @@ K over the decisions/s whatever the server does).
     python bench/server.py --ks 50,200 --seconds 8 --against HEAD~1
                                                     # this tree against a commit, in rotation
     python bench/server.py --ks 200,1000 --pace 2   # tables that take 2 s a decision
+    python bench/server.py --ks 50,200 --load bots --protocols 2,1
+                                                    # protocol 2 against 1, in rotation
+
+The seats speak protocol version 2 (`--protocols 1`: version 1). With two
+versions, the runs alternate and the summary gives version 2's server CPU,
+drivers' CPU and bytes from the server a decision over version 1's, against
+issue 28's targets (a half, a fifth, a third). The echo baseline's frames
+are version 1's `game_state`.
 """
 
 from __future__ import annotations
@@ -413,10 +420,35 @@ class CountingBehaviour(Behaviour):
         return out
 
     def pushed(self, message: m.Message) -> None:
-        if self.answered_at is not None and isinstance(message, m.GameState):
+        if self.answered_at is not None and isinstance(message, m.GameState | m.GameUpdate):
             if self.stats.inside(self.answered_at):
                 self.stats.latencies.append(time.monotonic() - self.answered_at)
             self.answered_at = None
+
+
+class CountedStream(trio.abc.Stream):
+    """A session's stream, its bytes counted in the window (the raw load
+    counts its own frames): what each protocol version costs on the wire."""
+
+    def __init__(self, stream: trio.abc.Stream, stats: DriverStats) -> None:
+        self.stream, self.stats = stream, stats
+
+    async def send_all(self, data: bytes | bytearray | memoryview) -> None:
+        if self.stats.inside(time.monotonic()):
+            self.stats.bytes_out += len(data)
+        await self.stream.send_all(data)
+
+    async def wait_send_all_might_not_block(self) -> None:
+        await self.stream.wait_send_all_might_not_block()
+
+    async def receive_some(self, max_bytes: int | None = None) -> bytes | bytearray:
+        data = await self.stream.receive_some(max_bytes)
+        if self.stats.inside(time.monotonic()):
+            self.stats.bytes_in += len(data)
+        return data
+
+    async def aclose(self) -> None:
+        await self.stream.aclose()
 
 
 def _watch(session: Session, behaviour: CountingBehaviour) -> None:
@@ -476,7 +508,7 @@ async def _setup_table(
 
     async def connect() -> trio.abc.Stream:
         stats.connects += 1
-        return await tcp(HOST, spec["port"])()
+        return CountedStream(await tcp(HOST, spec["port"])(), stats)
 
     async with limiter:
         sessions = []
@@ -494,6 +526,7 @@ async def _setup_table(
                 backoff=Backoff(first=0.2, attempts=5),
                 rng=rng,
                 key=key,
+                versions=(spec["protocol"],),
             )
             _watch(session, behaviour)
             await nursery.start(partial(_run_session, session, stats))
@@ -834,6 +867,7 @@ def run_phase(
     seconds: float,
     frame: bytes = b"",
     on_window: tuple[Callable[[], None], Callable[[], None]] | None = None,
+    protocol: int = 2,
 ) -> Phase:
     """Start the driver processes, wait for their setup, open the window for
     everyone at once, and gather what they counted."""
@@ -853,6 +887,7 @@ def run_phase(
             "tables": list(range(d, k, drivers)),
             "players": args.players,
             "load": args.load,
+            "protocol": protocol,
             "keys": args.keys,
             "seed": args.seed,
             "frame": frame,
@@ -942,15 +977,18 @@ def game_phase(
     drivers: int,
     args: argparse.Namespace,
     env: dict[str, str] | None = None,
+    protocol: int | None = None,
 ) -> Phase:
     """K tables against a fresh server over a fresh data directory (`env`:
-    the server's environment, another version's with `--against`)."""
+    the server's environment, another version's with `--against`), whose
+    seats speak `protocol` (None: the first of `--protocols`)."""
     workdir = Path(tempfile.mkdtemp(prefix=f"k{k}-", dir=args.tmp))
     options = ["--port", "0", "--data-dir", str(workdir / "data"), "--log-level", "info"]
+    protocol = args.protocols[0] if protocol is None else protocol
     with _database(args.database) as database:
         if database is not None:
             options += ["--database", database]
-        return _game_phase(children, k, drivers, args, env, workdir, options)
+        return _game_phase(children, k, drivers, args, env, workdir, options, protocol)
 
 
 @contextlib.contextmanager
@@ -980,6 +1018,7 @@ def _game_phase(
     env: dict[str, str] | None,
     workdir: Path,
     options: list[str],
+    protocol: int,
 ) -> Phase:
     # Every table connects from 127.0.0.1: lift the limit of one address.
     # Bots answer at once: a seat of a lone table sends more than the 200
@@ -1010,6 +1049,7 @@ def _game_phase(
             args=args,
             seconds=args.seconds,
             on_window=window,
+            protocol=protocol,
         )
         phase.server_died = server.poll() is not None
     finally:
@@ -1307,7 +1347,8 @@ def against_env(rev: str, tmp: str) -> dict[str, str]:
 def compare_head() -> str:
     head = (
         f"{'K':>5} {'version':>12} {'decisions/s':>12} {'us/dec':>7} {'main':>6} {'p50 ms':>7}"
-        f" {'p99 ms':>7} {'ping p50':>9} {'ping p99':>9} {'busy':>5}"
+        f" {'p99 ms':>7} {'ping p50':>9} {'ping p99':>9} {'busy':>5} {'drv us/dec':>10}"
+        f" {'B in/dec':>9}"
     )
     return head + "\n" + "-" * len(head)
 
@@ -1315,13 +1356,14 @@ def compare_head() -> str:
 def compare_line(k: int, version: str, g: Phase) -> str:
     decisions = g.total("decisions")
     lat, probe = g.latencies(), g.probe()
+    per = (lambda x: x / decisions) if decisions else (lambda x: math.nan)
     return (
         f"{k:>5} {version[:12]:>12} {decisions / g.window:>12,.0f}"
-        f" {g.server_cpu / decisions * 1e6 if decisions else math.nan:>7.0f}"
-        f" {g.server_main_cpu / decisions * 1e6 if decisions else math.nan:>6.0f}"
+        f" {per(g.server_cpu) * 1e6:>7.0f} {per(g.server_main_cpu) * 1e6:>6.0f}"
         f" {1000 * percentile(lat, 0.5):>7.2f} {1000 * percentile(lat, 0.99):>7.2f}"
         f" {1000 * percentile(probe, 0.5):>9.2f} {1000 * percentile(probe, 0.99):>9.2f}"
-        f" {100 * g.machine_busy:>4.0f}%"
+        f" {100 * g.machine_busy:>4.0f}% {per(sum(g.driver_cpu)) * 1e6:>10.0f}"
+        f" {per(g.total('bytes_in')):>9,.0f}"
     )
 
 
@@ -1341,6 +1383,11 @@ def compare_summary(k: int, runs: dict[str, list[Phase]]) -> str:
             "p50 ms": median(lambda g: 1000 * percentile(g.latencies(), 0.5)),
             "p99 ms": median(lambda g: 1000 * percentile(g.latencies(), 0.99)),
             "ping p50 ms": median(lambda g: 1000 * percentile(g.probe(), 0.5)),
+            "driver us/dec": median(
+                lambda g: sum(g.driver_cpu) / max(1, g.total("decisions")) * 1e6
+            ),
+            "bytes in/dec": median(lambda g: g.total("bytes_in") / max(1, g.total("decisions"))),
+            "bytes out/dec": median(lambda g: g.total("bytes_out") / max(1, g.total("decisions"))),
         }
 
     (this, ours), (other, theirs) = ((v, medians(p)) for v, p in runs.items())
@@ -1349,26 +1396,43 @@ def compare_summary(k: int, runs: dict[str, list[Phase]]) -> str:
         for name in ours
         if theirs[name]
     ]
-    return f"K={k}, medians of {len(runs[this])} runs, {this} vs {other}: " + "; ".join(parts)
+    line = f"K={k}, medians of {len(runs[this])} runs, {this} vs {other}: " + "; ".join(parts)
+    if {this, other} == {"protocol 2", "protocol 1"}:  # issue 28's targets, v2 over v1
+        v2, v1 = (ours, theirs) if this == "protocol 2" else (theirs, ours)
+        checks = []
+        for name, most in (("us/dec", 0.5), ("driver us/dec", 0.2), ("bytes in/dec", 1 / 3)):
+            if v1[name]:
+                ratio = v2[name] / v1[name]
+                met = "met" if ratio <= most else "NOT met"
+                checks.append(f"{name} {ratio:.2f}x of v1 (at most {most:.2f}x: {met})")
+        line += "\n  targets, version 2 over version 1: " + "; ".join(checks)
+    return line
 
 
 def compare(children: Children, args: argparse.Namespace) -> None:
-    """This version against `--against`, in rotation: the machine's speed
-    moves between runs more than most changes move it."""
-    env = against_env(args.against, args.tmp)
-    versions = [("this", None), (args.against, env)]
+    """This version against `--against`, or protocol version 2 against
+    version 1 (`--protocols 2,1`), in rotation: the machine's speed moves
+    between runs more than most changes move it."""
+    if args.against:
+        env = against_env(args.against, args.tmp)
+        protocol = args.protocols[0]
+        versions = [("this", None, protocol), (args.against, env, protocol)]
+        what = f"this tree against {args.against}"
+    else:
+        versions = [(f"protocol {p}", None, p) for p in args.protocols]
+        what = "protocol " + " against ".join(map(str, args.protocols))
     print(
-        f"this tree against {args.against}: {args.rounds} runs of each at every K,"
+        f"{what}: {args.rounds} runs of each at every K,"
         " alternated (first one, then the other); no echo baseline"
     )
     for k in args.k_values:
         drivers = args.drivers if args.drivers is not None else (1 if k < 50 else 2)
-        runs: dict[str, list[Phase]] = {name: [] for name, _ in versions}
+        runs: dict[str, list[Phase]] = {name: [] for name, _, _ in versions}
         print()
         print(compare_head(), flush=True)
         for round_ in range(args.rounds):
-            for name, version_env in versions if round_ % 2 == 0 else versions[::-1]:
-                game = game_phase(children, k, drivers, args, env=version_env)
+            for name, version_env, protocol in versions if round_ % 2 == 0 else versions[::-1]:
+                game = game_phase(children, k, drivers, args, env=version_env, protocol=protocol)
                 runs[name].append(game)
                 trouble = game.errors() or game.server_died or game.exit_status != 0
                 note = (
@@ -1457,7 +1521,17 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         " medians and their ratio (no echo baseline)",
     )
     parser.add_argument(
-        "--rounds", type=int, default=3, help="with --against: runs of each version (3)"
+        "--rounds",
+        type=int,
+        default=3,
+        help="with --against or two --protocols: runs of each (3)",
+    )
+    parser.add_argument(
+        "--protocols",
+        default="2",
+        metavar="VERSIONS",
+        help="the protocol version the seats speak (2); two, as 2,1: both side by side, in"
+        " rotation, with their figures' ratios against issue 28's targets (no echo baseline)",
     )
     parser.add_argument(
         "--database",
@@ -1472,6 +1546,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     if args.ks is None:
         args.ks = "1,10" if quick else "1,50,200"
     args.k_values = [int(k) for k in args.ks.split(",") if k.strip()]
+    args.protocols = [int(p) for p in args.protocols.split(",") if p.strip()]
+    if not 1 <= len(args.protocols) <= 2 or not set(args.protocols) <= set(m.SUPPORTED_VERSIONS):
+        parser.error(f"--protocols: one or two of {m.SUPPORTED_VERSIONS}")
+    if len(args.protocols) == 2 and args.against:
+        parser.error("--against compares one protocol version: give one to --protocols")
+    if args.load == "raw" and args.players == 2 and 2 in args.protocols:
+        parser.error("the raw load of protocol 2 plays 3 seats or more (it keeps no game to draw)")
     if args.database is not None and args.against is not None:
         parser.error("--database is for this version only: leave out --against")
     if args.seconds is None:
@@ -1519,8 +1600,14 @@ def command_line(args: argparse.Namespace) -> str:
         parts += ["--profile-server", "--profile-clock", args.profile_clock]
     if args.profile_drivers:
         parts.append("--profile-drivers")
-    if args.against:
-        parts += ["--against", args.against, "--rounds", str(args.rounds)]
+    if args.protocols != [2]:
+        parts += ["--protocols", ",".join(map(str, args.protocols))]
+    if args.against or len(args.protocols) == 2:
+        parts += [
+            *(["--against", args.against] if args.against else []),
+            "--rounds",
+            str(args.rounds),
+        ]
     return shlex.join(parts)
 
 
@@ -1545,7 +1632,8 @@ def main(argv: list[str] | None = None) -> int:
     decision_frame, push_frame, info = typical_frames(args.players)
     print(
         f"server: K concurrent {args.players}-player games of random bots over loopback,"
-        f" the {args.load} load ({LOADS[args.load]}); {os.cpu_count()} cores,"
+        f" the {args.load} load ({LOADS[args.load]}), protocol"
+        f" {' and '.join(map(str, args.protocols))}; {os.cpu_count()} cores,"
         f" Python {sys.version.split()[0]}"
     )
     print(
@@ -1562,7 +1650,7 @@ def main(argv: list[str] | None = None) -> int:
         children_killed_at_exit() as children,
     ):
         args.tmp = tmp
-        if args.against:
+        if args.against or len(args.protocols) == 2:
             compare(children, args)
             print(f"({time.monotonic() - started:.0f} s in all) to reproduce: {command_line(args)}")
             return 0

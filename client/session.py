@@ -254,9 +254,11 @@ class Session:
         rng: random.Random | None = None,
         key: Ed25519PrivateKey | None = None,
         server_keys: ServerKeys | None = None,
+        versions: tuple[int, ...] = m.SUPPORTED_VERSIONS,
     ) -> None:
         self._connect = connect
         self.name = name
+        self.versions = versions  # the protocol versions offered
         # The player's key (None: anonymous), and the server keys pinned
         # (None: none are; `key_change` says if this server's changed).
         self.key = key
@@ -367,6 +369,7 @@ class Session:
             state=self.state,
             client=self.client,
             key=self.key,
+            versions=self.versions,
         )
         # What was sent on the last connection may never have arrived: answer again
         # whatever is still pending (a late duplicate is refused as stale, harmlessly).

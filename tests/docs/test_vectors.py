@@ -18,7 +18,7 @@ from tools.docgen.vectors import vectors_json
 VECTORS_FILE = Path(__file__).resolve().parents[2] / VECTORS
 SECTIONS = [
     "card_commitments", "seed_commitments", "stream_blocks", "shuffles", "deals", "handshakes",
-    "decisions",
+    "decisions", "replays",
 ]  # fmt: skip
 KINDS = [
     "archer", "soldier", "spy", "heir", "lord",

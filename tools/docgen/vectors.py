@@ -13,7 +13,17 @@ import hashlib
 import json
 from typing import Any
 
-from oriflamme.engine import FAMILY_NAMES, STANDARD, TWO_PLAYER, Card, Rules, card, card_to_data
+from oriflamme.engine import (
+    FAMILY_NAMES,
+    STANDARD,
+    TWO_PLAYER,
+    Card,
+    Rules,
+    card,
+    card_to_data,
+    event_to_data,
+    view,
+)
 from oriflamme.protocol import identity, signatures
 from oriflamme.protocol import messages as m
 from oriflamme.protocol.commitments import (
@@ -35,6 +45,8 @@ from oriflamme.protocol.deal import (
     stream_block,
     stream_message,
 )
+from oriflamme.protocol.record import entry_to_data
+from oriflamme.protocol.updates import PublicGame, events_digest
 
 
 def fixed_bytes(label: str, size: int = 32) -> bytes:
@@ -130,12 +142,50 @@ def _handshake_vector(label: str) -> dict[str, Any]:
 
 
 def _json_value(value: object) -> object:
-    """A form's value in JSON: bytes as hex, arrays as lists."""
+    """A value in JSON: bytes as hex, arrays as lists, maps as objects."""
     if isinstance(value, bytes):
         return value.hex()
-    if isinstance(value, list):
+    if isinstance(value, list | tuple):
         return [_json_value(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _json_value(v) for k, v in value.items()}
     return value
+
+
+# Sample games whose logs make the replay vectors: every kind of log entry
+# (a skipped placement, a settled opening, the server's decisions, draws).
+REPLAYED = ("honest-3-players", "honest-two-player", "settled-openings", "undecided-seat")
+
+
+def _replay_vector(name: str) -> dict[str, Any]:
+    """A sample game's log replayed as a version 2 client replays it: each
+    entry, the events it makes, their digest; and the position at the end."""
+    from . import sample_records  # (which takes its fixed bytes from here)
+
+    sample = next(s for s in sample_records.SAMPLES if s.name == name)
+    record = sample_records.play(sample)
+    settings = record.settings
+    public = PublicGame(settings.rules, settings.first_player)
+    steps = []
+    for entry in record.log:
+        events = public.apply(entry)
+        steps.append(
+            {
+                "entry": _json_value(entry_to_data(entry)),
+                "events": [event_to_data(e) for e in events],
+                "digest": events_digest(events).hex(),
+            }
+        )
+    return {
+        "sample": name,
+        "players": settings.players,
+        "variant": settings.variant,
+        "edition": settings.edition,
+        "families": [[FAMILY_NAMES[f] for f in fams] for fams in settings.families],
+        "first_player": settings.first_player,
+        "log": steps,
+        "view": {k: v for k, v in view(public.game, None).items() if k != "viewer"},
+    }
 
 
 def _decision_forms() -> list[tuple[int, list[object]]]:
@@ -216,6 +266,12 @@ FIELD_DOCS = {
     " context string then the msgpack array [game_id, seat, ...form]; signature is the"
     " Ed25519 signature of signed by the key of private_key (a seat's for the messages,"
     " the server's for skip and settle)",
+    "replays": "protocol version 2: the log of a sample game of docs/records/,"
+    " replayed from the hidden deal (Version 2: the game as its log): each log entry as a"
+    " `game_update` carries it, the events replaying it makes (event maps, cards as"
+    " [family, kind], null for a back) and the digest of those events (the first 16 bytes"
+    " of SHA-256 over the msgpack array of them); view: the public position at the end, as"
+    " version 1's `view` gives it without `viewer`",
     "deals": "a seat's deal: families, the seat's family names in order; set_aside and hand in"
     " the order of the layout (first family's cards first); draw_pile top first",
 }
@@ -265,9 +321,10 @@ def build_vectors() -> dict[str, Any]:
     return {
         "description": (
             "Oriflamme protocol v1 test vectors: card and seed commitments, deal stream"
-            " blocks, shuffles, deals, handshake proofs and signed decisions, from fixed inputs."
-            " See docs/PROTOCOL.md, 'Commit-reveal and the fair deal', 'Keys and the handshake'"
-            " and 'Signed decisions'. Bytes are lowercase hex."
+            " blocks, shuffles, deals, handshake proofs and signed decisions, from fixed inputs;"
+            " and for protocol v2, games replayed from their logs."
+            " See docs/PROTOCOL.md, 'Commit-reveal and the fair deal', 'Keys and the handshake',"
+            " 'Signed decisions' and 'Version 2: the game as its log'. Bytes are lowercase hex."
         ),
         "protocol_version": PROTOCOL_VERSION,
         "tags": {
@@ -287,6 +344,7 @@ def build_vectors() -> dict[str, Any]:
         "deals": deals,
         "handshakes": [_handshake_vector("handshake 1"), _handshake_vector("handshake 2")],
         "decisions": _decision_vectors(),
+        "replays": [_replay_vector(name) for name in REPLAYED],
     }
 
 
