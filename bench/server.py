@@ -230,7 +230,7 @@ def typical_frames(players: int, seed: int = 7) -> tuple[bytes, bytes, dict[str,
     """A typical decision frame (client to server) and a typical `game_state`
     push (server to client), the medians by size of one game played through the
     server's core in this process (one client, the other seats server bots)."""
-    world = InProcess(seed=seed)
+    world = InProcess(seed=seed, versions=(1,))  # (the echo baseline's push: version 1's)
     behaviour = _Recording(Bot("random", rng=random.Random(seed)))
     host = world.connect("host", behaviour=behaviour)
     host.send(m.CreateRoom(settings=m.RoomSettings.for_players(players)))

@@ -74,6 +74,7 @@ from oriflamme.engine import (
     Step,
     Target,
     action_from_data,
+    action_to_data,
     card_to_data,
     event_to_data,
     from_data,
@@ -150,15 +151,25 @@ class _Update:
         every event of the game so far, for a snapshot's)."""
         message = self.message
         snapshot = message.snapshot
+        pending = message.decision
+        game = public.game
+        decision = (
+            None
+            if pending is None
+            else m.PendingDecision.trusted(
+                **{f.name: getattr(pending, f.name) for f in pending.FIELDS},
+                options=[action_to_data(a) for a in game.legal_actions()],
+            )
+        )
         return m.GameState.trusted(
             seq=message.seq,
             game=message.game,
-            view={**view_of(public.game, None), "viewer": seat},
+            view={**view_of(game, None), "viewer": seat},
             events=[] if snapshot else self.events,
             commitments=tuple(self.commitments),
             openings=tuple(self.openings),
             snapshot=snapshot,
-            decision=message.decision,
+            decision=decision,
             settled=tuple(self.settled) or None,
             past=list(past) if snapshot else None,
         )
@@ -196,7 +207,7 @@ class GameMirror:
         # `game_state` version 1 would have sent is made when asked for
         # (`state`: a client's screens read it; a bot needs none of it).
         self._state: m.GameState | None = None
-        self._decision: m.PendingDecision | None = None
+        self._decision: m.PendingDecision | m.Pending | None = None
         self.public: PublicGame | None = None
         self._update: _Update | None = None
         self.events: list[dict[str, Any]] = []
@@ -422,7 +433,9 @@ class GameMirror:
         self._check_opening(o)
         self.openings[o.pid] = o
 
-    def _after(self, decision: m.PendingDecision | None, piles: Sequence[Sequence[Any]]) -> None:
+    def _after(
+        self, decision: m.PendingDecision | m.Pending | None, piles: Sequence[Sequence[Any]]
+    ) -> None:
         """What follows each push of the game: how many cards our seat has
         drawn (its draw pile as `piles` show it), and an open request answered."""
         if self.secrets is not None and self.secrets.deal is not None and self.seat is not None:
@@ -462,7 +475,9 @@ class GameMirror:
     # ------------------------------------------------------------ queries
 
     @property
-    def decision(self) -> m.PendingDecision | None:
+    def decision(self) -> m.PendingDecision | m.Pending | None:
+        """The pending decision: version 1's with its options, version 2's
+        without (`options()` gives them either way)."""
         return self._decision
 
     @property
@@ -534,7 +549,9 @@ class GameMirror:
         if d is None or d.seat != self.seat or d.kind == Step.OPEN:
             return []
         public = self.public
-        if public is not None:  # (the same options, as our copy has them already)
+        if isinstance(d, m.Pending):  # (version 2: our copy of the game has them)
+            if public is None:
+                return []
             actions: Sequence[Action] = public.game.legal_actions()
         else:
             actions = [action_from_data(o) for o in d.options]

@@ -357,6 +357,29 @@ class PendingDecision(WireValue):
     )
 
 
+@wire_struct("pending")
+class Pending(WireValue):
+    """Version 2: the decision the game waits for, without its options: they
+    are the legal actions of your copy of the game (see Version 2)."""
+
+    seat: int = wire(SEAT, "The seat that must decide.")
+    kind: str = wire(
+        OneOf(*(s for s in STEPS if s != "over")),
+        "What is decided: the engine's decision kind (see Decisions and actions).",
+    )
+    pid: int | None = wire(
+        PID,
+        "The card concerned: the acting card, or the card to open; absent for `direction` and `place`.",
+        default=None,
+    )
+    turn: int = wire(TURN, "This decision's number, as in `decision`: echo it in your action.")
+    time_left: int | None = wire(
+        MILLIS,
+        "Milliseconds left to answer, as in `decision`; absent when the decision has no timer.",
+        default=None,
+    )
+
+
 @wire_struct("commitment")
 class PlacementCommitment(WireValue):
     """The commitment a seat sent for one placement."""
@@ -1204,9 +1227,9 @@ class GameUpdate(Message):
         Bin(DIGEST_SIZE),
         "The first 16 bytes of SHA-256 over the msgpack of the events that replaying `log` makes (an array of event maps, as `game_state.events` gives them): if yours differs, ask for a snapshot.",
     )
-    decision: PendingDecision | None = wire(
-        StructOf(PendingDecision),
-        "The pending decision; absent once play is over (the game ended, or its players ended it by vote).",
+    decision: Pending | None = wire(
+        StructOf(Pending),
+        "The pending decision, without its options (your copy of the game has them); absent once play is over (the game ended, or its players ended it by vote).",
         default=None,
     )
 
@@ -1364,6 +1387,7 @@ STRUCTS: tuple[StructSpec, ...] = (
     RatingEntry.spec(),
     RoomSeat.spec(),
     PendingDecision.spec(),
+    Pending.spec(),
     PlacementCommitment.spec(),
     OPENING.spec,
     SeatSeed.spec(),

@@ -451,10 +451,22 @@ class Referee:
     def take_digest(self) -> tuple[int, bytes] | None:
         """The turn and the digest (`events_digest`) of the events since the
         last call, made by the inputs between: None if there are none."""
-        events = self.events[self.digested :]
+        first, last = self.digested, len(self.events)
         turn = self.digested_turn
-        self.digested, self.digested_turn = len(self.events), self._turn
-        return (turn, events_digest(events)) if events else None
+        self.digested, self.digested_turn = last, self._turn
+        return (turn, self.digest_of(first, last)) if last > first else None
+
+    # The last digest made, ((first, last), digest): the journal's of an
+    # input's events is most often the version 2 push's of the same events.
+    _digest: tuple[tuple[int, int], bytes] = ((0, 0), b"")
+
+    def digest_of(self, first: int, last: int) -> bytes:
+        """`events_digest` of events `first` to `last` (kept, made once)."""
+        span, digest = self._digest
+        if span != (first, last) or not digest:
+            digest = events_digest(self.events[first:last])
+            self._digest = ((first, last), digest)
+        return digest
 
     # ------------------------------------------------------------ inputs
 

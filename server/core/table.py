@@ -61,7 +61,6 @@ from oriflamme.protocol.errors import (
 )
 from oriflamme.protocol.fanout import SharedEncoding
 from oriflamme.protocol.record import BACK, LEFT, STAND_IN, Record, SeatRecord
-from oriflamme.protocol.updates import events_digest
 
 from .config import ServerConfig
 from .effects import HandedSeat
@@ -145,11 +144,16 @@ def _millis(deadline: float | None, now: float) -> int | None:
 def with_time_left(message: m.Message, millis: int | None) -> m.Message:
     """`message` as it would be sent now, its wait having `millis` left (0: it
     is over). Only pushes that wait for an answer carry a `time_left`."""
-    if isinstance(message, m.GameState | m.GameUpdate):
+    if isinstance(message, m.GameState):
         decision = message.decision
         if decision is None or decision.time_left is None:
             return message
         return replace(message, decision=replace(decision, time_left=millis or 0))
+    if isinstance(message, m.GameUpdate):
+        pending = message.decision
+        if pending is None or pending.time_left is None:
+            return message
+        return replace(message, decision=replace(pending, time_left=millis or 0))
     if isinstance(message, m.GameStarted | m.OpenRequest | m.FinalRevealRequest):
         return replace(message, time_left=millis or 0)
     return message
@@ -524,7 +528,7 @@ class Table:
             referee = self.referee
             logged = (self._pushed_log, len(referee.log), self._pushed_events, len(referee.events))
             self._pushed_log, self._pushed_events = logged[1], logged[3]
-            v2 = Once(partial(self._game_update_fields, *logged, pending, snapshot=False))
+            v2 = Once(partial(self._game_update_fields, *logged, now, snapshot=False))
             encoding = SharedEncoding()
             for seat in (*range(self.rules.players), None):
                 update.pushes.append(_for_all(v2, seat, encoding))
@@ -611,7 +615,7 @@ class Table:
         pending = Once(partial(self._pending, now))
         pushes.append(_for_seat(Once(partial(self._game_state_fields, None, pending)), seat))
         log, events = len(referee.log), len(referee.events)
-        v2 = Once(partial(self._game_update_fields, 0, log, 0, events, pending, snapshot=True))
+        v2 = Once(partial(self._game_update_fields, 0, log, 0, events, now, snapshot=True))
         pushes.append(_for_all(v2, seat, SharedEncoding()))
         decision = referee.decision
         if (
@@ -660,7 +664,7 @@ class Table:
         )
 
     def _pending(self, now: float) -> dict[str, Any]:
-        """The pending decision, as pushes give it (`decision`)."""
+        """The pending decision, as version 1's pushes give it (`decision`)."""
         referee = self.referee
         decision = referee.decision
         return dict(
@@ -676,13 +680,27 @@ class Table:
             )
         )
 
+    def _pending_v2(self, now: float) -> m.Pending | None:
+        """The pending decision, as version 2's pushes give it (no options)."""
+        referee = self.referee
+        decision = referee.decision
+        if decision is None:
+            return None
+        return m.Pending.trusted(
+            seat=decision.seat,
+            kind=decision.kind,
+            pid=decision.pid,
+            turn=referee.turn,
+            time_left=_millis(self._deadline, now),
+        )
+
     def _game_update_fields(
         self,
         first: int,
         last: int,
         first_event: int,
         last_event: int,
-        pending: Once,
+        now: float,
         *,
         snapshot: bool,
     ) -> dict[str, Any]:
@@ -695,8 +713,8 @@ class Table:
             at=first,
             log=tuple(referee.log[first:last]),
             snapshot=snapshot,
-            digest=events_digest(referee.events[first_event:last_event]),
-            **pending(),
+            digest=referee.digest_of(first_event, last_event),
+            decision=self._pending_v2(now),
         )
 
     def _game_state_fields(self, ruling: Ruling | None, pending: Once) -> dict[str, Any]:

@@ -72,7 +72,7 @@ def test_place_options_are_our_cards_of_each_offered_family_and_place() -> None:
     host = clients[0]
     decide(world, host, "place")
     game = host.state.game
-    offered = {(o["card"][0], o["at"]) for o in game.decision.options}
+    offered = {(o["card"][0], o["at"]) for o in game.state.decision.options}
     options = game.options()
     assert options and all(isinstance(o, Place) for o in options)
     assert {(("red", o.at)) for o in options} == offered

@@ -45,7 +45,7 @@ class Seen:
             (
                 view,
                 list(game.events),
-                game.decision,
+                state.decision,  # (version 2's with the options its copy gives)
                 sorted(game.commitments),
                 sorted(game.openings),
                 sorted(game.settled),

@@ -244,7 +244,7 @@ class Held(Behaviour):
     def __init__(self, bot: Bot, hold: Callable[[GameMirror], bool] | None = None) -> None:
         super().__init__(bot)
         self.hold = hold
-        self.held: m.PendingDecision | None = None
+        self.held: m.PendingDecision | m.Pending | None = None
 
     def messages(self, client: Seated) -> list[m.Message]:
         game = client.state.game
@@ -284,7 +284,7 @@ def mirror(session: Session) -> GameMirror:
     return game
 
 
-def pending(session: Session) -> m.PendingDecision:
+def pending(session: Session) -> m.PendingDecision | m.Pending:
     decision = mirror(session).decision
     assert decision is not None
     return decision
@@ -317,7 +317,7 @@ def with_bo_and_cy(ann: Behaviour) -> list[tuple[str, Behaviour | None]]:
     ]
 
 
-async def wait_held(session: Session, held: Held) -> m.PendingDecision:
+async def wait_held(session: Session, held: Held) -> m.PendingDecision | m.Pending:
     """The decision `held` holds, once it comes (the game must not end first)."""
     await session.wait_until(lambda: held.held is not None or game_over(session))
     assert held.held is not None, "the game ended before the decision to hold came"
@@ -643,7 +643,9 @@ async def test_a_card_opened_twice_is_bad_opening_even_with_a_matching_commitmen
                 duplicate = Opening(pid, opened.card, flipped(opened.nonce))
             else:
                 duplicate = Opening(pid, cheat[0].hand[0], opened.nonce)
-            at = next(o["at"] for o in place.options if o["at"] in ("first", "last"))
+            at = next(
+                a.at for a in game.options() if isinstance(a, Place) and a.at in ("first", "last")
+            )
             commitment = cheat[0].commit_any(pid, duplicate.card, duplicate.nonce)
             ann.answered = (mirror(ann).game_id, place.turn)
             # Ann's turn to be held next: her duplicate card's opening, whichever comes.

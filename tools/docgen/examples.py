@@ -128,13 +128,7 @@ def example_game_update() -> m.GameUpdate:
         log=(entry,),
         snapshot=False,
         digest=events_digest(events),
-        decision=m.PendingDecision(
-            seat=decision.seat,
-            kind=decision.kind,
-            turn=3,
-            options=[action_to_data(a) for a in decision.options],
-            time_left=60000,
-        ),
+        decision=m.Pending(seat=decision.seat, kind=decision.kind, turn=3, time_left=60000),
     )
 
 

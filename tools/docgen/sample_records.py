@@ -19,6 +19,7 @@ The misbehaving seats are `Behaviour`s, also used by the tests.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import random
 from collections.abc import Callable
@@ -37,10 +38,14 @@ from oriflamme.protocol.signatures import SEAT, Signed, decisions, with_signatur
 from oriflamme.protocol.verify import verify_record
 from oriflamme.server.core import FixedEntropy, ServerConfig
 
-from .vectors import fixed_bytes
 from .worked_example import fixed_secrets
 
 RECORD_SUFFIX = ".oriflamme"
+
+
+def fixed_bytes(label: str, size: int = 32) -> bytes:
+    """Deterministic test input: the first `size` bytes of SHA-256("oriflamme test vector: " + label)."""
+    return hashlib.sha256(b"oriflamme test vector: " + label.encode()).digest()[:size]
 
 
 class Undecided(Behaviour):

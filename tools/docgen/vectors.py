@@ -9,7 +9,6 @@ are ``[family, kind]`` as in the protocol.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from typing import Any
 
@@ -48,11 +47,8 @@ from oriflamme.protocol.deal import (
 from oriflamme.protocol.record import entry_to_data
 from oriflamme.protocol.updates import PublicGame, events_digest
 
-
-def fixed_bytes(label: str, size: int = 32) -> bytes:
-    """Deterministic test input: the first `size` bytes of SHA-256("oriflamme test vector: " + label)."""
-    return hashlib.sha256(b"oriflamme test vector: " + label.encode()).digest()[:size]
-
+from . import sample_records
+from .sample_records import fixed_bytes
 
 GAME_A = bytes(range(16))
 GAME_B = fixed_bytes("game B", 16)
@@ -160,8 +156,6 @@ REPLAYED = ("honest-3-players", "honest-two-player", "settled-openings", "undeci
 def _replay_vector(name: str) -> dict[str, Any]:
     """A sample game's log replayed as a version 2 client replays it: each
     entry, the events it makes, their digest; and the position at the end."""
-    from . import sample_records  # (which takes its fixed bytes from here)
-
     sample = next(s for s in sample_records.SAMPLES if s.name == name)
     record = sample_records.play(sample)
     settings = record.settings
