@@ -2,7 +2,9 @@
 would write them, so that the drivers cost the machine less than the server
 they measure.
 
-Each seat is `examples/minimal_bot.py` made asynchronous: plain dicts from
+Each seat is `examples/minimal_bot.py` made asynchronous (in protocol
+version 2, it replays the game's log on the engine, as a version 2 client
+must, and takes the options from there): plain dicts from
 `msgpack.unpackb`, the example's own commit-reveal and deal functions (its
 seed commitment, card commitments and openings are real, and every game ends
 with every verdict `ok`), a random legal option for each decision, over a
@@ -30,6 +32,11 @@ from typing import Any
 import msgpack
 import trio
 from _load_client import frame  # (bench/, this module's folder)
+
+from oriflamme.engine import FAMILY_NAMES, Rules, action_to_data
+from oriflamme.engine.events import Drew
+from oriflamme.protocol.record import entry_from_data
+from oriflamme.protocol.updates import PublicGame
 
 _EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "minimal_bot.py"
 _spec = importlib.util.spec_from_file_location("minimal_bot", _EXAMPLE)
@@ -160,8 +167,12 @@ class RawSeat:
         self.server_commitment = m["server_commitment"]
         self.seed = self.rng.randbytes(32)
         self.placed: dict[int, tuple[list[str], bytes]] = {}
-        self.next_pid = 0
         self.answered_turns.clear()
+        settings = m["settings"]
+        families = tuple(tuple(FAMILY_NAMES.index(f) for f in fams) for fams in m["families"])
+        self.rules = Rules(settings["players"], settings["variant"], settings["edition"], families)
+        self.first_player = m["first_player"]
+        self.public: PublicGame | None = None
         self._automatic()
         await self.send(
             "seed_commit", commitment=example.seed_commitment(self.game, self.seat, self.seed)
@@ -183,16 +194,28 @@ class RawSeat:
         await self._pending(m, m["view"]["next_pid"])
 
     async def on_game_update(self, m: dict[str, Any]) -> None:
-        """Version 2: no view, no events; what this seat needs of the log is
-        its own placements and the next pid (the raw load plays 3 seats or
-        more: no draws, which would need the engine's replay)."""
-        for entry in m["log"]:
-            if "commitment" in entry:
-                pid = entry["pid"]
-                self.next_pid = pid + 1
-                if entry["seat"] == self.seat:
-                    self.hand.remove(self.placed[pid][0])
-        await self._pending(m, self.next_pid)
+        """Version 2: no view, no events, no options: the seat replays the
+        log on its copy of the game (`PublicGame`, as a version 2 client
+        must), which gives the events (its own draws), the next pid and the
+        decision's options."""
+        public = self.public
+        if m["snapshot"] or (public is None and m["at"] == 0):
+            public = self.public = PublicGame(self.rules, self.first_player)
+        assert public is not None and m["at"] == public.entries, "a game_update out of step"
+        players = self.rules.players
+        for i, data in enumerate(m["log"]):
+            entry = entry_from_data(data, players, f"log entry {m['at'] + i}")
+            for event in public.apply(entry):
+                if type(event) is Drew and event.seat == self.seat:
+                    n = len(event.cards)
+                    self.hand, self.pile = self.hand + self.pile[:n], self.pile[n:]
+            if entry.commitment is not None and entry.seat == self.seat:
+                assert entry.pid is not None
+                self.hand.remove(self.placed[entry.pid][0])
+        d = m.get("decision")
+        if d is not None and d["seat"] == self.seat:
+            d = {**d, "options": [action_to_data(a) for a in public.game.legal_actions()]}
+        await self._pending({**m, "decision": d}, public.game.next_pid)
 
     async def _pending(self, m: dict[str, Any], next_pid: int) -> None:
         """A push of the game: the latency to it, and our decision if one is due."""

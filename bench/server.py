@@ -1551,8 +1551,6 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         parser.error(f"--protocols: one or two of {m.SUPPORTED_VERSIONS}")
     if len(args.protocols) == 2 and args.against:
         parser.error("--against compares one protocol version: give one to --protocols")
-    if args.load == "raw" and args.players == 2 and 2 in args.protocols:
-        parser.error("the raw load of protocol 2 plays 3 seats or more (it keeps no game to draw)")
     if args.database is not None and args.against is not None:
         parser.error("--database is for this version only: leave out --against")
     if args.seconds is None:
