@@ -61,26 +61,19 @@ A viewer steps back and forth through the list::
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from oriflamme.engine import (
-    FAMILY_NAMES,
     Card,
-    ChooseDirection,
     Decision,
     Event,
     Game,
     IllegalAction,
-    Keep,
-    MoveTo,
     Open,
     Place,
-    Reveal,
     SeatDeal,
     Step,
-    Target,
     card_to_data,
     event_to_data,
     hidden_deal,
@@ -89,17 +82,13 @@ from oriflamme.engine import (
     to_data,
 )
 from oriflamme.engine.events import (
-    Eliminated,
-    GameEnded,
-    Kept,
-    Moved,
     Placed,
-    Revealed,
-    RoundStarted,
 )
 from oriflamme.protocol.commitments import SERVER_SEAT, opening_matches, seed_matches
 from oriflamme.protocol.deal import derive_deal
 from oriflamme.protocol.record import LogEntry, Record
+
+from .narrator import deal_line, decision_line
 
 __all__ = ["ReplayError", "ReplayStep", "replay_steps"]
 
@@ -259,7 +248,7 @@ def _replay(
         families=rules.families,
         deal=deal,
     )
-    steps = [ReplayStep(_position(game, known), (), None, _dealt(record, hidden))]
+    steps = [ReplayStep(_position(game, known), (), None, deal_line(record.settings, hidden))]
     recorded = record.events
     cursor = 0
     for i, entry in enumerate(record.log):
@@ -287,7 +276,7 @@ def _replay(
                 _position(game, known),
                 tuple(event_to_data(_shown_event(e, known)) for e in events),
                 entry.seat,
-                _describe(entry, decision, events, card, queue_was_empty, places),
+                decision_line(entry, decision, events, card, queue_was_empty, places),
             )
         )
     if cursor != len(recorded):
@@ -352,110 +341,3 @@ def _shown_event(event: Event, known: dict[int, Card]) -> Event:
     if type(event) is Placed and event.card.kind is None and event.pid in known:
         return event._replace(card=known[event.pid])
     return event
-
-
-# ---------------------------------------------------------------- descriptions
-
-
-def _name(card: Card) -> str:
-    if card.kind is None:
-        return f"a {FAMILY_NAMES[card.family]} card"
-    return f"{FAMILY_NAMES[card.family]} {card.kind.label.replace('_', ' ')}"
-
-
-def _tokens(n: int) -> str:
-    return f"{n} token{'' if n == 1 else 's'}"
-
-
-def _dealt(record: Record, hidden: dict[int, str]) -> str:
-    s = record.settings
-    text = (
-        f"the deal: {s.players} players, {s.variant} game, {s.edition} edition;"
-        f" seat {s.first_player} chooses the direction"
-    )
-    for seat in sorted(hidden):
-        text += f"; seat {seat}'s cards are backs until opened ({hidden[seat]})"
-    return text
-
-
-_TARGET = {
-    Step.ELIMINATE: "to eliminate",
-    Step.STEAL: "to spy on",
-    Step.COPY: "to copy",
-    Step.MOVE_CARD: "to move",
-}
-
-
-def _describe(
-    entry: LogEntry,
-    decision: Decision | None,
-    events: Sequence[Event],
-    card: Card | None,
-    queue_was_empty: bool,
-    places: dict[int, int],
-) -> str:
-    def at(pid: int | None, *, article: str = "the") -> str:
-        """``the card at place 3`` (``its card``... where it is no longer in the queue)."""
-        if pid is None or pid not in places:
-            return f"{article} card"
-        return f"{article} card at place {places[pid]}"
-
-    seat = entry.seat
-    action = entry.action
-    who = f"seat {seat}"
-    pid = None if decision is None else decision.pid
-    by_server = " (the server decided for the seat)" if entry.by_server else ""
-    if action is None:
-        text = f"{who}'s placement was skipped by the server"
-    elif isinstance(action, ChooseDirection):
-        text = f"{who} chose the direction: {action.direction.replace('-', ' ')}{by_server}"
-    elif isinstance(action, Place):
-        assert card is not None
-        if queue_was_empty:
-            where = "in the empty queue"
-        elif action.at == "first":
-            where = "first in the queue"
-        elif action.at == "last":
-            where = "last in the queue"
-        else:
-            where = f"on its card at place {int(action.at) + 1}"  # (`at`: a slot)
-        text = f"{who} placed {_name(card)} {where}"
-    elif isinstance(action, Keep):
-        kept = next((e for e in events if type(e) is Kept), None)
-        detail = "" if kept is None else f" ({_tokens(kept.tokens)} on it)"
-        text = f"{who} kept {at(pid)} face down{detail}{by_server}"
-    elif isinstance(action, Reveal):
-        shown = next((e for e in events if type(e) is Revealed), None)
-        if shown is None:
-            text = f"{who} reveals {at(pid)}"
-        else:
-            text = f"{who} revealed {at(shown.pid)}: {_name(shown.card)}"
-    elif isinstance(action, Open):
-        if entry.settled:
-            text = (
-                f"the server settled {who}'s eliminated card as {_name(action.card)}"
-                " (the seat had forfeited)"
-            )
-        else:
-            text = f"{who} opened its eliminated card: {_name(action.card)}"
-        if not events:  # this engine knew the card and did not wait for it
-            text += " (shown already)"
-    elif isinstance(action, Target):
-        aim = "" if decision is None else _TARGET.get(Step(decision.kind), "")
-        text = f"{who} chose {at(action.pid)} {aim}".rstrip() + by_server
-    elif isinstance(action, MoveTo):
-        moved = next((e for e in events if type(e) is Moved), None)
-        what = "the card" if moved is None else at(moved.pid)
-        text = f"{who} moved {what} to place {action.index} of the queue{by_server}"
-    else:  # pragma: no cover - every logged action is one of the above
-        text = f"{who} played {type(action).__name__}{by_server}"
-    for event in events:
-        if type(event) is Eliminated:
-            text += f"; {at(event.pid)} ({_name(event.card)}) is eliminated"
-        elif type(event) is RoundStarted:
-            text += f"; round {event.round} starts"
-        elif type(event) is GameEnded:
-            winners = ", ".join(f"seat {w}" for w in event.winners)
-            scores = " ".join(str(x) for x in event.scores)
-            text += f"; the game is over (scores {scores}; won by {winners})"
-    return text

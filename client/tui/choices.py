@@ -48,7 +48,8 @@ from oriflamme.engine import (
     card_to_data,
 )
 
-from .words import ABILITIES, a_card, card_name
+from ..narrator import a_card, card_name
+from .words import ABILITIES
 
 # The keys, by the names the terminal app gives them (one place for every screen).
 LEFT, RIGHT, ENTER, ESCAPE, BACKSPACE = "left", "right", "enter", "escape", "backspace"

@@ -21,6 +21,7 @@ from typing import Any
 from oriflamme.engine import Action, card_to_data
 from oriflamme.protocol import messages as m
 
+from ..narrator import EventLog
 from ..state import ClientState, GameMirror
 from .choices import DOWN, END, ENTER, ESCAPE, HOME, PAGE_DOWN, PAGE_UP, QUIT_NOW, UP, Chooser
 from .screen import (
@@ -38,7 +39,6 @@ from .screen import (
     wrap,
 )
 from .text import edited, fit, safe
-from .words import EventLog
 
 CHAT_LIMIT = 200
 QUIT_QUESTION = "Quit? Your seat is kept for you: [y] quit, any other key goes on"

@@ -15,11 +15,11 @@ from collections.abc import Callable
 from oriflamme.protocol.record import Record
 from oriflamme.protocol.verify import GameVerdict
 
+from ..narrator import EventLog
 from ..replay import ReplayStep
 from .choices import END, HOME, LEFT, PAGE_DOWN, PAGE_UP, QUIT_NOW, RIGHT
 from .screen import EndSummary, Line, Row, Scene, end_order, placings, render, rule, wrap
 from .text import cut, safe
-from .words import EventLog
 
 # Lines for a step's description under the board (at 80x24, room for two).
 DESCRIBED_ROWS = 2

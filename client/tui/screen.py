@@ -31,9 +31,10 @@ from typing import Any
 
 from oriflamme.engine import card_to_data
 
+from ..narrator import KIND_NAMES, card_name
 from .choices import Chooser
 from .text import cells, cut, fit
-from .words import ABILITIES, KIND_NAMES, card_name
+from .words import ABILITIES
 
 Fragment = tuple[str, str]
 Line = list[Fragment]

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from oriflamme.client.narrator import KIND_NAMES, EventLog
 from oriflamme.client.replay import ReplayError, ReplayStep, replay_steps
 from oriflamme.engine import Event, event_from_data, from_data, mask_event, to_data
 from oriflamme.launcher.inprocess import play_recorded_game
@@ -126,8 +127,13 @@ def test_steps_describe_what_happened_in_plain_words() -> None:
     steps = replay_steps(sample("honest-3-players"))
     assert steps[0].description.startswith("the deal: 3 players, standard game, revised edition")
     assert steps[1].description.startswith("seat 0 chose the direction: ")
-    assert steps[2].description == "seat 0 placed red lord in the empty queue"
-    assert "the game is over" in steps[-2].description
+    assert steps[2].description == "seat 0 placed red Lord in the empty queue"
+    # What a decision caused is the log's (one narrator), not the step's sentence.
+    assert not any("is eliminated" in s.description for s in steps)
+    log = EventLog(lambda seat: f"seat {seat}")
+    for step in steps:
+        log.add(step.events)
+    assert "── The game is over" in log.lines and any(" eliminated " in x for x in log.lines)
 
 
 @pytest.mark.parametrize("name", sorted(p.stem for p in RECORDS.glob("*.oriflamme")))
@@ -210,4 +216,4 @@ def test_captions_name_places_in_the_queue_not_card_ids() -> None:
         if found:  # that place held the card named when the step began
             place, name = int(found[1]), found[2]
             top = before.position["queue"][place - 1][-1]
-            assert name.endswith(str(top["card"][1]).replace("_", " ")), caption
+            assert name.endswith(KIND_NAMES[str(top["card"][1])]), caption

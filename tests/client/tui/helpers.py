@@ -15,10 +15,10 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from oriflamme.client.bots import Behaviour
+from oriflamme.client.narrator import EventLog
 from oriflamme.client.tui.choices import BACKSPACE, ENTER, ESCAPE, LEFT, RIGHT, Chooser
 from oriflamme.client.tui.controller import Answer, Command, GameController
 from oriflamme.client.tui.screen import Line, Scene
-from oriflamme.client.tui.words import EventLog
 from oriflamme.engine import (
     FAMILY_NAMES,
     Action,

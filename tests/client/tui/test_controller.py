@@ -17,10 +17,10 @@ import unicodedata
 import pytest
 
 from oriflamme.client.bots import Behaviour, Bot
+from oriflamme.client.narrator import KIND_NAMES
 from oriflamme.client.tui.choices import BACKSPACE, ENTER, ESCAPE, QUIT_NOW
 from oriflamme.client.tui.controller import Answer, GameController, PlayAgain, Quit, Say
 from oriflamme.client.tui.screen import render
-from oriflamme.client.tui.words import KIND_NAMES
 from oriflamme.protocol import messages as m
 from oriflamme.protocol.errors import LocalProtocolError
 

@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
+from oriflamme.client.narrator import KIND_NAMES
 from oriflamme.client.tui.screen import Line, render
-from oriflamme.client.tui.words import KIND_NAMES
 from tests.engine.builders import position
 
 from .helpers import NAMES, scene_of, screen_text, text, walk

@@ -19,6 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from prompt_toolkit.utils import get_cwidth
 
+from oriflamme.client.narrator import KIND_NAMES, card_name
 from oriflamme.client.tui import app
 from oriflamme.client.tui.screen import (
     BACK,
@@ -38,7 +39,7 @@ from oriflamme.client.tui.screen import (
     set_aside_text,
 )
 from oriflamme.client.tui.text import cells
-from oriflamme.client.tui.words import ABILITIES, KIND_NAMES, card_name
+from oriflamme.client.tui.words import ABILITIES
 from oriflamme.engine import FAMILY_NAMES, to_data, view
 from tests.engine.builders import position
 

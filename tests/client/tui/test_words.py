@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from oriflamme.client.tui.words import EventLog
+from oriflamme.client.narrator import EventLog
 
 NAMES = ["You", "Bo", "Cy"]
 
