@@ -339,7 +339,9 @@ class GameMirror:
             self.openings.clear()
             self.settled.clear()
             placed = {c.pid: c.seat for c in message.commitments}
-            self._reconcile(placed, over=message.view.get("step") == "over")
+            # (play is over when no decision is pending: a game ended by vote too)
+            over = message.view.get("step") == "over" or message.decision is None
+            self._reconcile(placed, over=over)
         self._state, self._decision = message, message.decision
         if message.snapshot and message.past is not None:
             # The game so far: what we had is its start (events are public).
@@ -401,7 +403,7 @@ class GameMirror:
             self.settled.clear()
             self.events = []
             placed = {c.pid: c.seat for c in update.commitments}
-            self._reconcile(placed, over=game.over)
+            self._reconcile(placed, over=game.over or message.decision is None)
         self.public, self._update, self._state = public, update, None
         self._decision = message.decision
         self.events.extend(update.events)
@@ -416,7 +418,7 @@ class GameMirror:
         """A `game_update` our copy could not follow: a snapshot is asked for
         (our copy is let go: the next update must be one); one that is a
         snapshot already is the server's fault."""
-        self.public = None
+        self.public = self._decision = self._state = None  # (nothing to decide on)
         if message.snapshot:
             self.problems.append(f"the server's game does not replay: {why}")
         else:
@@ -535,9 +537,20 @@ class GameMirror:
         """An engine game of the position as we see it, for a bot to think
         with: our cards known, everyone else's hidden ones as backs."""
         public, secrets, seat = self.public, self.secrets, self.seat
-        if public is not None and secrets is not None and secrets.deal is not None:
+        if (
+            public is not None
+            and secrets is not None
+            and secrets.deal is not None
+            and not any(
+                self.commitments[pid].seat == seat
+                for pid in self.settled
+                if pid in self.commitments
+            )
+        ):
             assert seat is not None
             return with_secrets(public.game, seat, secrets)
+        # (a card of ours the server settled as another than ours: the view
+        # shows what cannot be, and the position does not load, as ever)
         view = self.view()
         if view is None:
             raise ValueError("no game position yet")

@@ -67,7 +67,7 @@ from .entropy import Entropy, KeyedEntropy, SystemEntropy
 from .names import Names
 from .ratings import Ratings
 from .room import CLOSED, FINISHED, PLAYING, WAITING, Outcome, Room
-from .sessions import Session, Sessions
+from .sessions import UNCHOSEN, Session, Sessions
 from .table import with_time_left
 
 # Invite codes: 8 symbols of Crockford's base 32 (no I, L, O, U), shown
@@ -293,6 +293,8 @@ class Lobby:
         replay: whether the pushes missed were sent (rather than a snapshot)
         when it was taken (None: as the pushes kept allow)."""
         found = self.sessions.by_player[player]
+        if found.version == UNCHOSEN:  # (a server bot's session, at its first hello)
+            found.version = max(set(hello.versions) & set(m.SUPPORTED_VERSIONS))
         if found.version not in hello.versions:
             refusal = RemoteProtocolError(
                 UNSUPPORTED_VERSION,
@@ -859,7 +861,9 @@ class Lobby:
         return [made, *room.seat(session, 0, now)]
 
     def _bot_session(self, strategy: str, name: str) -> tuple[Session, bytes]:
-        return self.sessions.open(name, bot=strategy)
+        # (its version is its bot's first hello's: `UNCHOSEN` until then, and
+        # the bot's first connection asks for a snapshot)
+        return self.sessions.open(name, bot=strategy, version=UNCHOSEN)
 
     def _new_invite(self) -> str:
         while True:

@@ -64,6 +64,11 @@ def _digest(token: bytes) -> bytes:
     return hashlib.sha256(token).digest()
 
 
+# The version of a session opened for a server bot, until its bot's first
+# hello chooses one (it gets no game push before: it begins with a snapshot).
+UNCHOSEN = 0
+
+
 class Session:
     """One player's session; see the module docstring."""
 

@@ -520,6 +520,8 @@ class Table:
             or self.referee.turn != self._pushed_turn
         ):
             self._pushed_turn = self.referee.turn
+            for push in update.pushes:  # (a change before, in this update: as it was)
+                push.made()
             pending = Once(partial(self._pending, now))
             shared = Once(partial(self._game_state_fields, merged, pending))  # every seat's
             encoding = SharedEncoding()
@@ -528,7 +530,8 @@ class Table:
             referee = self.referee
             logged = (self._pushed_log, len(referee.log), self._pushed_events, len(referee.events))
             self._pushed_log, self._pushed_events = logged[1], logged[3]
-            v2 = Once(partial(self._game_update_fields, *logged, now, snapshot=False))
+            decided = self._pending_v2(now)
+            v2 = Once(partial(self._game_update_fields, *logged, decided, snapshot=False))
             encoding = SharedEncoding()
             for seat in (*range(self.rules.players), None):
                 update.pushes.append(_for_all(v2, seat, encoding))
@@ -615,7 +618,8 @@ class Table:
         pending = Once(partial(self._pending, now))
         pushes.append(_for_seat(Once(partial(self._game_state_fields, None, pending)), seat))
         log, events = len(referee.log), len(referee.events)
-        v2 = Once(partial(self._game_update_fields, 0, log, 0, events, now, snapshot=True))
+        decided = self._pending_v2(now)
+        v2 = Once(partial(self._game_update_fields, 0, log, 0, events, decided, snapshot=True))
         pushes.append(_for_all(v2, seat, SharedEncoding()))
         decision = referee.decision
         if (
@@ -700,7 +704,7 @@ class Table:
         last: int,
         first_event: int,
         last_event: int,
-        now: float,
+        decision: m.Pending | None,
         *,
         snapshot: bool,
     ) -> dict[str, Any]:
@@ -714,7 +718,7 @@ class Table:
             log=tuple(referee.log[first:last]),
             snapshot=snapshot,
             digest=referee.digest_of(first_event, last_event),
-            decision=self._pending_v2(now),
+            decision=decision,
         )
 
     def _game_state_fields(self, ruling: Ruling | None, pending: Once) -> dict[str, Any]:

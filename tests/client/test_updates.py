@@ -27,6 +27,9 @@ from oriflamme.protocol.record import LogEntry
 from oriflamme.protocol.updates import data_digest
 from oriflamme.protocol.verify import verify_record
 from oriflamme.server.core import FixedEntropy, ServerConfig
+from tests.client.test_state import decide, game_of
+from tests.server.scenario import new_world, ok
+from tests.server.test_abort_vote import table as abort_table
 from tools.docgen.worked_example import fixed_secrets
 
 
@@ -220,7 +223,7 @@ def _mirror_at(seed: int) -> tuple[GameMirror, list[m.GameUpdate]]:
 def test_an_update_that_does_not_follow_asks_for_a_snapshot_and_changes_nothing() -> None:
     game, updates = _mirror_at(7)
     last = updates[-1]
-    state, events, entries = game.state, list(game.events), game.public and game.public.entries
+    events, entries = list(game.events), game.public and game.public.entries
     assert entries
     for stray in (
         replace(last, at=last.at + 1),  # (one missed)
@@ -233,7 +236,9 @@ def test_an_update_that_does_not_follow_asks_for_a_snapshot_and_changes_nothing(
     game.out_of_step = False
     wrong = replace(updates[1], snapshot=True, at=0, digest=bytes(16))
     game.receive(wrong)
-    assert game.state is state and game.public is None  # (the last good, until a snapshot replays)
+    assert (
+        game.public is None and game.state is None and game.decision is None
+    )  # (until a snapshot)
     assert game.problems == [
         "the server's game does not replay: the events it made are not those the server made"
     ]
@@ -251,3 +256,58 @@ def test_a_snapshot_is_replayed_from_the_deal() -> None:
     again.receive(whole)
     assert not again.problems and again.state is not None
     assert again.state.view == seen.view and again.events == game.events
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_a_server_bot_speaks_the_version_of_its_first_hello(version: int) -> None:
+    """A bot's session is opened before its bot connects: its first hello
+    chooses its version, as a player's does."""
+    world = new_world(f"bots {version}", versions=(version,))
+    ann = world.connect("Ann", bot=Bot("random", rng=random.Random(version)))
+    world.settle()
+    ok(world, ann, m.CreateRoom(settings=m.RoomSettings.for_players(3)))
+    for _ in range(2):
+        ok(world, ann, m.AddBot(strategy="random"))
+    ok(world, ann, m.Ready(ready=True))
+    ok(world, ann, m.StartGame())
+    world.run(lambda: bool(world.records))
+    bots = [c for c in world.clients.values() if c.bot_player is not None]
+    assert len(bots) == 2
+    assert all(b.endpoint.welcome and b.endpoint.welcome.version == version for b in bots)
+    assert verify_record(world.records[0].record).ok
+
+
+def test_a_copy_gone_astray_at_our_turn_decides_nothing_until_a_snapshot() -> None:
+    world, clients = game_of(manual=0, versions=(2,))
+    host = clients[0]
+    decide(world, host, "place")
+    game = host.state.game
+    assert game is not None and game.my_turn and game.public is not None
+    last = [x for x in host.received if isinstance(x, m.GameUpdate)][-1]
+    stray = replace(last, seq=last.seq + 1, at=game.public.entries, log=(), digest=bytes(16))
+    host.state.receive(stray)
+    assert host.state.out_of_step and not game.my_turn and game.options() == []
+    behaviour = Behaviour(Bot("random", rng=random.Random(1)))
+    assert behaviour.messages(host) == [] and host.answered is None
+    host.state.out_of_step = False
+    host.send(m.Sync())
+    world.settle()
+    assert game.public is not None and game.my_turn and game.options()
+    assert not host.state.problems
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_a_snapshot_of_a_game_ended_by_vote_is_no_going_back(version: int) -> None:
+    world = new_world("ended by vote, then a snapshot", grace=60, versions=(version,))
+    clients, _ = abort_table(world, 4)
+    ann, bob, cy, dee = clients
+    game = ann.state.game
+    assert game is not None
+    ok(world, dee, m.LeaveRoom())
+    for client in (ann, bob, cy):
+        ok(world, client, m.VoteAbort(game=game.game_id))
+    world.settle()
+    assert world.records and game.end is not None
+    ok(world, ann, m.Sync())
+    assert game.end is not None and game.seen_end is None
+    assert ann.state.notices == [] and ann.state.problems == []
