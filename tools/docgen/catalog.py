@@ -364,6 +364,7 @@ def blocks() -> dict[str, str]:
     out["events"] = events_block()
     out["frame_example"] = frame_example_block()
     out["worked_example"] = worked_example.render()
+    out["worked_example_v2"] = worked_example.render_v2()
     return out
 
 

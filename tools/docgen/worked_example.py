@@ -85,8 +85,9 @@ def _with_id(message: m.Message, request_id: int) -> m.Message:
     return type(message)(**{**fields, "id": request_id})
 
 
-def session() -> list[Frame]:
-    """Every frame of Ann's session: lobby, a whole game, and its end."""
+def session(version: int = 1) -> list[Frame]:
+    """Every frame of Ann's session in protocol `version`: lobby, a whole
+    game, and its end."""
     world = InProcess(
         config=ServerConfig(idle_timeout=120),
         entropy=FixedEntropy("worked example server"),
@@ -97,7 +98,7 @@ def session() -> list[Frame]:
         "Ann",
         make_secrets=fixed_secrets("worked example"),
         client="oriflamme-cli/0.1",
-        versions=(1,),  # (version 1's story: version 2 pushes the same game otherwise)
+        versions=(version,),
     )
     client = world.connect("Ann", bot=Bot("random", rng=random.Random(CHOICES)), endpoint=ann)
     world.settle()
@@ -188,6 +189,30 @@ def render() -> str:
                 out.append("```\n" + hex_dump(frame.data) + "\n```\n")
         shown_until = end
     out.append(_commitments_table(frames))
+    return "\n".join(out)
+
+
+def render_v2() -> str:
+    """The worked example's version 2 block: the same session's game, from
+    its start to the push after Ann's first reveal."""
+    frames = session(2)
+    begin = _first(frames, 0, lambda f: f.message.TYPE == "game_started")
+    reveal = _first(frames, begin, lambda f: f.message.TYPE == "reveal")
+    end = _first(frames, reveal, lambda f: f.message.TYPE == "game_update") + 1
+    out = [
+        "The same session in version 2 (`hello.versions` `[2]`): the lobby's frames are",
+        "the same; from the game's start to the push after Ann's first reveal, every frame,",
+        "with its number in the session. Each `game_update` carries the log entries since",
+        "the one before (`at` counts those before), the pending decision without its",
+        "options, and the digest of the events the entries make; replay them on a game",
+        "dealt with card backs (see [Version 2: the game as its log](#version-2-the-game-as-its-log)).",
+        "",
+    ]
+    for number in range(begin, end):
+        frame = frames[number]
+        arrow = "C→S" if frame.sender == "client" else "S→C"
+        out.append(f"**{number + 1}.** {arrow} `{frame.message.TYPE}` ({len(frame.data)} bytes)\n")
+        out.append("```\n" + notation(_shown(frame), width=100) + "\n```\n")
     return "\n".join(out)
 
 
