@@ -7,6 +7,16 @@ and answers alike) and keeps: the room (`room`), the chat, and the game
 being played or just over (`game`, a `GameMirror`). A UI or a bot reads it
 and never needs anything else: it is all a seat may know.
 
+The game's pushes differ by protocol version. Version 1's `game_state`
+carries the view, which the mirror keeps (`state`). Version 2's
+`game_update` carries the game's log entries since the last one, which the
+mirror replays on its own copy of the public game (`public`, a
+`protocol.updates.PublicGame`), checking the digest of the events they
+make; an update that does not follow (`at`), or does not replay, asks for
+a snapshot. A bot decides on that copy with its own cards put in
+(`with_secrets`); the view a screen reads is made from it when asked for
+(`state`, the `game_state` version 1 would have sent).
+
 A seated player's `GameMirror` holds the seat's `SeatSecrets` and overlays
 them on the server's views, which show every hidden card as a back (the
 server knows none): `view()` shows our own hand, our set-aside cards, our

@@ -328,20 +328,22 @@ class RoomSeat(WireValue):
     )
 
 
+# What `decision` (version 1) and `pending` (version 2) say alike.
+DECIDING_DOC = "The seat that must decide."
+DECISION_KIND = OneOf(*(s for s in STEPS if s != "over"))
+DECISION_KIND_DOC = "What is decided: the engine's decision kind (see Decisions and actions)."
+DECISION_PID_DOC = (
+    "The card concerned: the acting card, or the card to open; absent for `direction` and `place`."
+)
+
+
 @wire_struct("decision")
 class PendingDecision(WireValue):
     """The decision the game waits for (the engine's `Decision`)."""
 
-    seat: int = wire(SEAT, "The seat that must decide.")
-    kind: str = wire(
-        OneOf(*(s for s in STEPS if s != "over")),
-        "What is decided: the engine's decision kind (see Decisions and actions).",
-    )
-    pid: int | None = wire(
-        PID,
-        "The card concerned: the acting card, or the card to open; absent for `direction` and `place`.",
-        default=None,
-    )
+    seat: int = wire(SEAT, DECIDING_DOC)
+    kind: str = wire(DECISION_KIND, DECISION_KIND_DOC)
+    pid: int | None = wire(PID, DECISION_PID_DOC, default=None)
     turn: int = wire(
         TURN,
         "This decision's number: 0 for the first decision of the game, one more after each decision settled, whether its seat answered or the server did (a time-out, a skipped placement, a settled opening, its answer in place of a failed opening); a `reveal` and its opening count as one. Echo it in your action.",
@@ -362,16 +364,9 @@ class Pending(WireValue):
     """Version 2: the decision the game waits for, without its options: they
     are the legal actions of your copy of the game (see Version 2)."""
 
-    seat: int = wire(SEAT, "The seat that must decide.")
-    kind: str = wire(
-        OneOf(*(s for s in STEPS if s != "over")),
-        "What is decided: the engine's decision kind (see Decisions and actions).",
-    )
-    pid: int | None = wire(
-        PID,
-        "The card concerned: the acting card, or the card to open; absent for `direction` and `place`.",
-        default=None,
-    )
+    seat: int = wire(SEAT, DECIDING_DOC)
+    kind: str = wire(DECISION_KIND, DECISION_KIND_DOC)
+    pid: int | None = wire(PID, DECISION_PID_DOC, default=None)
     turn: int = wire(TURN, "This decision's number, as in `decision`: echo it in your action.")
     time_left: int | None = wire(
         MILLIS,

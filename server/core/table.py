@@ -39,6 +39,14 @@ or until a gone player comes back, which clears every vote. Who may vote
 changes with the seats, so the votes are counted again whenever a seat
 goes or comes back: a game whose last player yet to vote leaves ends then.
 
+Pushes of both protocol versions. A change of the game is pushed as
+version 1's `game_state` (the view, to each seat its copy) and as version
+2's `game_update` (the log entries since the last one, one frame for all):
+the table makes both `TablePush`es, each marked with its version, and the
+room gives each session those of its version. Their fields are made when
+first asked for (`Once`): a version no session at the table speaks costs
+nothing.
+
 No path sends a hidden identity: the referee's engine knows none, every
 view is its view, and openings are pushed only once made.
 """
@@ -522,8 +530,7 @@ class Table:
             self._pushed_turn = self.referee.turn
             for push in update.pushes:  # (a change before, in this update: as it was)
                 push.made()
-            pending = Once(partial(self._pending, now))
-            shared = Once(partial(self._game_state_fields, merged, pending))  # every seat's
+            shared = Once(partial(self._game_state_fields, merged, now))  # every seat's
             encoding = SharedEncoding()
             for seat in (*range(self.rules.players), None):
                 update.pushes.append(_for_seat(shared, seat, encoding))
@@ -615,8 +622,7 @@ class Table:
         if referee.server_seed is None:
             return pushes
         pushes.append(self._server_seed(seat))
-        pending = Once(partial(self._pending, now))
-        pushes.append(_for_seat(Once(partial(self._game_state_fields, None, pending)), seat))
+        pushes.append(_for_seat(Once(partial(self._game_state_fields, None, now)), seat))
         log, events = len(referee.log), len(referee.events)
         decided = self._pending_v2(now)
         v2 = Once(partial(self._game_update_fields, 0, log, 0, events, decided, snapshot=True))
@@ -667,21 +673,19 @@ class Table:
             ),
         )
 
-    def _pending(self, now: float) -> dict[str, Any]:
-        """The pending decision, as version 1's pushes give it (`decision`)."""
+    def _pending_v1(self, now: float) -> m.PendingDecision | None:
+        """The pending decision, as version 1's pushes give it (with options)."""
         referee = self.referee
         decision = referee.decision
-        return dict(
-            decision=None
-            if decision is None
-            else m.PendingDecision.trusted(
-                seat=decision.seat,
-                kind=decision.kind,
-                pid=decision.pid,
-                turn=referee.turn,
-                options=[action_to_data(a) for a in decision.options],
-                time_left=_millis(self._deadline, now),
-            )
+        if decision is None:
+            return None
+        return m.PendingDecision.trusted(
+            seat=decision.seat,
+            kind=decision.kind,
+            pid=decision.pid,
+            turn=referee.turn,
+            options=[action_to_data(a) for a in decision.options],
+            time_left=_millis(self._deadline, now),
         )
 
     def _pending_v2(self, now: float) -> m.Pending | None:
@@ -721,7 +725,7 @@ class Table:
             decision=decision,
         )
 
-    def _game_state_fields(self, ruling: Ruling | None, pending: Once) -> dict[str, Any]:
+    def _game_state_fields(self, ruling: Ruling | None, now: float) -> dict[str, Any]:
         """A `game_state`'s fields (`_for_seat` makes it a seat's): what
         `ruling` changed, or a snapshot (None). The referee knows no hidden
         card, so what any seat may see of the position is the public view:
@@ -747,7 +751,7 @@ class Table:
             ),
             openings=tuple(openings),
             snapshot=ruling is None,
-            **pending(),
+            decision=self._pending_v1(now),
             settled=tuple(settled) or None,
             # A snapshot tells the game so far too: a client back after a
             # restart shows its log from the start (events are public).
