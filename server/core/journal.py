@@ -204,15 +204,29 @@ class JournaledLobby(Lobby):
         return notes
 
     def hello(
-        self, conn: Hashable, hello: m.Hello, now: float, *, address: str | None = None
+        self,
+        conn: Hashable,
+        hello: m.Hello,
+        now: float,
+        *,
+        address: str | None = None,
+        version: int | None = None,
     ) -> list[Effect]:
-        if hello.token is None and (hello.key is None or hello.key not in self.sessions.by_key):
-            note = {"hello": _hello_data(hello), "address": address}
-            self._note(Entry(HELLO, str(conn), now, _pack(note)))
-            # (no game decides anything at a new session's hello)
-            self._notes[-1] = replace(self._notes[-1], digest=_pack([]))
-        # A resume notes itself (`resume`): by a token, or by a key that has a session.
-        return super().hello(conn, hello, now, address=address)
+        if hello.token is not None or (hello.key is not None and hello.key in self.sessions.by_key):
+            # A resume notes itself (`resume`): by a token, or by a key that has a session.
+            return super().hello(conn, hello, now, address=address, version=version)
+        note: dict[str, object] = {"hello": _hello_data(hello), "address": address}
+        self._note(Entry(HELLO, str(conn), now, _pack(note)))
+        index = len(self._notes) - 1
+        effects = super().hello(conn, hello, now, address=address, version=version)
+        # The version chosen, which a replay takes as it was (a server that
+        # spoke fewer versions chose then): none for a hello refused.
+        session = self._conns.get(conn)
+        if session is not None:
+            note["version"] = session.version
+        # (no game decides anything at a new session's hello)
+        self._notes[index] = replace(self._notes[index], data=_pack(note), digest=_pack([]))
+        return effects
 
     def resume(
         self,
@@ -223,6 +237,7 @@ class JournaledLobby(Lobby):
         now: float,
         *,
         missed: bool | None = None,
+        version: int | None = None,
     ) -> list[Effect]:
         note: dict[str, object] = {
             "hello": _hello_data(hello),
@@ -231,9 +246,13 @@ class JournaledLobby(Lobby):
         }
         self._note(Entry(RESUME, str(conn), now, _pack(note)))
         index, rooms = len(self._notes) - 1, self._rooms_of(player=player)
-        effects = super().resume(conn, player, current_one, hello, now, missed=missed)
-        # (what it sent, the pushes missed or a snapshot: a replay does the same)
+        effects = super().resume(
+            conn, player, current_one, hello, now, missed=missed, version=version
+        )
+        # (what it sent, the pushes missed or a snapshot, and its version: a
+        # replay does the same)
         note["missed"] = self.resumed_with_missed
+        note["version"] = self.sessions.by_player[player].version
         self._notes[index] = replace(self._notes[index], data=_pack(note))
         after = self._rooms_of(player=player)
         self._digest(index, rooms, after)
@@ -361,6 +380,9 @@ def _apply(lobby: Lobby, entry: Entry) -> list[Effect]:
         assert entry.data is not None
         note = _unpack(entry.data)
         address: str | None = None
+        # (a note made before version 2: version 1, the only one spoken then)
+        version = note.get("version", 1)
+        assert isinstance(version, int)
         if "hello" in note:  # (a note made before addresses were: the hello alone)
             noted = note["address"]
             assert noted is None or isinstance(noted, str)
@@ -368,7 +390,7 @@ def _apply(lobby: Lobby, entry: Entry) -> list[Effect]:
             note = note["hello"]  # type: ignore[assignment]
         hello = m.from_data(note, "client")
         assert isinstance(hello, m.Hello)
-        return lobby.hello(conn, hello, now, address=address)
+        return lobby.hello(conn, hello, now, address=address, version=version)
     if entry.kind == RESUME:
         assert entry.data is not None
         note = _unpack(entry.data)
@@ -378,7 +400,9 @@ def _apply(lobby: Lobby, entry: Entry) -> list[Effect]:
         assert isinstance(player, int) and isinstance(current, bool)
         missed = note.get("missed")  # (absent from a note made before it was kept)
         assert missed is None or isinstance(missed, bool)
-        return lobby.resume(conn, player, current, hello, now, missed=missed)
+        version = note.get("version", 1)  # (absent: before version 2, which spoke 1)
+        assert isinstance(version, int)
+        return lobby.resume(conn, player, current, hello, now, missed=missed, version=version)
     if entry.kind == REQUEST:
         assert entry.data is not None
         return lobby.request(conn, m.from_data(_unpack(entry.data), "client"), now)

@@ -224,7 +224,13 @@ class Lobby:
     # ------------------------------------------------------------ connections
 
     def hello(
-        self, conn: Hashable, hello: m.Hello, now: float, *, address: str | None = None
+        self,
+        conn: Hashable,
+        hello: m.Hello,
+        now: float,
+        *,
+        address: str | None = None,
+        version: int | None = None,
     ) -> list[Effect]:
         """The first message of connection `conn`, from `address` (None: not
         counted): welcome, with a new session or the one `hello.token` names
@@ -235,7 +241,7 @@ class Lobby:
         if hello.token is None:
             kept = None if key is None else self.sessions.by_key.get(key)
             if kept is not None:
-                return self.resume(conn, kept.player, True, hello, now)
+                return self.resume(conn, kept.player, True, hello, now, version=version)
             name = hello.name if key is None else (self.names.name_of(key) or hello.name)
             refusal = self._name_refused("hello.name", name, key)
             if refusal is not None:
@@ -244,7 +250,8 @@ class Lobby:
             effects, full = self._make_room(address, now)
             if full is not None:
                 return [*effects, Close(conn, _error(SERVER_BUSY, full, hello))]
-            version = max(set(hello.versions) & set(m.SUPPORTED_VERSIONS))
+            if version is None:  # (a replay gives the version chosen then)
+                version = max(set(hello.versions) & set(m.SUPPORTED_VERSIONS))
             session, token = self.sessions.open(name, address=address, key=key, version=version)
             if key is not None:
                 self.names.claim(key, name)
@@ -286,15 +293,19 @@ class Lobby:
         now: float,
         *,
         missed: bool | None = None,
+        version: int | None = None,
     ) -> list[Effect]:
         """Resume the session of `player` on `conn` (its token was checked, and
         was its current one or the previous): the connection it had is closed,
         a new token is made, and it gets what it missed. `missed`, in a
         replay: whether the pushes missed were sent (rather than a snapshot)
-        when it was taken (None: as the pushes kept allow)."""
+        when it was taken (None: as the pushes kept allow); `version`, in a
+        replay: the version a server bot's session took then."""
         found = self.sessions.by_player[player]
         if found.version == UNCHOSEN:  # (a server bot's session, at its first hello)
-            found.version = max(set(hello.versions) & set(m.SUPPORTED_VERSIONS))
+            if version is None:
+                version = max(set(hello.versions) & set(m.SUPPORTED_VERSIONS))
+            found.version = version
         if found.version not in hello.versions:
             refusal = RemoteProtocolError(
                 UNSUPPORTED_VERSION,

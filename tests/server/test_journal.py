@@ -219,3 +219,31 @@ def test_a_server_gone_back_in_time_draws_no_token_it_drew_before() -> None:
     (session,) = [s for s in replayed.sessions if s.name == "Late"]
     assert session._digests[0] == first
     assert [e.data for e in journal if e.kind == "restarted"] == [msgpack.packb(1 << 40)]
+
+
+def test_a_replayed_journal_keeps_each_session_s_version_as_it_was_chosen() -> None:
+    """A hello offering 1 and 2 took version 2 here; the same hello noted by
+    a server before version 2 (no `version` in its note) took 1, and a
+    replay by this version must not choose otherwise: the clients resume
+    in the version they began with. A server bot's session takes its
+    version at its bot's first hello: noted with the resume."""
+    from oriflamme.server.core.journal import HELLO, RESUME
+
+    live = JournaledLobby(KeyedEntropy(KEY), CONFIG)
+    both = m.Hello(versions=(1, 2), client="test/1", name="Ann")
+    live.hello("c1", both, 1.0)
+    (now,) = live.take()
+    assert msgpack.unpackb(now.data)["version"] == 2
+    before = msgpack.unpackb(now.data)
+    del before["version"]
+    older = Entry(
+        HELLO, "c2", 2.0, msgpack.packb({**before, "hello": {**before["hello"], "name": "Bo"}})
+    )
+    rebuilt = Lobby(CONFIG, KeyedEntropy(KEY))
+    replay(rebuilt, [now, older])
+    assert [(s.name, s.version) for s in rebuilt.sessions] == [("Ann", 2), ("Bo", 1)]
+    # A resume's note says the version its session has (a bot's, chosen there).
+    bot, token = live._bot_session("random", "Bot 1")
+    live.hello("c3", m.Hello(versions=(1, 2), client="bot/1", name="Bot 1", token=token), 3.0)
+    (resumed,) = [e for e in live.take() if e.kind == RESUME]
+    assert bot.version == 2 and msgpack.unpackb(resumed.data)["version"] == 2
