@@ -55,8 +55,7 @@ KIND_NAMES = {
     "conspiracy": "Conspiracy",
 }
 
-# What each card does, for the help screen and the choice line (the revised
-# edition's card texts, as docs/RULES.md rules them).
+# Why points were scored, as a `scored` event's reason says it.
 REASONS = {
     "tokens": "Influence on the card",
     "conspiracy": "Conspiracy",

@@ -145,6 +145,17 @@ def check_key(store: Store, key: bytes) -> None:
         )
 
 
+def _replayed(
+    lobby: JournaledLobby, entries: list[Entry], disagreements: list[Disagreement] | None = None
+) -> list[Effect]:
+    """`journal.replay`, its refusal of a journal it cannot read (a newer
+    server's) told as a `StoreError`: the server does not start."""
+    try:
+        return replay(lobby, entries, disagreements)
+    except ValueError as exc:
+        raise StoreError(f"the journal cannot be replayed: {exc}") from None
+
+
 def restore(
     data_dir: Path, config: ServerConfig, *, strict: bool = False, database: str | None = None
 ) -> Restored:
@@ -197,7 +208,7 @@ def restore(
         lobby.config = kept
         disagreements: list[Disagreement] = []
         with collector_paused():
-            replayed = converted + replay(lobby, entries, disagreements)
+            replayed = converted + _replayed(lobby, entries, disagreements)
         lobby.take()  # the replay noted the journal again: it is stored already
         log_build_failures(lobby.take_build_failures())  # (games the journal rebuilt)
         for found in disagreements:
@@ -286,7 +297,7 @@ def _convert(
     lobby.rekey(key)
     lobby.config = with_limits(lobby.config, lobby.config)
     with collector_paused():
-        effects = replay(lobby, entries)
+        effects = _replayed(lobby, entries)
     lobby.take()
     playing = [
         room

@@ -19,7 +19,9 @@ current one or the one before (`Lobby.resume`): enough to replay it, and
 the new tokens come again from the randomness.
 
 Inputs that change nothing are not noted: `ping`, the room and record
-lists, `get_record`, a `hello` refused, a tick with nothing due.
+lists, `get_record`, a tick with nothing due. (A new session's `hello` is
+noted before it is answered, a refused one too: its replay is refused
+alike.)
 
 A replay that disagrees is caught. Each note also keeps a `digest` of the
 game decisions its input made: for each game whose referee ruled on it
@@ -57,6 +59,7 @@ from .effects import Effect
 from .entropy import Entropy, KeyedEntropy
 from .lobby import Lobby
 from .room import Room
+from .sessions import UNCHOSEN
 
 HELLO, RESUME, REQUEST, CLOSED, TICK, RESTARTED = (
     "hello",
@@ -132,6 +135,19 @@ def _unpack(data: bytes) -> dict[str, object]:
     )
     assert isinstance(value, dict)
     return value
+
+
+def _version(noted: object) -> int:
+    """A session's protocol version as a note gives it: one this server
+    speaks (a journal of a newer server's would make sessions nobody can
+    resume), or a server bot's not chosen yet."""
+    if noted != UNCHOSEN and noted not in m.SUPPORTED_VERSIONS:
+        raise ValueError(
+            f"the journal has a session of protocol version {noted!r}, which this server"
+            f" does not speak ({list(m.SUPPORTED_VERSIONS)}): a newer server's journal"
+        )
+    assert isinstance(noted, int)
+    return noted
 
 
 def _hello_data(hello: m.Hello) -> dict[str, object]:
@@ -381,8 +397,7 @@ def _apply(lobby: Lobby, entry: Entry) -> list[Effect]:
         note = _unpack(entry.data)
         address: str | None = None
         # (a note made before version 2: version 1, the only one spoken then)
-        version = note.get("version", 1)
-        assert isinstance(version, int)
+        version = _version(note.get("version", 1))
         if "hello" in note:  # (a note made before addresses were: the hello alone)
             noted = note["address"]
             assert noted is None or isinstance(noted, str)
@@ -400,8 +415,7 @@ def _apply(lobby: Lobby, entry: Entry) -> list[Effect]:
         assert isinstance(player, int) and isinstance(current, bool)
         missed = note.get("missed")  # (absent from a note made before it was kept)
         assert missed is None or isinstance(missed, bool)
-        version = note.get("version", 1)  # (absent: before version 2, which spoke 1)
-        assert isinstance(version, int)
+        version = _version(note.get("version", 1))  # (absent: before it was noted)
         return lobby.resume(conn, player, current, hello, now, missed=missed, version=version)
     if entry.kind == REQUEST:
         assert entry.data is not None

@@ -363,6 +363,7 @@ class Table:
         if standing and all(s in standing for s in voters):
             self.votes = frozenset()
             update.seats_changed = True
+            _as_they_are(update)
             self._after([self.referee.abort(tuple(sorted(standing)))], update, now, stopped=True)
 
     def leave(self, seat: int, now: float) -> TableUpdate:
@@ -419,6 +420,7 @@ class Table:
             if self.over:
                 return update
         # The stand-in answers first for a seat whose grace just ended.
+        _as_they_are(update)
         rulings = self._autoplay(update, now)
         if not rulings and self._deadline is not None and self._deadline <= now:
             away = [
@@ -528,8 +530,6 @@ class Table:
             or self.referee.turn != self._pushed_turn
         ):
             self._pushed_turn = self.referee.turn
-            for push in update.pushes:  # (a change before, in this update: as it was)
-                push.made()
             shared = Once(partial(self._game_state_fields, merged, now))  # every seat's
             encoding = SharedEncoding()
             for seat in (*range(self.rules.players), None):
@@ -804,6 +804,14 @@ class Table:
                 record_id=self.record_id,
             ),
         )
+
+
+def _as_they_are(update: TableUpdate) -> None:
+    """Make the fields of the pushes `update` holds now: the game is about to
+    change again, and each push shows the change it tells of (they are made
+    lazily, when delivered: `Once`)."""
+    for push in update.pushes:
+        push.made()
 
 
 def _merge(rulings: list[Ruling]) -> Ruling:

@@ -311,3 +311,28 @@ def test_a_snapshot_of_a_game_ended_by_vote_is_no_going_back(version: int) -> No
     ok(world, ann, m.Sync())
     assert game.end is not None and game.seen_end is None
     assert ann.state.notices == [] and ann.state.problems == []
+
+
+def test_both_versions_tell_each_change_of_an_input_with_its_own_decision() -> None:
+    """Cy leaves (the stand-in plays on: a change) and that completes the
+    vote to end the game (another): each push shows its own decision."""
+    decisions = {}
+    for version in (1, 2):
+        world = new_world("two changes in one input", grace=60, versions=(version,))
+        clients, _ = abort_table(world, 4)
+        ann, bob, cy, dee = clients
+        game = ann.state.game
+        assert game is not None
+        ok(world, dee, m.LeaveRoom())
+        for client in (ann, bob):
+            ok(world, client, m.VoteAbort(game=game.game_id))
+        seen = len(ann.received)
+        ok(world, cy, m.LeaveRoom())
+        world.settle()
+        pushed = [x for x in ann.received[seen:] if isinstance(x, m.GameState | m.GameUpdate)]
+        decisions[version] = [
+            None if x.decision is None else (x.decision.seat, x.decision.kind, x.decision.turn)
+            for x in pushed
+        ]
+    assert decisions[1] == decisions[2]
+    assert len(decisions[1]) == 2 and decisions[1][0] is not None and decisions[1][1] is None

@@ -247,3 +247,12 @@ def test_a_replayed_journal_keeps_each_session_s_version_as_it_was_chosen() -> N
     live.hello("c3", m.Hello(versions=(1, 2), client="bot/1", name="Bot 1", token=token), 3.0)
     (resumed,) = [e for e in live.take() if e.kind == RESUME]
     assert bot.version == 2 and msgpack.unpackb(resumed.data)["version"] == 2
+
+
+def test_a_journal_with_a_version_this_server_does_not_speak_is_refused() -> None:
+    from oriflamme.server.core.journal import HELLO
+
+    hello = m.to_data(m.Hello(versions=(3,), client="newer/1", name="Ann"))
+    newer = Entry(HELLO, "c1", 1.0, msgpack.packb({"hello": hello, "address": None, "version": 3}))
+    with pytest.raises(ValueError, match="protocol version 3, which this server does not speak"):
+        replay(Lobby(CONFIG, KeyedEntropy(KEY)), [newer])
