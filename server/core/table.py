@@ -673,34 +673,32 @@ class Table:
             ),
         )
 
-    def _pending_v1(self, now: float) -> m.PendingDecision | None:
-        """The pending decision, as version 1's pushes give it (with options)."""
+    def _pending(self, now: float) -> dict[str, Any] | None:
+        """What every version says of the pending decision (None: none)."""
         referee = self.referee
         decision = referee.decision
         if decision is None:
             return None
-        return m.PendingDecision.trusted(
+        return dict(
             seat=decision.seat,
             kind=decision.kind,
             pid=decision.pid,
             turn=referee.turn,
-            options=[action_to_data(a) for a in decision.options],
             time_left=_millis(self._deadline, now),
         )
 
+    def _pending_v1(self, now: float) -> m.PendingDecision | None:
+        """The pending decision, as version 1's pushes give it (with options)."""
+        fields, decision = self._pending(now), self.referee.decision
+        if fields is None or decision is None:
+            return None
+        options = [action_to_data(a) for a in decision.options]
+        return m.PendingDecision.trusted(**fields, options=options)
+
     def _pending_v2(self, now: float) -> m.Pending | None:
         """The pending decision, as version 2's pushes give it (no options)."""
-        referee = self.referee
-        decision = referee.decision
-        if decision is None:
-            return None
-        return m.Pending.trusted(
-            seat=decision.seat,
-            kind=decision.kind,
-            pid=decision.pid,
-            turn=referee.turn,
-            time_left=_millis(self._deadline, now),
-        )
+        fields = self._pending(now)
+        return None if fields is None else m.Pending.trusted(**fields)
 
     def _game_update_fields(
         self,
