@@ -1374,6 +1374,9 @@ def _check_error_codes() -> None:
 
 _check_error_codes()
 
+# The structures of one version only (the others are in every version).
+STRUCT_VERSIONS: dict[str, tuple[int, ...]] = {"pending": (2,)}
+
 STRUCTS: tuple[StructSpec, ...] = (
     RoomSettings.spec(),
     RoomSummary.spec(),

@@ -271,6 +271,7 @@ def build_catalog(version: int) -> dict[str, Any]:
         "structures": [
             {"name": spec.name, "doc": spec.doc, "fields": _fields_json(spec.fields)}
             for spec in m.STRUCTS
+            if version in m.STRUCT_VERSIONS.get(spec.name, m.SUPPORTED_VERSIONS)
         ],
         "errors": [
             {
