@@ -86,15 +86,7 @@ def play(version: int, games: int) -> dict[str, float]:
                 world.connect(f"p{i}", bot=Bot("random", rng=random.Random(g * 10 + i)))
                 for i in range(3)
             ]
-            world.settle()
-            clients[0].send(m.CreateRoom(settings=m.RoomSettings.for_players(3)))
-            world.settle()
-            for client in clients[1:]:
-                client.send(m.JoinRoom(room=1))
-            for client in clients:
-                client.send(m.Ready(ready=True))
-            world.settle()
-            clients[0].send(m.StartGame())
+            world.start_table(clients, m.RoomSettings.for_players(3))
             world.run(lambda w=world: bool(w.records))  # type: ignore[misc]
             decisions += len(world.records[0].record.log)
     finally:

@@ -279,18 +279,28 @@ class GameMirror:
             self._told = True
             self.notices.append(WENT_BACK)
 
-    def _reconcile(self, placed: dict[int, int], over: bool) -> None:
-        """A snapshot (`placed`: its placements' seats by pid; `over`: the
-        game is) that is behind what we saw: our placements it does not
-        show are forgotten (the card is in hand again), and a game we saw
-        end goes on."""
+    def _reconcile(
+        self,
+        placed: dict[int, int],
+        *,
+        over: bool,
+        decision: m.PendingDecision | m.Pending | None,
+    ) -> None:
+        """A snapshot (`placed`: its placements' seats by pid; `over`: its
+        game is over; `decision`: its pending one) replaces what we had; one
+        behind what we saw has our placements it does not show forgotten
+        (the card is in hand again), and a game we saw end goes on (play is
+        over when no decision is pending: a game ended by vote too)."""
+        self.commitments.clear()
+        self.openings.clear()
+        self.settled.clear()
         for pid in [pid for pid in self._drawn_at if pid not in placed]:
             del self._drawn_at[pid]
         if self.secrets is not None:
             ours = {pid for pid, seat in placed.items() if seat == self.seat}
             if self.secrets.forget_placements(keep=ours):
                 self._went_back()
-        if self.end is not None and not over:
+        if self.end is not None and not over and decision is not None:
             self._went_back()
 
     def _behind(self, message: m.GameState | m.GameUpdate) -> bool:
@@ -345,13 +355,10 @@ class GameMirror:
             self.out_of_step = True
             return
         if message.snapshot:
-            self.commitments.clear()
-            self.openings.clear()
-            self.settled.clear()
             placed = {c.pid: c.seat for c in message.commitments}
-            # (play is over when no decision is pending: a game ended by vote too)
-            over = message.view.get("step") == "over" or message.decision is None
-            self._reconcile(placed, over=over)
+            self._reconcile(
+                placed, over=message.view.get("step") == "over", decision=message.decision
+            )
         self._state, self._decision = message, message.decision
         if message.snapshot and message.past is not None:
             # The game so far: what we had is its start (events are public).
@@ -408,12 +415,9 @@ class GameMirror:
             self._astray(message, "the events it made are not those the server made")
             return
         if message.snapshot:
-            self.commitments.clear()
-            self.openings.clear()
-            self.settled.clear()
             self.events = []
             placed = {c.pid: c.seat for c in update.commitments}
-            self._reconcile(placed, over=game.over or message.decision is None)
+            self._reconcile(placed, over=game.over, decision=message.decision)
         self.public, self._update, self._state = public, update, None
         self._decision = message.decision
         self.events.extend(update.events)

@@ -76,19 +76,18 @@ class PublicGame:
         """Replay `entry`, the game's next: its events. `ReplayError` (and
         nothing changed) if the game could not have logged it now."""
         game = self.game
-        decision = game.decision
-        if decision is None:
+        seat, step = game.current_seat(), game.step  # (not `decision`: no options needed)
+        if seat is None:
             raise ReplayError(f"log entry {self.entries}: the game is over")
-        if entry.seat != decision.seat:
+        if entry.seat != seat:
             raise ReplayError(
                 f"log entry {self.entries}: seat {entry.seat} acted, but seat"
-                f" {decision.seat} was to decide ({decision.kind})"
+                f" {seat} was to decide ({step})"
             )
         if entry.action is None:
-            if decision.kind != Step.PLACE:
+            if step != Step.PLACE:
                 raise ReplayError(
-                    f"log entry {self.entries}: skips a placement, but the decision is"
-                    f" {decision.kind}"
+                    f"log entry {self.entries}: skips a placement, but the decision is {step}"
                 )
             events = game.skip_placement()
         else:

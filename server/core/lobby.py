@@ -94,6 +94,12 @@ def normalize_invite(code: str) -> str:
     return code.upper().replace("-", "").translate(_READ_AS)
 
 
+def _highest_shared(hello: m.Hello) -> int:
+    """The version a new session takes: the highest both sides speak (the
+    gateway refused a hello that shares none)."""
+    return max(set(hello.versions) & set(m.SUPPORTED_VERSIONS))
+
+
 def _error(code: str, message: str, request: m.Message) -> m.Error:
     error = RemoteProtocolError(code, message, id=getattr(request, "id", None))
     return m.error_message(error)
@@ -251,7 +257,7 @@ class Lobby:
             if full is not None:
                 return [*effects, Close(conn, _error(SERVER_BUSY, full, hello))]
             if version is None:  # (a replay gives the version chosen then)
-                version = max(set(hello.versions) & set(m.SUPPORTED_VERSIONS))
+                version = _highest_shared(hello)
             session, token = self.sessions.open(name, address=address, key=key, version=version)
             if key is not None:
                 self.names.claim(key, name)
@@ -303,9 +309,7 @@ class Lobby:
         replay: the version a server bot's session took then."""
         found = self.sessions.by_player[player]
         if found.version == UNCHOSEN:  # (a server bot's session, at its first hello)
-            if version is None:
-                version = max(set(hello.versions) & set(m.SUPPORTED_VERSIONS))
-            found.version = version
+            found.version = _highest_shared(hello) if version is None else version
         if found.version not in hello.versions:
             refusal = RemoteProtocolError(
                 UNSUPPORTED_VERSION,

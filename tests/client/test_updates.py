@@ -264,12 +264,7 @@ def test_a_server_bot_speaks_the_version_of_its_first_hello(version: int) -> Non
     chooses its version, as a player's does."""
     world = new_world(f"bots {version}", versions=(version,))
     ann = world.connect("Ann", bot=Bot("random", rng=random.Random(version)))
-    world.settle()
-    ok(world, ann, m.CreateRoom(settings=m.RoomSettings.for_players(3)))
-    for _ in range(2):
-        ok(world, ann, m.AddBot(strategy="random"))
-    ok(world, ann, m.Ready(ready=True))
-    ok(world, ann, m.StartGame())
+    world.start_table([ann], m.RoomSettings.for_players(3), bots=2)
     world.run(lambda: bool(world.records))
     bots = [c for c in world.clients.values() if c.bot_player is not None]
     assert len(bots) == 2
@@ -296,14 +291,20 @@ def test_a_copy_gone_astray_at_our_turn_decides_nothing_until_a_snapshot() -> No
     assert not host.state.problems
 
 
+def voting(label: str, version: int) -> tuple[InProcess, list[Client], GameMirror]:
+    """A 4-seat game under way whose last seat's player left: the table may
+    end it by vote."""
+    world = new_world(label, grace=60, versions=(version,))
+    clients, _ = abort_table(world, 4)
+    game = clients[0].state.game
+    assert game is not None
+    ok(world, clients[3], m.LeaveRoom())
+    return world, clients, game
+
+
 @pytest.mark.parametrize("version", [1, 2])
 def test_a_snapshot_of_a_game_ended_by_vote_is_no_going_back(version: int) -> None:
-    world = new_world("ended by vote, then a snapshot", grace=60, versions=(version,))
-    clients, _ = abort_table(world, 4)
-    ann, bob, cy, dee = clients
-    game = ann.state.game
-    assert game is not None
-    ok(world, dee, m.LeaveRoom())
+    world, (ann, bob, cy, _), game = voting("ended by vote, then a snapshot", version)
     for client in (ann, bob, cy):
         ok(world, client, m.VoteAbort(game=game.game_id))
     world.settle()
@@ -318,12 +319,7 @@ def test_both_versions_tell_each_change_of_an_input_with_its_own_decision() -> N
     vote to end the game (another): each push shows its own decision."""
     decisions = {}
     for version in (1, 2):
-        world = new_world("two changes in one input", grace=60, versions=(version,))
-        clients, _ = abort_table(world, 4)
-        ann, bob, cy, dee = clients
-        game = ann.state.game
-        assert game is not None
-        ok(world, dee, m.LeaveRoom())
+        world, (ann, bob, cy, _), game = voting("two changes in one input", version)
         for client in (ann, bob):
             ok(world, client, m.VoteAbort(game=game.game_id))
         seen = len(ann.received)
