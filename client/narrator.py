@@ -2,7 +2,7 @@
 
 The game's log speaks of players and cards by name, one event a line, a
 cause before its effects: ``Bo's Soldier eliminated Ann's Lord (2 ◆
-lost)``. `EventLog` reads the engine's event data as it comes and keeps the
+lost)``. `EventLog` reads the engine's events as they come and keeps the
 lines; it learns which card each pid is (and whose) from the events
 themselves, so that a card revealed later is named from then on. The
 terminal client's game log and `oriflamme replay`'s log are both its lines.
@@ -11,11 +11,10 @@ A replay says too, for each step, what decision made it (`decision_line`:
 ``seat 0 placed a red Lord in the empty queue``) and what the deal was
 (`deal_line`); what the decision then caused is the log's, not repeated.
 
+>>> from oriflamme.engine import BACKS, CARDS, Kind
 >>> log = EventLog(lambda seat: ["Ann", "Bo"][seat])
->>> log.add([{"type": "placed", "seat": 1, "pid": 0, "card": ["blue", None],
-...           "at": "first", "slot": 0},
-...          {"type": "revealed", "seat": 1, "pid": 0, "card": ["blue", "spy"],
-...           "tokens": 1}])
+>>> log.add([Placed(seat=1, pid=0, card=BACKS[1], at="first", slot=0),
+...          Revealed(seat=1, pid=0, card=CARDS[1][Kind.SPY], tokens=1)])
 >>> log.lines
 ['Bo placed a card face down, the first in the queue', 'Bo revealed a Spy (1 ◆ on it)']
 """
@@ -27,19 +26,38 @@ from typing import Any
 
 from oriflamme.engine import (
     FAMILY_NAMES,
+    Card,
     ChooseDirection,
     Decision,
     Event,
     Keep,
+    Kind,
     MoveTo,
     Open,
     Place,
     Reveal,
     Step,
     Target,
+    card_from_data,
 )
-from oriflamme.engine import Card as EngineCard
-from oriflamme.engine.events import Kept, Moved, Revealed
+from oriflamme.engine.events import (
+    AbilityUsed,
+    DirectionChosen,
+    Discarded,
+    Drew,
+    Eliminated,
+    GameEnded,
+    Kept,
+    Moved,
+    NoEffect,
+    Placed,
+    PlacementSkipped,
+    Revealed,
+    RoundEnded,
+    RoundStarted,
+    Scored,
+    Stolen,
+)
 from oriflamme.protocol.record import GameSettings, LogEntry
 
 KIND_NAMES = {
@@ -65,21 +83,36 @@ REASONS = {
     "lord": "Lord",
 }
 
-Card = Any  # a card as data: [family, kind] (kind None for a back)
 
+def card_name(card: Card | None) -> str | None:
+    """The card's name, or None for a card back (or no card).
 
-def card_name(card: Card) -> str | None:
-    """The card's name, or None for a card back."""
-    if not card or card[1] is None:
+    >>> from oriflamme.engine import BACKS, CARDS, Kind
+    >>> card_name(CARDS[0][Kind.ROYAL_DECREE]), card_name(BACKS[0])
+    ('Royal Decree', None)
+    """
+    if card is None or card.kind is None:
         return None
-    return KIND_NAMES.get(str(card[1]), str(card[1]))
+    return KIND_NAMES[card.kind.label]
 
 
-def a_card(card: Any) -> str:
+def data_name(data: object) -> str | None:
+    """`card_name` of a card given as plain data (``["red", "spy"]``)."""
+    return card_name(card_from_data(data)) if data else None
+
+
+def a_card(card: Card | None) -> str:
     """``an Archer``, ``a Spy``; ``a card`` for a back."""
     name = card_name(card)
-    if name is None:
-        return "a card"
+    return "a card" if name is None else _a(name)
+
+
+def a_kind(label: str) -> str:
+    """``a Spy`` for ``spy`` (a kind's plain-data name; an ability's)."""
+    return _a(KIND_NAMES.get(label, label))
+
+
+def _a(name: str) -> str:
     return f"an {name}" if name[0] in "AEIOU" or name == "Heir" else f"a {name}"
 
 
@@ -101,10 +134,10 @@ class EventLog:
         self.kept = kept
         self.lines: list[str] = []
         self.dropped = 0  # the oldest lines forgotten (`kept` are kept)
-        self.cards: dict[int, tuple[int | None, Card]] = {}  # pid -> (owner, card)
+        self.cards: dict[int, tuple[int | None, Card | None]] = {}  # pid -> (owner, card)
         self.acting: int | None = None  # the card whose ability is being applied
 
-    def learn(self, pid: int, owner: int | None, card: Card) -> None:
+    def learn(self, pid: int, owner: int | None, card: Card | None) -> None:
         """What we know of card `pid`: its owner and identity (a back: unknown)."""
         old_owner, old_card = self.cards.get(pid, (None, None))
         known = card if card_name(card) else old_card
@@ -114,7 +147,7 @@ class EventLog:
         """Everything a position shows (after a snapshot, events do not say it)."""
         for slot in view.get("queue", []):
             for c in slot:
-                self.learn(c["pid"], c["owner"], c["card"])
+                self.learn(c["pid"], c["owner"], card_from_data(c["card"]))
 
     def card(self, pid: int, *, possessive: bool = True) -> str:
         """``Ann's Spy``, or ``Ann's face-down card`` while it is not known."""
@@ -132,7 +165,7 @@ class EventLog:
         who = self.who(seat)
         return "your" if who == "You" else f"{who}'s"
 
-    def add(self, events: Iterable[dict[str, Any]]) -> None:
+    def add(self, events: Iterable[Event]) -> None:
         for event in events:
             line = self.describe(event)
             if line:
@@ -141,99 +174,96 @@ class EventLog:
             self.dropped += len(self.lines) - self.kept
             del self.lines[: len(self.lines) - self.kept]
 
-    def describe(self, e: dict[str, Any]) -> str | None:
+    def describe(self, e: Event) -> str | None:
         """One event as a line (and what it teaches about the cards), or
         None for an event that says nothing a player needs."""
-        kind = e.get("type")
         who = self.who
-        if kind == "direction_chosen":
-            return f"{who(e['seat'])} chose to resolve {str(e['direction']).replace('-', ' ')}"
-        if kind == "round_started":
-            first = who(e["first_player"])
-            return f"── Round {e['round']} · {first} {'play' if first == 'You' else 'plays'} first"
-        if kind == "placed":
-            card = e["card"]
+        if isinstance(e, DirectionChosen):
+            return f"{who(e.seat)} chose to resolve {e.direction.replace('-', ' ')}"
+        if isinstance(e, RoundStarted):
+            first = who(e.first_player)
+            return f"── Round {e.round} · {first} {'play' if first == 'You' else 'plays'} first"
+        if isinstance(e, Placed):
+            card: Card | None = e.card
             if not card_name(card) and self.known is not None:
-                card = self.known(e["pid"]) or card
-            self.learn(e["pid"], e["seat"], card)
+                card = self.known(e.pid) or card
+            self.learn(e.pid, e.seat, card)
             name = card_name(card)
             if not name:
                 what = "a card face down"
-            elif who(e["seat"]) == "You":
+            elif who(e.seat) == "You":
                 what = f"your {name} face down"
             else:
                 what = f"{a_card(card)} face down"
-            at = e["at"]
-            if at == "first":
+            if e.at == "first":
                 where = "the first in the queue"
-            elif at == "last":
+            elif e.at == "last":
                 where = "the last in the queue"
             else:
-                where = f"on top of {self.card(at)}"
-            return f"{who(e['seat'])} placed {what}, {where}"
-        if kind == "placement_skipped":
-            return f"{who(e['seat'])} placed nothing this round"
-        if kind == "kept":
-            name = card_name(self.cards.get(e["pid"], (None, None))[1])
-            their = "your" if who(e["seat"]) == "You" else "their"  # (not "Bo kept Bo's")
+                where = f"on top of {self.card(int(e.at))}"
+            return f"{who(e.seat)} placed {what}, {where}"
+        if isinstance(e, PlacementSkipped):
+            return f"{who(e.seat)} placed nothing this round"
+        if isinstance(e, Kept):
+            name = card_name(self.cards.get(e.pid, (None, None))[1])
+            their = "your" if who(e.seat) == "You" else "their"  # (not "Bo kept Bo's")
             what = f"{their} {name}" if name else "a card"
-            return f"{who(e['seat'])} kept {what} face down ({e['tokens']} ◆ on it)"
-        if kind == "revealed":
-            self.learn(e["pid"], e["seat"], e["card"])
-            tokens = f" ({e['tokens']} ◆ on it)" if e["tokens"] else ""
-            return f"{who(e['seat'])} revealed {a_card(e['card'])}{tokens}"
-        if kind == "ability_used":
-            self.acting = e["pid"]
-            ability = e.get("ability")
-            if ability and ability != "shapeshifter" and self._kind(e["pid"]) == "shapeshifter":
-                return f"{self.card(e['pid'])} copied {a_card([None, ability])}"
+            return f"{who(e.seat)} kept {what} face down ({e.tokens} ◆ on it)"
+        if isinstance(e, Revealed):
+            self.learn(e.pid, e.seat, e.card)
+            tokens = f" ({e.tokens} ◆ on it)" if e.tokens else ""
+            return f"{who(e.seat)} revealed {a_card(e.card)}{tokens}"
+        if isinstance(e, AbilityUsed):
+            self.acting = e.pid
+            ability = e.ability
+            if ability and ability != "shapeshifter" and self._kind(e.pid) is Kind.SHAPESHIFTER:
+                return f"{self.card(e.pid)} copied {a_kind(ability)}"
             return None
-        if kind == "no_effect":
-            return f"{self.card(e['pid'])} had no effect"
-        if kind == "eliminated":
-            self.learn(e["pid"], e["owner"], e["card"])
-            lost = f" ({e['tokens']} ◆ lost)" if e.get("tokens") else ""
-            victim = "itself" if e["by"] == e["pid"] else self.card(e["pid"])
-            return f"{self.card(e['by'])} eliminated {victim}{lost}"
-        if kind == "discarded":
-            self.learn(e["pid"], e["owner"], e["card"])
-            why = " by the Ambush" if e.get("reason") == "ambush" else ""
-            return f"{self.card(e['pid'])} was discarded{why}"
-        if kind == "moved":
-            return f"{self.card(e['pid'])} was moved to position {int(e['to']) + 1}"
-        if kind == "scored":
-            points = int(e["points"])
-            sign = "+" if points >= 0 else ""
-            if e["reason"] in ("heir", "lord") and self.acting is not None:
+        if isinstance(e, NoEffect):
+            return f"{self.card(e.pid)} had no effect"
+        if isinstance(e, Eliminated):
+            self.learn(e.pid, e.owner, e.card)
+            lost = f" ({e.tokens} ◆ lost)" if e.tokens else ""
+            victim = "itself" if e.by == e.pid else self.card(e.pid)
+            return f"{self.card(e.by)} eliminated {victim}{lost}"
+        if isinstance(e, Discarded):
+            self.learn(e.pid, e.owner, e.card)
+            why = " by the Ambush" if e.reason == "ambush" else ""
+            return f"{self.card(e.pid)} was discarded{why}"
+        if isinstance(e, Moved):
+            return f"{self.card(e.pid)} was moved to position {e.to + 1}"
+        if isinstance(e, Scored):
+            sign = "+" if e.points >= 0 else ""
+            if e.reason in ("heir", "lord") and self.acting is not None:
                 # a card's own ability scoring: the card says it
-                return f"{self.card(self.acting)}: {sign}{points}"
-            return f"  {who(e['seat'])} {sign}{points} ({REASONS.get(e['reason'], e['reason'])})"
-        if kind == "stolen":
-            victim = who(e["victim"])
+                return f"{self.card(self.acting)}: {sign}{e.points}"
+            return f"  {who(e.seat)} {sign}{e.points} ({REASONS.get(e.reason, e.reason)})"
+        if isinstance(e, Stolen):
+            victim = who(e.victim)
             victim = "you" if victim == "You" else victim
-            thief = self.card(self.acting) if self.acting is not None else who(e["seat"])
-            if e["victim"] == e["seat"]:  # its own owner's cards alone were next to it
-                return f"{thief} had only {self._owner(e['seat'])} cards next to it: nothing stolen"
-            if not e["points"]:
+            thief = self.card(self.acting) if self.acting is not None else who(e.seat)
+            if e.victim == e.seat:  # its own owner's cards alone were next to it
+                return f"{thief} had only {self._owner(e.seat)} cards next to it: nothing stolen"
+            if not e.points:
                 return f"{thief} found nothing to steal: {victim} had no point"
-            return f"{thief} stole {e['points']} from {victim}"
-        if kind == "drew":
-            return f"{who(e['seat'])} drew {len(e['cards'])} cards"
-        if kind == "round_ended":
-            return f"── Round {e['round']} is over"
-        if kind == "game_ended":
+            return f"{thief} stole {e.points} from {victim}"
+        if isinstance(e, Drew):
+            return f"{who(e.seat)} drew {len(e.cards)} cards"
+        if isinstance(e, RoundEnded):
+            return f"── Round {e.round} is over"
+        if isinstance(e, GameEnded):
             return "── The game is over"
         return None
 
-    def _kind(self, pid: int) -> str | None:
+    def _kind(self, pid: int) -> Kind | None:
         card = self.cards.get(pid, (None, None))[1]
-        return None if not card else card[1]
+        return None if card is None else card.kind
 
 
 # ------------------------------------------------------------ a replay's steps
 
 
-def _name(card: EngineCard) -> str:
+def _name(card: Card) -> str:
     """``red Lord``, ``a red card`` for a back."""
     if card.kind is None:
         return f"a {FAMILY_NAMES[card.family]} card"
@@ -269,7 +299,7 @@ def decision_line(
     entry: LogEntry,
     decision: Decision | None,
     events: Sequence[Event],
-    card: EngineCard | None,
+    card: Card | None,
     queue_was_empty: bool,
     places: dict[int, int],
 ) -> str:

@@ -14,8 +14,8 @@ placement with the real card behind its logged card back, a skipped
 placement as a skip, everything else as logged (the server's decisions for
 a seat, `by_server`, included). Step 0 is the position after the deal,
 before the first decision; each log entry then gives one step: the position
-after it (`oriflamme.engine.to_data`), the events it caused
-(`event_to_data`, unmasked), the seat it was for, and a sentence.
+after it (`oriflamme.engine.to_data`), the events it caused (the
+engine's, unmasked), the seat it was for, and a sentence.
 
 The referee's engine knew no card, so its log has an opening after every
 reveal and every elimination of a face-down card, where it waited for the
@@ -102,14 +102,14 @@ class ReplayStep:
     """One position of the replay and how the game got there.
 
     `position`: engine position data (`oriflamme.engine.to_data`), every
-    identity the replay knows shown. `events`: event data (`event_to_data`)
-    of what happened since the previous step, `()` for step 0. `actor`: the
+    identity the replay knows shown. `events`: the engine's events of what
+    happened since the previous step, `()` for step 0. `actor`: the
     seat whose decision (or the server's decision for it) led here, None for
     step 0. `description`: a short sentence in plain words.
     """
 
     position: dict[str, Any]
-    events: tuple[dict[str, Any], ...]
+    events: tuple[Event, ...]
     actor: int | None
     description: str
 
@@ -274,7 +274,7 @@ def _replay(
         steps.append(
             ReplayStep(
                 _position(game, known),
-                tuple(event_to_data(_shown_event(e, known)) for e in events),
+                tuple(_shown_event(e, known) for e in events),
                 entry.seat,
                 decision_line(entry, decision, events, card, queue_was_empty, places),
             )

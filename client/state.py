@@ -74,6 +74,7 @@ from oriflamme.engine import (
     FAMILY_NAMES,
     Action,
     ChooseDirection,
+    Event,
     Game,
     Keep,
     MoveTo,
@@ -86,10 +87,12 @@ from oriflamme.engine import (
     action_from_data,
     action_to_data,
     card_to_data,
+    event_from_data,
     event_to_data,
     from_data,
 )
 from oriflamme.engine.actions import At, place
+from oriflamme.engine.events import Placed
 from oriflamme.engine.positions import view as view_of
 from oriflamme.protocol import identity
 from oriflamme.protocol import messages as m
@@ -103,7 +106,7 @@ from oriflamme.protocol.commitments import (
 )
 from oriflamme.protocol.errors import STALE_TURN
 from oriflamme.protocol.record import FAILED, OK, SeatVerdict
-from oriflamme.protocol.updates import PublicGame, ReplayError, data_digest
+from oriflamme.protocol.updates import PublicGame, ReplayError, events_digest
 from oriflamme.protocol.verify import check_seat
 
 from .seat_secrets import SeatSecrets
@@ -148,15 +151,13 @@ class _Update:
 
     def __init__(self, message: m.GameUpdate) -> None:
         self.message = message
-        self.events: list[dict[str, Any]] = []
+        self.events: list[Event] = []
         self.commitments: list[m.PlacementCommitment] = []
         self.drawn: list[int] = []
         self.openings: list[Opening] = []
         self.settled: list[int] = []
 
-    def game_state(
-        self, public: PublicGame, seat: int | None, past: list[dict[str, Any]]
-    ) -> m.GameState:
+    def game_state(self, public: PublicGame, seat: int | None, past: list[Event]) -> m.GameState:
         """The `game_state` version 1 sends for this change to `seat` (`past`:
         every event of the game so far, for a snapshot's)."""
         message = self.message
@@ -175,13 +176,13 @@ class _Update:
             seq=message.seq,
             game=message.game,
             view={**view_of(game, None), "viewer": seat},
-            events=[] if snapshot else self.events,
+            events=[] if snapshot else [event_to_data(e) for e in self.events],
             commitments=tuple(self.commitments),
             openings=tuple(self.openings),
             snapshot=snapshot,
             decision=decision,
             settled=tuple(self.settled) or None,
-            past=list(past) if snapshot else None,
+            past=[event_to_data(e) for e in past] if snapshot else None,
         )
 
 
@@ -220,7 +221,7 @@ class GameMirror:
         self._decision: m.PendingDecision | m.Pending | None = None
         self.public: PublicGame | None = None
         self._update: _Update | None = None
-        self.events: list[dict[str, Any]] = []
+        self.events: list[Event] = []  # the game's so far, as we may see them
         self.commitments: dict[int, m.PlacementCommitment] = {}
         self.openings: dict[int, Opening] = {}
         self.settled: set[int] = set()
@@ -362,8 +363,8 @@ class GameMirror:
         self._state, self._decision = message, message.decision
         if message.snapshot and message.past is not None:
             # The game so far: what we had is its start (events are public).
-            self.events = list(message.past)
-        self.events.extend(message.events)
+            self.events = self._typed(message.past)
+        self.events.extend(self._typed(message.events))
         view = message.view
         piles = view["draw_piles"]
         for c in message.commitments:
@@ -374,6 +375,17 @@ class GameMirror:
             self._opened(o)
         self.settled.update(message.settled or ())
         self._after(message.decision, piles)
+
+    def _typed(self, events: list[Any]) -> list[Event]:
+        """Version 1's events, as the engine's: the server's data, decoded
+        once here (a malformed one is left out, and said)."""
+        typed = []
+        for data in events:
+            try:
+                typed.append(event_from_data(data))
+            except ValueError as error:
+                self.problems.append(f"the server sent a malformed event: {error}")
+        return typed
 
     def _game_update(self, message: m.GameUpdate) -> None:
         """Version 2: replay the log entries on our copy of the game (see
@@ -407,11 +419,11 @@ class GameMirror:
                     else:
                         assert entry.nonce is not None
                         update.openings.append(Opening(entry.pid, action.card, entry.nonce))
-                update.events.extend(map(event_to_data, public.apply(entry)))
+                update.events.extend(public.apply(entry))
         except ReplayError as error:
             self._astray(message, str(error))
             return
-        if data_digest(update.events) != message.digest:
+        if events_digest(update.events) != message.digest:
             self._astray(message, "the events it made are not those the server made")
             return
         if message.snapshot:
@@ -716,8 +728,8 @@ class GameMirror:
         if o is not None:
             return FAMILY_NAMES[o.card.family]
         for e in self.events:
-            if e.get("type") == "placed" and e.get("pid") == pid:
-                return str(e["card"][0])
+            if type(e) is Placed and e.pid == pid:
+                return FAMILY_NAMES[e.card.family]
         view = self.state.view if self.state is not None else {}
         for slot in view.get("queue", []):
             for c in slot:

@@ -45,10 +45,9 @@ from oriflamme.engine import (
     Place,
     Reveal,
     Target,
-    card_to_data,
 )
 
-from ..narrator import a_card, card_name
+from ..narrator import a_kind, card_name, data_name
 from .words import ABILITIES
 
 # The keys, by the names the terminal app gives them (one place for every screen).
@@ -130,7 +129,7 @@ class Chooser:
             return f"place your {label}: where?"
         if self.kind == "reveal" and self.pid in self.position_of:
             top = self.top_of[self.pid]
-            name = card_name(top["card"]) or "card"
+            name = data_name(top["card"]) or "card"
             tokens = f", {top['tokens']} ◆" if top["tokens"] else ""
             return (
                 f"card {self.position_of[self.pid]} (your {name}{tokens}) comes up: reveal or keep?"
@@ -144,10 +143,10 @@ class Chooser:
         else "Your turn: " and the title."""
         actor = self._actor()
         if self.kind in TARGET_KINDS and actor is not None:
-            name = card_name(actor["card"]) or "card"
+            name = data_name(actor["card"]) or "card"
             ability = self.resolving.get("ability")
             if ability and actor["card"] and ability != actor["card"][1]:
-                name += f", as {a_card([None, ability])}"  # a Shapeshifter's copy
+                name += f", as {a_kind(ability)}"  # a Shapeshifter's copy
             if self.kind == "move_to":
                 chosen = self.resolving.get("chosen")
                 moved = self.describe(chosen) if chosen is not None else "the card"
@@ -292,7 +291,7 @@ class Chooser:
         for at in ats:
             if isinstance(at, int):
                 top = self.top_of.get(at)
-                name = card_name(top["card"]) if top is not None else None
+                name = data_name(top["card"]) if top is not None else None
                 out.append(Offer(str(self.position_of.get(at, "?")), f"on your {name or 'card'}"))
         return out
 
@@ -329,7 +328,7 @@ class Chooser:
         if top is None:
             return f"card {pid}"
         owner = "your" if top["owner"] == self.seat else f"{self.who(top['owner'])}'s"
-        name = card_name(top["card"])
+        name = data_name(top["card"])
         if top["face_up"]:
             return f"{owner} {name}"
         if top["owner"] == self.seat and name:
@@ -456,7 +455,7 @@ def hand_labels(cards: list[Any]) -> list[str]:
     >>> hand_labels([card("red", "spy"), card("red", "lord")])
     ['Spy', 'Lord']
     """
-    names = [card_name(card_to_data(c)) or "?" for c in cards]
+    names = [card_name(c) or "?" for c in cards]
     if len({c.family for c in cards}) < 2:
         return names
     return [f"{name} ({FAMILY_NAMES[c.family]})" for name, c in zip(names, cards, strict=True)]

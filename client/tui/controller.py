@@ -14,11 +14,28 @@ tests drive it with keys and positions alone.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from oriflamme.engine import Action, card_to_data
+from oriflamme.engine import Action, Card, Event, card_to_data
+from oriflamme.engine.events import (
+    AbilityUsed,
+    DirectionChosen,
+    Discarded,
+    Eliminated,
+    GameEnded,
+    Kept,
+    Moved,
+    Placed,
+    PlacementSkipped,
+    Revealed,
+    RoundEnded,
+    RoundStarted,
+    Scored,
+    Stolen,
+    Uncovered,
+)
 from oriflamme.protocol import messages as m
 
 from ..narrator import EventLog
@@ -58,10 +75,10 @@ class RoundSummary:
 
 # Events by which a seat acts (its decision, or its card's turn): what
 # follows, up to the next of them, is that seat's doing.
-ACTING = ("direction_chosen", "placed", "placement_skipped", "kept", "revealed", "ability_used")
+ACTING = (DirectionChosen, Placed, PlacementSkipped, Kept, Revealed, AbilityUsed)
 # Events that change a card of the queue (its pid), and those that take one out.
-CHANGING = ("placed", "kept", "revealed", "moved", "uncovered")
-LEAVING = ("eliminated", "discarded")
+CHANGING = (Placed, Kept, Revealed, Moved, Uncovered)
+LEAVING = (Eliminated, Discarded)
 
 
 class Changes:
@@ -72,7 +89,9 @@ class Changes:
     that acted last did (they start again when another seat acts).
 
     >>> changes = Changes(lambda pid: f"card {pid}")
-    >>> for e in [{"type": "placed", "seat": 1, "pid": 4}, {"type": "placed", "seat": 0, "pid": 5}]:
+    >>> from oriflamme.engine import BACKS
+    >>> back = BACKS[0]
+    >>> for e in [Placed(1, 4, back, "first", 0), Placed(0, 5, back, "last", 1)]:
     ...     changes.see(e, own=0, spectator=False)
     >>> changes.pids
     {4}
@@ -89,25 +108,24 @@ class Changes:
         self.pids.clear()
         self.gone.clear()
 
-    def see(self, event: dict[str, Any], *, own: int | None, spectator: bool) -> None:
+    def see(self, event: Event, *, own: int | None, spectator: bool) -> None:
         """One event, in order; `own`: our seat, whose doings are not marked
         (None: mark them too, as when the server decided for us)."""
-        kind = event.get("type")
-        if kind in ACTING:
-            if spectator and event["seat"] != self.acting:
+        if isinstance(event, ACTING):
+            if spectator and event.seat != self.acting:
                 self.clear()  # another seat's turn
-            self.acting = event["seat"]
-        elif kind == "round_started":
+            self.acting = event.seat
+        elif isinstance(event, RoundStarted):
             self.acting = None
         ours = own is not None and self.acting == own
-        if kind == "placed" and isinstance(event.get("at"), int):
-            self.pids.discard(event["at"])  # covered: the mark is the top card's
-        if kind in CHANGING and not ours:
-            self.pids.add(event["pid"])
-        elif kind in LEAVING:
-            self.pids.discard(event["pid"])  # (gone, whoever did it)
+        if isinstance(event, Placed) and isinstance(event.at, int):
+            self.pids.discard(event.at)  # covered: the mark is the top card's
+        if isinstance(event, CHANGING) and not ours:
+            self.pids.add(event.pid)
+        elif isinstance(event, LEAVING):
+            self.pids.discard(event.pid)  # (gone, whoever did it)
             if not ours:
-                self.gone.append(self.name(event["pid"]))
+                self.gone.append(self.name(event.pid))
 
 
 @dataclass(frozen=True, slots=True)
@@ -277,13 +295,12 @@ class GameController:
         names = self.names()
         return names[seat] if seat < len(names) else f"seat {seat + 1}"
 
-    def _known(self, pid: int) -> list[str | None] | None:
+    def _known(self, pid: int) -> Card | None:
         """Our own placed card `pid`, from our secrets (the server never knew it)."""
         game = self.state.game
         if game is None or game.secrets is None:
             return None
-        card = game.secrets.card(pid)
-        return None if card is None else card_to_data(card)
+        return game.secrets.card(pid)
 
     def _announce(self, game: GameMirror, view: dict[str, Any]) -> int:
         """The log's first line for a game we start showing; how many of its
@@ -294,10 +311,8 @@ class GameController:
         if state is not None and state.snapshot and state.past is not None and under_way:
             # A resume or a watcher arriving: the game so far, from its start
             # (`past`); "back" only for a seat that had played in it.
-            ours = any(
-                e.get("type") == "placed" and e.get("seat") == game.seat for e in game.events
-            )
-            over = game.end is not None or any(e.get("type") == "game_ended" for e in game.events)
+            ours = any(type(e) is Placed and e.seat == game.seat for e in game.events)
+            over = game.end is not None or any(type(e) is GameEnded for e in game.events)
             if game.seat is None:
                 self.log.note(f"── Watching a game of {players} under way: the game so far")
             elif over:  # (not one to be back in: `play` starts the next)
@@ -395,19 +410,18 @@ class GameController:
             self.log.add([event])
             if first + i >= self._catching_up:  # (not the game before we came)
                 self.changes.see(event, own=own, spectator=game.seat is None)
-            kind = event.get("type")
-            if kind == "round_started":
+            if isinstance(event, RoundStarted):
                 self._round_lost = {}
-            elif kind == "eliminated":
-                card = self.log.card(event["pid"], possessive=False)
-                self._round_lost.setdefault(event["owner"], []).append(card)
-            elif kind == "round_ended" and view is not None:
+            elif isinstance(event, Eliminated):
+                card = self.log.card(event.pid, possessive=False)
+                self._round_lost.setdefault(event.owner, []).append(card)
+            elif isinstance(event, RoundEnded) and view is not None:
                 at_end = scores_before(view["scores"], new[i + 1 :])
                 if game.end is None:
                     scores = ", ".join(f"{self.who(s)} {p}" for s, p in enumerate(at_end))
-                    self.log.note(f"── Scores after round {event['round']}: {scores}")
+                    self.log.note(f"── Scores after round {event.round}: {scores}")
                 # (a round over before we came goes in the history alone)
-                self._round_over(int(event["round"]), at_end, first + i >= self._catching_up)
+                self._round_over(event.round, at_end, first + i >= self._catching_up)
         if first < self._catching_up <= self._seen_events:
             self.log.note("── Now")
         self._take_chat()
@@ -960,20 +974,21 @@ class GameController:
             self.chat_input = edited(self.chat_input, key, CHAT_LIMIT)
 
 
-def scores_before(scores: list[int], later: list[dict[str, Any]]) -> list[int]:
+def scores_before(scores: list[int], later: Sequence[Event]) -> list[int]:
     """The scores before the events `later`, from the scores after them.
 
-    >>> scores_before([5, 2], [{"type": "scored", "seat": 0, "points": 2},
-    ...                        {"type": "stolen", "seat": 1, "victim": 0, "points": 1}])
+    >>> from oriflamme.engine.events import Scored, Stolen
+    >>> scores_before([5, 2], [Scored(seat=0, points=2, reason="tokens"),
+    ...                        Stolen(seat=1, victim=0, points=1)])
     [4, 1]
     """
     before = list(scores)
     for e in later:
-        if e.get("type") == "scored":
-            before[e["seat"]] -= e["points"]
-        elif e.get("type") == "stolen":
-            before[e["seat"]] -= e["points"]
-            before[e["victim"]] += e["points"]
+        if isinstance(e, Scored):
+            before[e.seat] -= e.points
+        elif isinstance(e, Stolen):
+            before[e.seat] -= e.points
+            before[e.victim] += e.points
     return before
 
 

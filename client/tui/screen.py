@@ -31,7 +31,7 @@ from typing import Any
 
 from oriflamme.engine import card_to_data
 
-from ..narrator import KIND_NAMES, card_name
+from ..narrator import KIND_NAMES, data_name
 from .choices import Chooser
 from .text import cells, cut, fit
 from .words import ABILITIES
@@ -795,7 +795,7 @@ def _hand(scene: Scene, view: dict[str, Any], width: int) -> list[Line]:
     hand = view.get("hands", [])[me] if me < len(view.get("hands", [])) else []
     chooser = scene.chooser
     row = Row(width).add(" ")
-    names = [card_name(card) or "?" for card in hand]
+    names = [data_name(card) or "?" for card in hand]
     picked_card = (
         card_to_data(chooser.card)
         if chooser is not None and chooser.kind == "place" and chooser.card is not None
@@ -804,7 +804,7 @@ def _hand(scene: Scene, view: dict[str, Any], width: int) -> list[Line]:
     families = sorted({c[0] for c in hand})
     if len(families) > 1:  # the two-player variant: the cards by family
         hand = sorted(hand, key=lambda c: families.index(c[0]))
-        names = [card_name(card) or "?" for card in hand]
+        names = [data_name(card) or "?" for card in hand]
     family = None
     for card, name in zip(hand, names, strict=True):
         if len(families) > 1 and card[0] != family:
@@ -830,7 +830,7 @@ def set_aside_text(cards: Sequence[Any], width: int) -> str:
     """
     families = list(dict.fromkeys(c[0] for c in cards if c))
     text = ""
-    for names in (card_name, _short, _tiny):
+    for names in (data_name, _short, _tiny):
         if len(families) > 1:
             groups = [
                 f"{family}: " + ", ".join(names(c) or "?" for c in cards if c and c[0] == family)
@@ -1044,7 +1044,7 @@ def _outs(scene: Scene, view: dict[str, Any], width: int) -> list[Line]:
     longest = min(16, max(cells(who(scene.names, s, scene.seat)) for s in range(len(scene.names))))
     for seat in range(len(scene.names)):
         cards = fronts[seat] if seat < len(fronts) else []
-        names = [(card_name(c) or "?") + (f" ({c[0]})" if two and c else "") for c in cards] or [
+        names = [(data_name(c) or "?") + (f" ({c[0]})" if two and c else "") for c in cards] or [
             "none"
         ]
         style = owner_style(view, seat)

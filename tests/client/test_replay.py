@@ -12,7 +12,8 @@ import pytest
 
 from oriflamme.client.narrator import KIND_NAMES, EventLog
 from oriflamme.client.replay import ReplayError, ReplayStep, replay_steps
-from oriflamme.engine import Event, event_from_data, from_data, mask_event, to_data
+from oriflamme.engine import Event, from_data, mask_event, to_data
+from oriflamme.engine.events import Revealed
 from oriflamme.launcher.inprocess import play_recorded_game
 from oriflamme.protocol.record import Record, decode_record
 
@@ -47,7 +48,7 @@ def sample(name: str) -> Record:
 
 
 def masked_events(steps: list[ReplayStep]) -> list[Event]:
-    return [mask_event(event_from_data(e), None) for step in steps for e in step.events]
+    return [mask_event(e, None) for step in steps for e in step.events]
 
 
 def same_events(a: list[Event], b: tuple[Event, ...] | list[Event]) -> bool:
@@ -94,8 +95,11 @@ def test_a_replay_shows_every_card_and_reproduces_the_record(
     for step in steps:
         assert all(kind is not None for _, kind in cards_in_play(step.position))
         for event in step.events:  # placements and draws show the real cards
-            cards = event.get("cards", []) + ([event["card"]] if "card" in event else [])
-            assert all(kind is not None for _, kind in cards)
+            cards = [
+                *getattr(event, "cards", ()),
+                *([event.card] if hasattr(event, "card") else []),
+            ]
+            assert all(c.kind is not None for c in cards)
 
 
 @pytest.mark.parametrize(("players", "variant", "edition", "seed"), GAMES[::3])
@@ -120,7 +124,7 @@ def test_an_opening_the_engine_did_not_need_is_a_step_that_changes_nothing() -> 
         assert steps[i].position == steps[i - 1].position
         assert "opened its eliminated card" in steps[i].description
     reveals = [s for s in steps if s.description.split(" ")[2:3] == ["revealed"]]
-    assert reveals and all(any(e["type"] == "revealed" for e in s.events) for s in reveals)
+    assert reveals and all(any(type(e) is Revealed for e in s.events) for s in reveals)
 
 
 def test_steps_describe_what_happened_in_plain_words() -> None:

@@ -24,7 +24,7 @@ from oriflamme.launcher.inprocess import Client, InProcess
 from oriflamme.protocol import messages as m
 from oriflamme.protocol.errors import UNSUPPORTED_VERSION
 from oriflamme.protocol.record import LogEntry
-from oriflamme.protocol.updates import data_digest
+from oriflamme.protocol.updates import events_digest
 from oriflamme.protocol.verify import verify_record
 from oriflamme.server.core import FixedEntropy, ServerConfig
 from tests.client.test_state import decide, game_of
@@ -250,7 +250,7 @@ def test_a_snapshot_is_replayed_from_the_deal() -> None:
     assert seen is not None and game.public is not None
     assert not any(u.snapshot for u in updates) and updates[0].at == 0
     log = tuple(e for u in updates for e in u.log)
-    digest = data_digest(list(game.events))
+    digest = events_digest(game.events)
     whole = replace(updates[-1], at=0, snapshot=True, log=log, digest=digest)
     again = GameMirror(game.started, lambda *_: game.secrets, [])  # type: ignore[arg-type]
     again.receive(whole)

@@ -20,6 +20,7 @@ import trio
 
 from oriflamme.client.bots import Behaviour, Bot
 from oriflamme.client.session import Session, tcp
+from oriflamme.engine.events import Scored
 from oriflamme.protocol import messages as m
 from oriflamme.server.persistence import KEY_FILE
 from tests.deadlines import GAME_HANG, HANG
@@ -46,7 +47,7 @@ NOT_RESTORED = "this game could not be restored by this server version"
 
 def scored(session: Session) -> bool:
     game = session.state.game
-    return game is not None and any(e.get("type") == "scored" for e in game.events)
+    return game is not None and any(type(e) is Scored for e in game.events)
 
 
 @pytest.mark.trio

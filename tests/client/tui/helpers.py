@@ -27,7 +27,6 @@ from oriflamme.engine import (
     Place,
     RandomPlayer,
     Target,
-    event_to_data,
     mask_event,
     new_game,
     view,
@@ -62,7 +61,7 @@ def walk(players: int, seed: int, *, seat: int = 0) -> Iterator[tuple[Game, Even
         if g.over:
             return
         events = g.apply(player.choose(g))
-        log.add([event_to_data(mask_event(e, seat)) for e in events])
+        log.add([mask_event(e, seat) for e in events])
 
 
 def scene_of(g: Game, log: EventLog | Sequence[str] = (), *, seat: int = 0, **extra: Any) -> Scene:

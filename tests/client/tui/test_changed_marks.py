@@ -21,6 +21,20 @@ from typing import Any
 from oriflamme.client.tui import app
 from oriflamme.client.tui.controller import Answer, Changes
 from oriflamme.client.tui.screen import render
+from oriflamme.engine import BACKS, Event, Kind
+from oriflamme.engine import card as card_of
+from oriflamme.engine.events import (
+    AbilityUsed,
+    Discarded,
+    Eliminated,
+    Kept,
+    Moved,
+    Placed,
+    Revealed,
+    RoundEnded,
+    RoundStarted,
+    Uncovered,
+)
 from tests.engine.builders import position
 
 from .helpers import NAMES, Table, press_an_offer, queue_cells, scene_of, screen_text, text
@@ -101,11 +115,11 @@ def card(pid: int) -> str:
     return f"card {pid}"
 
 
-def placed(seat: int, pid: int) -> dict[str, Any]:
-    return {"type": "placed", "seat": seat, "pid": pid, "card": ["red", None], "at": "last"}
+def placed(seat: int, pid: int, at: str | int = "last") -> Placed:
+    return Placed(seat=seat, pid=pid, card=BACKS[0], at=at, slot=0)
 
 
-def see_all(changes: Changes, events: list[dict[str, Any]], own: int | None) -> None:
+def see_all(changes: Changes, events: list[Event], own: int | None) -> None:
     for event in events:
         changes.see(event, own=own, spectator=own is None)
 
@@ -118,36 +132,21 @@ def test_what_each_event_changes_and_what_our_own_decisions_leave_unmarked() -> 
             placed(1, 10),
             placed(0, 11),  # ours: we know it
             placed(2, 12),
-            {"type": "kept", "seat": 2, "pid": 12, "tokens": 1},
-            {"type": "revealed", "seat": 1, "pid": 13, "card": ["blue", "soldier"], "tokens": 0},
-            {"type": "ability_used", "seat": 1, "pid": 13, "ability": "soldier", "target": 14},
-            {
-                "type": "eliminated",
-                "pid": 14,
-                "card": ["red", "lord"],
-                "owner": 0,
-                "by": 13,
-                "by_seat": 1,
-                "tokens": 0,
-            },
-            {"type": "uncovered", "pid": 15, "face_up": False},
-            {"type": "revealed", "seat": 0, "pid": 16, "card": ["red", "archer"], "tokens": 0},
-            {"type": "ability_used", "seat": 0, "pid": 16, "ability": "archer", "target": 10},
-            {  # ours too: our Archer did it
-                "type": "eliminated",
-                "pid": 10,
-                "card": ["blue", "heir"],
-                "owner": 1,
-                "by": 16,
-                "by_seat": 0,
-                "tokens": 0,
-            },
-            {"type": "revealed", "seat": 2, "pid": 17, "card": ["green", "royal_decree"]},
-            {"type": "ability_used", "seat": 2, "pid": 17, "ability": "royal_decree"},
-            {"type": "moved", "pid": 11, "to": 0},
-            {"type": "discarded", "pid": 17, "card": ["green", "royal_decree"], "owner": 2},
+            Kept(seat=2, pid=12, tokens=1),
+            Revealed(seat=1, pid=13, card=card_of(1, Kind.SOLDIER), tokens=0),
+            AbilityUsed(seat=1, pid=13, ability="soldier", target=14),
+            Eliminated(pid=14, card=card_of(0, Kind.LORD), owner=0, by=13, by_seat=1, tokens=0),
+            Uncovered(pid=15, face_up=False),
+            Revealed(seat=0, pid=16, card=card_of(0, Kind.ARCHER), tokens=0),
+            AbilityUsed(seat=0, pid=16, ability="archer", target=10),
+            # ours too: our Archer did it
+            Eliminated(pid=10, card=card_of(1, Kind.HEIR), owner=1, by=16, by_seat=0, tokens=0),
+            Revealed(seat=2, pid=17, card=card_of(2, Kind.ROYAL_DECREE), tokens=0),
+            AbilityUsed(seat=2, pid=17, ability="royal_decree", target=None),
+            Moved(pid=11, to=0),
+            Discarded(pid=17, card=card_of(2, Kind.ROYAL_DECREE), owner=2, reason="used", tokens=0),
             placed(1, 18),
-            {**placed(1, 19), "at": 18},  # covers 18: the mark goes to the top card
+            placed(1, 19, at=18),  # covers 18: the mark goes to the top card
         ],
         own=0,
     )
@@ -167,8 +166,8 @@ def test_a_spectator_sees_the_last_seats_doings() -> None:
     see_all(
         changes,
         [
-            {"type": "round_ended", "round": 1},
-            {"type": "round_started", "round": 2, "first_player": 2},
+            RoundEnded(round=1),
+            RoundStarted(round=2, first_player=2),
             placed(2, 12),
         ],
         None,
@@ -201,14 +200,12 @@ def test_our_decision_shows_what_the_others_did_and_answering_clears_it() -> Non
             break
         tops = {slot[-1]["pid"] for slot in t.game.view()["queue"]}
         since = t.game.events[seen:]
-        others = {
-            e["pid"] for e in since if e["type"] == "placed" and e["seat"] != 0 and e["pid"] in tops
-        }
-        ours = {e["pid"] for e in since if e["type"] == "placed" and e["seat"] == 0}
+        others = {e.pid for e in since if type(e) is Placed and e.seat != 0 and e.pid in tops}
+        ours = {e.pid for e in since if type(e) is Placed and e.seat == 0}
         changed = t.controller.scene().changed
         assert others <= changed, (others, changed)
         assert changed <= tops
-        if not [e for e in since if e["type"] in ("moved", "uncovered")]:
+        if not [e for e in since if type(e) in (Moved, Uncovered)]:
             assert not ours & changed
         checked += bool(others)
     assert checked >= 3

@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from prompt_toolkit.utils import get_cwidth
 
-from oriflamme.client.narrator import KIND_NAMES, card_name
+from oriflamme.client.narrator import KIND_NAMES, data_name
 from oriflamme.client.tui import app
 from oriflamme.client.tui.screen import (
     BACK,
@@ -770,7 +770,7 @@ def test_o_shows_every_players_cards_out_in_full(width: int, height: int) -> Non
     flat = " ".join(" ".join(shown).split())
     fronts = scene.view["fronts"]  # type: ignore[index]
     for seat, name in enumerate(["You", *NAMES[1:5]]):
-        names = ", ".join(card_name(c) or "?" for c in fronts[seat])
+        names = ", ".join(data_name(c) or "?" for c in fronts[seat])
         assert re.search(rf"\b{name} +{re.escape(names)}", flat), name
     # and every player's row in full (what a squeezed panel leaves out)
     if height > 5 + 5 * 2 + 2:

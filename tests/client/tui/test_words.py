@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 from oriflamme.client.narrator import EventLog
+from oriflamme.engine import event_from_data
 
 NAMES = ["You", "Bo", "Cy"]
 
 
 def log_of(events: list[dict]) -> list[str]:
+    """The log's lines for `events`, written as their data (the wire's form)."""
     log = EventLog(lambda seat: NAMES[seat])
-    log.add(events)
+    log.add(event_from_data(e) for e in events)
     return log.lines
 
 
