@@ -22,7 +22,6 @@ A replay says too, for each step, what decision made it (`decision_line`:
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
 
 from oriflamme.engine import (
     FAMILY_NAMES,
@@ -38,7 +37,6 @@ from oriflamme.engine import (
     Reveal,
     Step,
     Target,
-    card_from_data,
 )
 from oriflamme.engine.events import (
     AbilityUsed,
@@ -59,6 +57,8 @@ from oriflamme.engine.events import (
     Stolen,
 )
 from oriflamme.protocol.record import GameSettings, LogEntry
+
+from .view import TableView
 
 KIND_NAMES = {
     "archer": "Archer",
@@ -94,11 +94,6 @@ def card_name(card: Card | None) -> str | None:
     if card is None or card.kind is None:
         return None
     return KIND_NAMES[card.kind.label]
-
-
-def data_name(data: object) -> str | None:
-    """`card_name` of a card given as plain data (``["red", "spy"]``)."""
-    return card_name(card_from_data(data)) if data else None
 
 
 def a_card(card: Card | None) -> str:
@@ -143,11 +138,11 @@ class EventLog:
         known = card if card_name(card) else old_card
         self.cards[pid] = (owner if owner is not None else old_owner, known)
 
-    def learn_view(self, view: dict[str, Any]) -> None:
+    def learn_view(self, view: TableView) -> None:
         """Everything a position shows (after a snapshot, events do not say it)."""
-        for slot in view.get("queue", []):
+        for slot in view.queue:
             for c in slot:
-                self.learn(c["pid"], c["owner"], card_from_data(c["card"]))
+                self.learn(c.pid, c.owner, c.card)
 
     def card(self, pid: int, *, possessive: bool = True) -> str:
         """``Ann's Spy``, or ``Ann's face-down card`` while it is not known."""

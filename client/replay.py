@@ -89,6 +89,7 @@ from oriflamme.protocol.deal import derive_deal
 from oriflamme.protocol.record import LogEntry, Record
 
 from .narrator import deal_line, decision_line
+from .view import TableView
 
 __all__ = ["ReplayError", "ReplayStep", "replay_steps"]
 
@@ -112,6 +113,11 @@ class ReplayStep:
     events: tuple[Event, ...]
     actor: int | None
     description: str
+
+    @property
+    def view(self) -> TableView:
+        """The position as the screens read it."""
+        return TableView.from_data(self.position)
 
 
 def replay_steps(record: Record) -> list[ReplayStep]:

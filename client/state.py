@@ -110,6 +110,7 @@ from oriflamme.protocol.updates import PublicGame, ReplayError, events_digest
 from oriflamme.protocol.verify import check_seat
 
 from .seat_secrets import SeatSecrets
+from .view import TableView
 
 CHAT_KEPT = 200
 ENDED_KEPT = 8  # the games seen end, kept for a server that goes back to one
@@ -518,6 +519,15 @@ class GameMirror:
         return self._state
 
     @property
+    def told_from_start(self) -> bool:
+        """The last push was a snapshot that told the game from its start
+        (version 1's with `past`; every one of version 2's: its whole log)."""
+        if self._update is not None:
+            return self._update.message.snapshot
+        state = self._state
+        return state is not None and state.snapshot and state.past is not None
+
+    @property
     def next_pid(self) -> int:
         """The pid the next card placed will have."""
         if self.public is not None:
@@ -563,16 +573,7 @@ class GameMirror:
         """An engine game of the position as we see it, for a bot to think
         with: our cards known, everyone else's hidden ones as backs."""
         public, secrets, seat = self.public, self.secrets, self.seat
-        if (
-            public is not None
-            and secrets is not None
-            and secrets.deal is not None
-            and not any(
-                self.commitments[pid].seat == seat
-                for pid in self.settled
-                if pid in self.commitments
-            )
-        ):
+        if public is not None and secrets is not None and self._copy_takes_ours():
             assert seat is not None
             return with_secrets(public.game, seat, secrets)
         # (a card of ours the server settled as another than ours: the view
@@ -581,6 +582,42 @@ class GameMirror:
         if view is None:
             raise ValueError("no game position yet")
         return from_data(view)
+
+    def _copy_takes_ours(self) -> bool:
+        """Version 2: our own cards can be put in our copy of the game (not
+        where our secrets are not here, nor where the server settled a card
+        of ours as another: the copy holds what cannot be)."""
+        secrets, seat = self.secrets, self.seat
+        return (
+            secrets is not None
+            and secrets.deal is not None
+            and not any(
+                self.commitments[pid].seat == seat
+                for pid in self.settled
+                if pid in self.commitments
+            )
+        )
+
+    def table(self) -> TableView | None:
+        """The position as we see it, our own hidden cards shown, as the
+        screens read it (`client.view`): from our copy of the game (version
+        2), else from the server's view (decoded here; one that is not a
+        view is the server's fault, said, and shows nothing)."""
+        public = self.public
+        if public is not None and self.seat is None:
+            return TableView.of(public.game, None)
+        if public is not None and self._copy_takes_ours():
+            return TableView.of(self.engine_game(), self.seat)
+        view = self.view()
+        if view is None:
+            return None
+        try:
+            return TableView.from_data(view)
+        except (ValueError, KeyError, TypeError, IndexError) as error:
+            problem = f"the server's view of the game is not one: {error!r}"
+            if problem not in self.problems:
+                self.problems.append(problem)
+            return None
 
     def options(self) -> list[Action]:
         """Our legal answers to the pending decision, with our real cards."""

@@ -156,8 +156,8 @@ def _resume_or_new(
     state: ClientState, options: PlayOptions, kept: tuple[int, str | None]
 ) -> Question:
     game = state.game
-    view = game.view() if game is not None else None
-    at = f"round {view['round']}, " if view is not None else ""
+    view = game.table() if game is not None else None
+    at = f"round {view.round}, " if view is not None else ""
     level = {strategy: level for level, strategy in LEVELS.items()}.get(kept[1] or "", "")
     asked = f"{options.bots + 1} players, {options.level} bots"
     return Question(

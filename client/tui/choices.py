@@ -17,10 +17,11 @@ after ``1`` picks 1 when there is also a 12...). The arrows name the ends of
 the queue as it is drawn: the direction chosen at the start says which
 physical end resolves first.
 
->>> from oriflamme.engine import Keep, Reveal
->>> view = {"queue": [[{"pid": 0, "owner": 0, "card": ["red", "spy"],
-...                     "face_up": False, "tokens": 1}]],
-...         "hands": [[], []], "direction": "left-to-right"}
+>>> from dataclasses import replace
+>>> from oriflamme.engine import CARDS, Keep, Kind, Reveal, new_game
+>>> from oriflamme.client.view import QueueCard, TableView
+>>> spy = QueueCard(pid=0, owner=0, card=CARDS[0][Kind.SPY], face_up=False, tokens=1)
+>>> view = replace(TableView.of(new_game(3, seed=1), 0), queue=((spy,),))
 >>> c = Chooser("reveal", [Keep(), Reveal()], view, seat=0, who=str, pid=0)
 >>> [o.key for o in c.offers()]
 ['r', 'k']
@@ -34,20 +35,22 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from oriflamme.engine import (
     FAMILY_NAMES,
     Action,
+    Card,
     ChooseDirection,
     Keep,
+    Kind,
     MoveTo,
     Place,
     Reveal,
     Target,
 )
 
-from ..narrator import a_kind, card_name, data_name
+from ..narrator import a_kind, card_name
+from ..view import QueueCard, TableView
 from .words import ABILITIES
 
 # The keys, by the names the terminal app gives them (one place for every screen).
@@ -98,7 +101,7 @@ class Chooser:
         self,
         kind: str,
         options: list[Action],
-        view: dict[str, Any],
+        view: TableView,
         *,
         seat: int,
         who: Callable[[int], str],
@@ -112,13 +115,12 @@ class Chooser:
         self.pid = pid
         self.status = ""
         self.digits = ""
-        self.card: Any = None  # the hand card picked (place, step 2)
-        queue = view.get("queue", [])
-        self.tops = [slot[-1] for slot in queue if slot]
-        self.position_of = {top["pid"]: i + 1 for i, top in enumerate(self.tops)}
-        self.top_of = {top["pid"]: top for top in self.tops}
-        self.resolving: dict[str, Any] = view.get("resolving") or {}
-        self.reversed = view.get("direction") == "right-to-left"
+        self.card: Card | None = None  # the hand card picked (place, step 2)
+        self.tops = [slot[-1] for slot in view.queue if slot]
+        self.position_of = {top.pid: i + 1 for i, top in enumerate(self.tops)}
+        self.top_of = {top.pid: top for top in self.tops}
+        self.resolving = view.resolving
+        self.reversed = view.direction == "right-to-left"
 
     # ------------------------------------------------------------ what is offered
 
@@ -129,8 +131,8 @@ class Chooser:
             return f"place your {label}: where?"
         if self.kind == "reveal" and self.pid in self.position_of:
             top = self.top_of[self.pid]
-            name = data_name(top["card"]) or "card"
-            tokens = f", {top['tokens']} ◆" if top["tokens"] else ""
+            name = card_name(top.card) or "card"
+            tokens = f", {top.tokens} ◆" if top.tokens else ""
             return (
                 f"card {self.position_of[self.pid]} (your {name}{tokens}) comes up: reveal or keep?"
             )
@@ -143,30 +145,29 @@ class Chooser:
         else "Your turn: " and the title."""
         actor = self._actor()
         if self.kind in TARGET_KINDS and actor is not None:
-            name = data_name(actor["card"]) or "card"
-            ability = self.resolving.get("ability")
-            if ability and actor["card"] and ability != actor["card"][1]:
+            name = card_name(actor.card) or "card"
+            ability = None if self.resolving is None else self.resolving.ability
+            if ability and actor.card.kind is not None and ability != actor.card.kind.label:
                 name += f", as {a_kind(ability)}"  # a Shapeshifter's copy
             if self.kind == "move_to":
-                chosen = self.resolving.get("chosen")
+                chosen = None if self.resolving is None else self.resolving.chosen
                 moved = self.describe(chosen) if chosen is not None else "the card"
                 return f"Your {name}: where does {moved} go?"
             phrase = TARGET_PHRASES.get(str(ability), TITLES[self.kind])
             return f"Your {name}: {phrase}"
         return f"Your turn: {self.title}"
 
-    def _actor(self) -> dict[str, Any] | None:
+    def _actor(self) -> QueueCard | None:
         """The top card of the slot being resolved (the card acting)."""
-        index = self.resolving.get("index")
-        queue = self.view.get("queue", [])
+        index = None if self.resolving is None else self.resolving.index
+        queue = self.view.queue
         if index is None or not 0 <= index < len(queue) or not queue[index]:
             return None
-        top: dict[str, Any] = queue[index][-1]
-        return top
+        return queue[index][-1]
 
-    def hand(self) -> list[Any]:
+    def hand(self) -> list[Card]:
         """The hand cards that can be placed, in hand order."""
-        cards: list[Any] = []
+        cards: list[Card] = []
         for a in self.options:
             if isinstance(a, Place) and a.card not in cards:
                 cards.append(a.card)
@@ -213,10 +214,10 @@ class Chooser:
         top = self.top_of.get(pid)
         if self.kind != "steal" or top is None:
             return label
-        owner = top["owner"]
+        owner = top.owner
         if owner == self.seat:
             return f"{label}: steals nothing (yours)"
-        scores = self.view.get("scores", [])
+        scores = self.view.scores
         points = scores[owner] if owner < len(scores) else 0
         name = self.who(owner)
         if points <= 0:
@@ -226,11 +227,11 @@ class Chooser:
     def _reveal_label(self) -> str:
         """What revealing the card about to come up does, with the points it
         gains where they are known ("reveal: gain 4 points, then discard it")."""
-        top = self.top_of.get(self.pid)
-        kind = top["card"][1] if top is not None and top["card"] else None
+        top = None if self.pid is None else self.top_of.get(self.pid)
+        kind = None if top is None or top.card.kind is None else top.card.kind.label
         if top is None or kind is None:
             return "reveal it"
-        tokens = int(top["tokens"])
+        tokens = top.tokens
         on_it = f"{tokens} ◆ on it" if tokens else ""
         if kind == "ambush":
             back = f" (its {tokens} ◆ go back)" if tokens else ""
@@ -251,26 +252,22 @@ class Chooser:
             return f"reveal: gain {tokens} (the ◆ on it), then {then}"
         return f"reveal, then {then}"
 
-    def _own_gain(self, kind: str, top: dict[str, Any]) -> tuple[int, str]:
+    def _own_gain(self, kind: str, top: QueueCard) -> tuple[int, str]:
         """What a Lord or an Heir at the card coming up gains by its ability
         (rulings 10 and 11), and why."""
-        i = self.position_of[top["pid"]] - 1
+        i = self.position_of[top.pid] - 1
         if kind == "lord":
-            family = top["card"][0]
+            family = top.card.family
             sides = [self.tops[j] for j in (i - 1, i + 1) if 0 <= j < len(self.tops)]
-            near = len([t for t in sides if t["card"] and t["card"][0] == family])
-            yours = "of its family" if self.view.get("variant") == "two-player" else "of yours"
+            near = len([t for t in sides if t.card.family == family])
+            yours = "of its family" if self.view.two_player else "of yours"
             why = [
                 "Lord 1",
                 f"Lord 2: a card {yours} next to it",
                 f"Lord 3: cards {yours} on both sides",
             ]
             return 1 + near, why[near]
-        blocked = any(
-            t["face_up"] and t["card"] and t["card"][1] == "heir"
-            for t in self.tops
-            if t["pid"] != top["pid"]
-        )
+        blocked = any(t.face_up and t.card.kind is Kind.HEIR for t in self.tops if t.pid != top.pid)
         if blocked:
             return 0, "Heir 0: another Heir is face up"
         return 2, "Heir 2: no other Heir face up"
@@ -291,20 +288,18 @@ class Chooser:
         for at in ats:
             if isinstance(at, int):
                 top = self.top_of.get(at)
-                name = data_name(top["card"]) if top is not None else None
+                name = card_name(top.card) if top is not None else None
                 out.append(Offer(str(self.position_of.get(at, "?")), f"on your {name or 'card'}"))
         return out
 
     def _destination(self, index: int) -> str:
         """Where a Royal Decree's move to queue index `index` puts the card,
         said with the positions the queue shows now."""
-        chosen = self.resolving.get("chosen")
-        queue = [slot for slot in self.view.get("queue", []) if slot]
+        chosen = None if self.resolving is None else self.resolving.chosen
+        queue = [slot for slot in self.view.queue if slot]
         # the positions that stay when the card leaves (its slot, if it was alone)
         staying = [
-            i + 1
-            for i, slot in enumerate(queue)
-            if not (len(slot) == 1 and slot[0]["pid"] == chosen)
+            i + 1 for i, slot in enumerate(queue) if not (len(slot) == 1 and slot[0].pid == chosen)
         ]
         if index <= 0 or not staying:
             return "the first end" + (f" (before {staying[0]})" if staying else "")
@@ -327,11 +322,11 @@ class Chooser:
         top = self.top_of.get(pid)
         if top is None:
             return f"card {pid}"
-        owner = "your" if top["owner"] == self.seat else f"{self.who(top['owner'])}'s"
-        name = data_name(top["card"])
-        if top["face_up"]:
+        owner = "your" if top.owner == self.seat else f"{self.who(top.owner)}'s"
+        name = card_name(top.card)
+        if top.face_up:
             return f"{owner} {name}"
-        if top["owner"] == self.seat and name:
+        if top.owner == self.seat and name:
             return f"{owner} face-down {name}"
         return f"{owner} face-down card"
 
@@ -405,16 +400,15 @@ class Chooser:
             return Reveal() if key == "r" else Keep()
         if self.kind == "move_to":
             return MoveTo(int(key) - 1)
-        pid = self.tops[int(key) - 1]["pid"]
-        return Target(pid)
+        return Target(self.tops[int(key) - 1].pid)
 
-    def _at(self, key: str) -> Any:
+    def _at(self, key: str) -> str | int:
         if key == ENTER:
             return "first"
         if key in (LEFT, RIGHT):
             first_key = RIGHT if self.reversed else LEFT
             return "first" if key == first_key else "last"
-        return self.tops[int(key) - 1]["pid"]
+        return self.tops[int(key) - 1].pid
 
     def _refusal(self, key: str) -> str:
         """Why `key` picks nothing, in plain words."""
@@ -430,10 +424,11 @@ class Chooser:
             return f"There is no card {n} in the queue"
         top = self.tops[n - 1]
         if self.kind == "place":
-            if top["owner"] != self.seat:
+            if top.owner != self.seat:
                 return f"Card {n} is not yours: you can cover only your own cards"
-            if self.view.get("round", 1) == 1:
+            if self.view.round == 1:
                 return "In round 1 cards go at either end, not on top of others"
+            assert self.card is not None
             family = FAMILY_NAMES[self.card.family]
             return f"Card {n} cannot be covered with your {family} card"
         ability = {"eliminate": "eliminated", "steal": "stolen from", "copy": "copied"}
@@ -444,7 +439,7 @@ def points_word(n: int) -> str:
     return "point" if n == 1 else "points"
 
 
-def hand_labels(cards: list[Any]) -> list[str]:
+def hand_labels(cards: list[Card]) -> list[str]:
     """Each card's name, with its family when the hand holds two families
     (the two-player variant, where family decides a Lord's neighbours, a
     Spy's victims and which stacks a card may cover).

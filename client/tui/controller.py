@@ -16,9 +16,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
 
-from oriflamme.engine import Action, Card, Event, card_to_data
+from oriflamme.engine import Action, Card, Event
 from oriflamme.engine.events import (
     AbilityUsed,
     DirectionChosen,
@@ -40,6 +39,7 @@ from oriflamme.protocol import messages as m
 
 from ..narrator import EventLog
 from ..state import ClientState, GameMirror
+from ..view import TableView
 from .choices import DOWN, END, ENTER, ESCAPE, HOME, PAGE_DOWN, PAGE_UP, QUIT_NOW, UP, Chooser
 from .screen import (
     WARN_AT,
@@ -302,13 +302,12 @@ class GameController:
             return None
         return game.secrets.card(pid)
 
-    def _announce(self, game: GameMirror, view: dict[str, Any]) -> int:
+    def _announce(self, game: GameMirror, view: TableView) -> int:
         """The log's first line for a game we start showing; how many of its
         events happened before we came (0 for a game seen from its start)."""
         players = len(self.names())
-        under_way = view.get("queue") or view.get("round", 1) > 1
-        state = game.state
-        if state is not None and state.snapshot and state.past is not None and under_way:
+        under_way = bool(view.queue) or view.round > 1
+        if game.told_from_start and under_way:
             # A resume or a watcher arriving: the game so far, from its start
             # (`past`); "back" only for a seat that had played in it.
             ours = any(type(e) is Placed and e.seat == game.seat for e in game.events)
@@ -375,7 +374,7 @@ class GameController:
             self._announced = False
             self._catching_up = 0
             self._answered = None
-        view = game.view()
+        view = game.table()
         if view is not None and not self._announced:
             self._announced = True
             self.log.learn_view(view)
@@ -416,7 +415,7 @@ class GameController:
                 card = self.log.card(event.pid, possessive=False)
                 self._round_lost.setdefault(event.owner, []).append(card)
             elif isinstance(event, RoundEnded) and view is not None:
-                at_end = scores_before(view["scores"], new[i + 1 :])
+                at_end = scores_before(list(view.scores), new[i + 1 :])
                 if game.end is None:
                     scores = ", ".join(f"{self.who(s)} {p}" for s, p in enumerate(at_end))
                     self.log.note(f"── Scores after round {event.round}: {scores}")
@@ -467,26 +466,24 @@ class GameController:
             self.log.note(f"── {notice[0].upper()}{notice[1:]}")
             self.status = notice[0].upper() + notice[1:]
 
-    def revealed_view(self) -> dict[str, Any] | None:
+    def revealed_view(self) -> TableView | None:
         """The view, and once the game is over every face-down card shown as
         its opening (all were opened and checked at the end)."""
         game = self.state.game
         if game is None:
             return None
-        view = game.view()
+        view = game.table()
         if view is None or game.end is None:
             return view
         openings = {**game.openings, **{o.pid: o for o in game.end.openings}}
-        queue = [
-            [
-                {**c, "card": card_to_data(openings[c["pid"]].card)}
-                if not c["face_up"] and c["pid"] in openings
-                else c
+        queue = tuple(
+            tuple(
+                replace(c, card=openings[c.pid].card) if not c.face_up and c.pid in openings else c
                 for c in slot
-            ]
-            for slot in view["queue"]
-        ]
-        return {**view, "queue": queue}
+            )
+            for slot in view.queue
+        )
+        return replace(view, queue=queue)
 
     def _take_chat(self) -> None:
         chat = self.state.chat
@@ -524,14 +521,14 @@ class GameController:
             verified = f"Verified{here}: fair deal for {seats}, every hidden card checked."
         again = "" if game.seat is None else "[a] play again  "  # spectators do not play
         keys = again + ("[l] lobby  [q] quit" if self.leave_key else "[q] quit")
-        view = game.view()
+        view = game.table()
         return EndSummary(
             scores=end.scores,
             winners=end.winners,
             verified=verified,
             keys=keys,
             # (a game ended by vote: the round it stopped in)
-            ended_in=None if end.complete else int((view or {}).get("round", 1)),
+            ended_in=None if end.complete else 1 if view is None else view.round,
         )
 
     def tick(self, now: float) -> bool:
@@ -670,7 +667,7 @@ class GameController:
             self._scroll(key)
             return
         if key == "o":
-            if self.state.game is not None and self.state.game.view() is not None:
+            if self.state.game is not None and self.state.game.table() is not None:
                 self.outs = True
             else:
                 self.status = "No game yet: no cards out"

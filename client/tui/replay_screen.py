@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from oriflamme.engine import Step
 from oriflamme.protocol.record import Record
 from oriflamme.protocol.verify import GameVerdict
 
@@ -77,8 +78,8 @@ class ReplayController:
         log = EventLog(lambda seat: self.names[seat] if seat < len(self.names) else "?")
         for earlier in self.steps[: self.at + 1]:
             log.add(earlier.events)
-        position = step.position
-        decision = position.get("step")
+        position = step.view
+        decision = position.step
         nxt = self.steps[self.at + 1].actor if self.at + 1 < len(self.steps) else None
         over = self.at == len(self.steps) - 1
         end = None
@@ -104,7 +105,7 @@ class ReplayController:
             ]
             footer += placings(entries, width)
             if not self.record.results.complete:
-                stopped = f" Ended by vote in round {position.get('round', 1)}: no winner"
+                stopped = f" Ended by vote in round {position.round}: no winner"
                 footer.append(Row(width).add(stopped).line())
             footer.append(Row(width).add(" " + end.verified, "class:verified").line())
         return Scene(
@@ -113,8 +114,8 @@ class ReplayController:
             seat=None,
             title=f"Oriflamme · replay · {safe(self.name, 16)}",
             log=log.lines,
-            decision_seat=nxt if decision != "over" else None,
-            decision_kind=str(decision) if decision and decision != "over" else None,
+            decision_seat=nxt if decision != Step.OVER else None,
+            decision_kind=None if decision == Step.OVER else decision.value,
             status=self.status or KEYS,
             help_key="q quits",
             reveal_all=True,

@@ -27,11 +27,11 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
-from oriflamme.engine import card_to_data
+from oriflamme.engine import FAMILY_NAMES, Card
 
-from ..narrator import KIND_NAMES, data_name
+from ..narrator import KIND_NAMES, card_name
+from ..view import QueueCard, TableView
 from .choices import Chooser
 from .text import cells, cut, fit
 from .words import ABILITIES
@@ -97,7 +97,7 @@ class EndSummary:
 class Scene:
     """Everything the game screen shows; the app fills it from the session."""
 
-    view: dict[str, Any] | None
+    view: TableView | None
     names: Sequence[str]
     seat: int | None = None
     title: str = "Oriflamme"
@@ -187,10 +187,8 @@ def initials(names: Sequence[str]) -> list[str]:
     return out
 
 
-def owner_style(view: dict[str, Any], seat: int) -> str:
-    families = view.get("families") or []
-    family = families[seat][0] if seat < len(families) and families[seat] else "none"
-    return f"class:owner.{family}"
+def owner_style(view: TableView | None, seat: int) -> str:
+    return f"class:owner.{'none' if view is None else view.family_of(seat)}"
 
 
 def clock(seconds: int | None) -> str:
@@ -209,7 +207,7 @@ def render(scene: Scene, width: int, height: int) -> list[Line]:
     if width < MIN_WIDTH or height < MIN_HEIGHT:
         return too_small(width, height)
     if scene.help:
-        edition = (scene.view or {}).get("edition", "revised")
+        edition = "revised" if scene.view is None else scene.view.edition
         return pad(_help(width, edition), width, height)
     view = scene.view
     if scene.outs and view is not None:
@@ -252,8 +250,8 @@ def _title(scene: Scene, width: int) -> Line:
     view = scene.view
     row = Row(width).add(scene.title, "class:title")
     if view is not None:
-        first = who(scene.names, view.get("first_player"), scene.seat)
-        row.add(f" · round {view.get('round', 1)} of {ROUNDS} · first: {first}", "class:title")
+        first = who(scene.names, view.first_player, scene.seat)
+        row.add(f" · round {view.round} of {ROUNDS} · first: {first}", "class:title")
     clock_text = "" if scene.seconds_left is None else f"⏱ {clock(scene.seconds_left)}  "
     right = clock_text + scene.help_key
     row.to(width - len(right))
@@ -269,26 +267,25 @@ def hurried(scene: Scene) -> bool:
     return scene.chooser is not None and left is not None and left <= WARN_AT
 
 
-def family_style(card: dict[str, Any]) -> str:
+def family_style(card: QueueCard) -> str:
     """The style of a card's family (its colour, whoever sees it)."""
-    family = card["card"][0] if card.get("card") else "none"
-    return f"class:owner.{family}"
+    return f"class:owner.{card.family}"
 
 
-def _card_text(
-    card: dict[str, Any], seat: int | None, reveal_all: bool, room: int
-) -> tuple[str, str]:
+def _card_text(card: QueueCard, seat: int | None, reveal_all: bool, room: int) -> tuple[str, str]:
     """A card in the queue in at most `room` cells: its label and style.
 
-    >>> _card_text({"card": ["red", "shapeshifter"], "face_up": True, "owner": 1}, 0, False, 8)
+    >>> from oriflamme.engine import CARDS, Kind
+    >>> shapeshifter = QueueCard(0, 1, CARDS[0][Kind.SHAPESHIFTER], True, 0)
+    >>> _card_text(shapeshifter, 0, False, 8)
     ('Shape', 'class:card.up')
-    >>> _card_text({"card": ["red", "conspiracy"], "face_up": False, "owner": 0}, 0, False, 6)
+    >>> _card_text(QueueCard(1, 0, CARDS[0][Kind.CONSPIRACY], False, 0), 0, False, 6)
     ('(Cons)', 'class:card.mine')
     """
-    kind = card["card"][1] if card["card"] else None
-    if kind is None or not (card["face_up"] or card["owner"] == seat or reveal_all):
+    kind = label_of(card.card)
+    if kind is None or not (card.face_up or card.owner == seat or reveal_all):
         return BACK[:room], family_style(card) + " class:card.back"
-    own = not card["face_up"]  # face down, and known: ours, or the game is over
+    own = not card.face_up  # face down, and known: ours, or the game is over
     forms = (KIND_NAMES.get(kind, kind), *QUEUE_NAMES.get(kind, ()))
     labels = [f"({form})" if own else form for form in forms]
     label = next((text for text in labels if cells(text) <= room), labels[-1])
@@ -332,11 +329,11 @@ def queue_place(i: int, per_row: int, reverse: bool) -> tuple[int, int]:
     return row, along if rightwards else per_row - 1 - along
 
 
-def _queue(scene: Scene, view: dict[str, Any], width: int) -> list[Line]:
+def _queue(scene: Scene, view: TableView, width: int) -> list[Line]:
     """The Influence Queue: its rule, then two lines a row of cards (see
     `queue_grid`, `queue_place`, `_queue_card`)."""
-    queue = [slot for slot in view.get("queue", []) if slot]
-    reverse = view.get("direction") == "right-to-left"
+    queue = [slot for slot in view.queue if slot]
+    reverse = view.direction == "right-to-left"
     lines = [rule(width, _queue_title(scene, view, width))]
     if not queue:
         lines.append(Row(width).add("   (empty: the first card goes in the middle)").line())
@@ -357,10 +354,10 @@ def _queue(scene: Scene, view: dict[str, Any], width: int) -> list[Line]:
     return lines
 
 
-def _queue_title(scene: Scene, view: dict[str, Any], width: int) -> str:
+def _queue_title(scene: Scene, view: TableView, width: int) -> str:
     """The queue's rule: the order of resolution, and what `*` means when a
     card has it (if the rule has room)."""
-    direction = view.get("direction")
+    direction = view.direction
     if direction is None:
         title = "Influence Queue · resolution order not chosen yet"
     else:
@@ -381,8 +378,8 @@ def _since(scene: Scene) -> str:
 
 def _queue_card(
     scene: Scene,
-    view: dict[str, Any],
-    slot: list[dict[str, Any]],
+    view: TableView,
+    slot: Sequence[QueueCard],
     i: int,
     rows: tuple[Row, Row],
     cell: int,
@@ -395,8 +392,8 @@ def _queue_card(
     card's mark."""
     top_row, below_row = rows
     card = slot[-1]
-    resolving = (view.get("resolving") or {}).get("index") == i
-    changed = card["pid"] in scene.changed
+    resolving = view.resolving is not None and view.resolving.index == i
+    changed = card.pid in scene.changed
     chosen = scene.chooser is not None and i + 1 in scene.chooser.highlighted
     number = str(i + 1)
     top_row.add(" " * (digits - len(number)))  # the mark right before the number
@@ -416,7 +413,7 @@ def _queue_card(
     below_row.add("  ")  # (under the number's last digit)
     extra = " ".join(
         part
-        for part in (_tokens(card["tokens"]) if card["tokens"] else "", f"×{len(slot)}")
+        for part in (_tokens(card.tokens) if card.tokens else "", f"×{len(slot)}")
         if part and part != "×1"
     )
     room = cell - 3 - (cells(extra) + 1 if extra else 0)
@@ -424,21 +421,22 @@ def _queue_card(
     below_row.add((" " + extra) if extra else "", "class:tokens")
 
 
-def _owner_tag(scene: Scene, view: dict[str, Any], card: dict[str, Any], room: int) -> str:
+def _owner_tag(scene: Scene, view: TableView, card: QueueCard, room: int) -> str:
     """Who owns a card of the queue, in `room` cells: the letter and the
     name ("You" for ours), or in the 2-player variant the family ("B
     green", "B gre"); where that does not fit, the letter alone (a name cut
     short would say nothing: "Bot…" is Bot 1 or Bot 3).
 
+    >>> from oriflamme.engine import BACKS, new_game
     >>> scene = Scene(view=None, names=["Ann", "Bo", "Tobias"], seat=0)
-    >>> card = {"owner": 2, "card": ["green", None]}
-    >>> _owner_tag(scene, {}, card, 8), _owner_tag(scene, {}, card, 7)
+    >>> view, card = TableView.of(new_game(3, seed=1), 0), QueueCard(0, 2, BACKS[2], False, 0)
+    >>> _owner_tag(scene, view, card, 8), _owner_tag(scene, view, card, 7)
     ('T Tobias', 'T')
     """
-    owner = card["owner"]
+    owner = card.owner
     letter = initials(scene.names)[owner]
-    if view.get("variant") == "two-player":  # two families each: say which
-        family = card["card"][0] if card.get("card") else "?"
+    if view.two_player:  # two families each: say which
+        family = card.family
         named = [f"{letter} {family}", f"{letter} {family[:3]}"]
     else:
         named = [f"{letter} {who(scene.names, owner, scene.seat)}"]
@@ -456,7 +454,7 @@ def _gone(scene: Scene, width: int, middle: int) -> list[Line]:
     return [Row(width).add(label + names, "class:dim").line()]
 
 
-def _panels(scene: Scene, view: dict[str, Any], width: int, height: int) -> list[Line]:
+def _panels(scene: Scene, view: TableView, width: int, height: int) -> list[Line]:
     """Players (left) and the log (right), `height` lines: with one line,
     the players alone (compacted)."""
     if height <= 1:
@@ -597,14 +595,12 @@ def log_box(scene: Scene, width: int, height: int) -> tuple[int, int]:
     return _panel_widths(width)[1], max(middle, 0) - 1
 
 
-def _players(
-    scene: Scene, view: dict[str, Any], width: int, height: int
-) -> tuple[list[Line], bool]:
+def _players(scene: Scene, view: TableView, width: int, height: int) -> tuple[list[Line], bool]:
     """The players' rows and the cards they have out, in `height` lines; and
     whether every card out is named there. A panel too short for a row a
     player gets them compacted, never dropped."""
     marks = initials(scene.names)
-    fronts = view.get("fronts", [])
+    fronts = view.fronts
     if len(scene.names) > height:  # too short for a row a player: never drop one
         return _compact_players(scene, view, width, height), False
     rows = _player_rows(scene, view, width)
@@ -622,15 +618,12 @@ def _players(
     return rows, complete
 
 
-def _player_rows(scene: Scene, view: dict[str, Any], width: int) -> list[Line]:
+def _player_rows(scene: Scene, view: TableView, width: int) -> list[Line]:
     """A row a player: letter, name, colour, score, and how many cards in
     hand, out, and set aside (or in the draw pile)."""
     marks = initials(scene.names)
-    scores = view.get("scores", [])
-    hands = view.get("hands", [])
-    fronts = view.get("fronts", [])
-    piles = view.get("draw_piles", [])
-    aside = view.get("set_aside", [])
+    scores, hands, fronts = view.scores, view.hands, view.fronts
+    piles, aside = view.draw_piles, view.set_aside
     rows = []
     for seat, name in enumerate(scene.names):
         row = Row(width)
@@ -639,8 +632,8 @@ def _player_rows(scene: Scene, view: dict[str, Any], width: int) -> list[Line]:
         style = owner_style(view, seat)
         shown = "You" if seat == scene.seat else name
         row.add(f"{marks[seat]} ", style + " class:initial").add(fit(shown, 8), style)
-        families = view.get("families", [])
-        fams = families[seat] if seat < len(families) else []
+        families = view.families
+        fams = families[seat] if seat < len(families) else ()
         colour = "+".join(f[:3] for f in fams) if len(fams) > 1 else "".join(fams)
         row.add(fit(colour, 7), style)
         score = scores[seat] if seat < len(scores) else 0
@@ -648,7 +641,7 @@ def _player_rows(scene: Scene, view: dict[str, Any], width: int) -> list[Line]:
         row.add(f" hand {len(hands[seat]) if seat < len(hands) else 0}")
         row.add(f" out {len(fronts[seat]) if seat < len(fronts) else 0}")
         extra = ""
-        if view.get("variant") == "two-player" and seat < len(piles):
+        if view.two_player and seat < len(piles):
             extra = f" pile {len(piles[seat])}"
         elif seat < len(aside):
             extra = f" aside {len(aside[seat])}"
@@ -661,15 +654,14 @@ def _player_rows(scene: Scene, view: dict[str, Any], width: int) -> list[Line]:
     return rows
 
 
-def _compact_players(scene: Scene, view: dict[str, Any], width: int, height: int) -> list[Line]:
+def _compact_players(scene: Scene, view: TableView, width: int, height: int) -> list[Line]:
     """Every player in less than a line each, when the panel is too short
     for a row a player: as many players a line as it takes, each with fewer
     details (letter, name, score and hand; then a shorter name; then the
     letter and score alone). Details go before any player does, and `o`
     shows them all."""
     marks = initials(scene.names)
-    scores = view.get("scores", [])
-    hands = view.get("hands", [])
+    scores, hands = view.scores, view.hands
     n = len(scene.names)
     if height <= 0 or n == 0:
         return []
@@ -715,8 +707,13 @@ TINY_NAMES = {
 OUT_KEY_HINT = "[o] shows all"
 
 
-def _tiny(card: Any) -> str:
-    kind = card[1] if card else None
+def label_of(card: Card) -> str | None:
+    """A card's kind as plain data (``"royal_decree"``); None for a back."""
+    return None if card.kind is None else card.kind.label
+
+
+def _tiny(card: Card) -> str:
+    kind = label_of(card)
     return TINY_NAMES.get(kind, "?") if kind else "?"
 
 
@@ -735,7 +732,7 @@ def _names_in(width: int, names: list[str], sep: str) -> str:
 
 
 def out_lines(
-    entries: Sequence[tuple[str, Sequence[Any]]], width: int, room: int
+    entries: Sequence[tuple[str, Sequence[Card]]], width: int, room: int
 ) -> tuple[list[str], bool]:
     """The lines that name each player's cards out (`entries`: their letter
     and cards) in at most `room` lines of `width` cells, and whether every
@@ -783,36 +780,35 @@ def out_lines(
     return texts[: room - 1] + [cut(hint, width)], False
 
 
-def _short(card: Any) -> str:
-    kind = card[1] if card else None
+def _short(card: Card) -> str:
+    kind = label_of(card)
     return SHORT_NAMES.get(kind, KIND_NAMES.get(kind, "?")) if kind else "?"
 
 
-def _hand(scene: Scene, view: dict[str, Any], width: int) -> list[Line]:
+def _hand(scene: Scene, view: TableView, width: int) -> list[Line]:
     me = scene.seat if scene.seat is not None else scene.hand_of
     if me is None:
         return [rule(width, "Spectating: every hand is hidden")]
-    hand = view.get("hands", [])[me] if me < len(view.get("hands", [])) else []
+    hand: Sequence[Card] = view.hands[me] if me < len(view.hands) else ()
     chooser = scene.chooser
     row = Row(width).add(" ")
-    names = [data_name(card) or "?" for card in hand]
     picked_card = (
-        card_to_data(chooser.card)
+        chooser.card
         if chooser is not None and chooser.kind == "place" and chooser.card is not None
         else None
     )
-    families = sorted({c[0] for c in hand})
+    families = sorted({FAMILY_NAMES[c.family] for c in hand})
     if len(families) > 1:  # the two-player variant: the cards by family
-        hand = sorted(hand, key=lambda c: families.index(c[0]))
-        names = [data_name(card) or "?" for card in hand]
+        hand = sorted(hand, key=lambda c: families.index(FAMILY_NAMES[c.family]))
     family = None
-    for card, name in zip(hand, names, strict=True):
-        if len(families) > 1 and card[0] != family:
-            family = card[0]
-            row.add(f"{family}:", family_style({"card": card})).add(" ")
-        picked = picked_card is not None and list(card) == list(picked_card)
+    for card in hand:
+        if len(families) > 1 and FAMILY_NAMES[card.family] != family:
+            family = FAMILY_NAMES[card.family]
+            row.add(f"{family}:", f"class:owner.{family}").add(" ")
+        picked = picked_card is not None and card == picked_card
+        name = card_name(card) or "?"
         row.add(name, "class:hand" + (" class:highlight" if picked else "")).add("  ")
-    aside = view.get("set_aside", [])
+    aside = view.set_aside
     whose = "Your hand" if me == scene.seat else f"{who(scene.names, me, None)}'s hand"
     title = whose
     if me < len(aside) and aside[me]:
@@ -820,20 +816,22 @@ def _hand(scene: Scene, view: dict[str, Any], width: int) -> list[Line]:
     return [rule(width, title), row.line()]
 
 
-def set_aside_text(cards: Sequence[Any], width: int) -> str:
+def set_aside_text(cards: Sequence[Card], width: int) -> str:
     """Your set-aside cards in `width` cells: by family when there are two
     (the two-player variant: "set aside red: Spy, Lord; blue: Heir"), their
     names shortened when they do not fit.
 
-    >>> set_aside_text([["red", "spy"], ["blue", "lord"], ["red", "heir"]], 60)
+    >>> from oriflamme.engine import CARDS, Kind
+    >>> set_aside_text([CARDS[0][Kind.SPY], CARDS[1][Kind.LORD], CARDS[0][Kind.HEIR]], 60)
     'set aside red: Spy, Heir; blue: Lord'
     """
-    families = list(dict.fromkeys(c[0] for c in cards if c))
+    families = list(dict.fromkeys(c.family for c in cards))
     text = ""
-    for names in (data_name, _short, _tiny):
+    for names in (card_name, _short, _tiny):
         if len(families) > 1:
             groups = [
-                f"{family}: " + ", ".join(names(c) or "?" for c in cards if c and c[0] == family)
+                f"{FAMILY_NAMES[family]}: "
+                + ", ".join(names(c) or "?" for c in cards if c.family == family)
                 for family in families
             ]
             text = "set aside " + "; ".join(groups)
@@ -958,8 +956,8 @@ def _status(scene: Scene, width: int) -> Line:
 def _end(scene: Scene, width: int) -> list[Line]:
     end = scene.end
     assert end is not None
-    view = scene.view or {}
-    heading = f"Game over · round {view.get('round', ROUNDS)} of {ROUNDS}"
+    view = scene.view
+    heading = f"Game over · round {ROUNDS if view is None else view.round} of {ROUNDS}"
     if end.ended_in is not None:
         heading = f"Game ended by vote in round {end.ended_in} of {ROUNDS} · no winner"
     lines = [rule(width, heading, "class:rule.turn")]
@@ -993,20 +991,23 @@ def _end(scene: Scene, width: int) -> list[Line]:
     return lines
 
 
-def end_order(end: EndSummary, view: dict[str, Any]) -> tuple[list[int], list[int]]:
+def end_order(end: EndSummary, view: TableView | None) -> tuple[list[int], list[int]]:
     """The seats in their places at a game's end, and each seat's cards in
     the final queue (`view`'s): among equal scores the winners first (ruling
     17's tie-break: the cards in the queue), then the most cards in the queue.
 
-    >>> view = {"queue": [[{"owner": 2}], [{"owner": 1}, {"owner": 2}]]}
+    >>> from dataclasses import replace
+    >>> from oriflamme.engine import BACKS, new_game
+    >>> card = lambda owner: QueueCard(0, owner, BACKS[owner], False, 0)
+    >>> view = replace(TableView.of(new_game(3, seed=1), 0), queue=((card(2),), (card(1), card(2))))
     >>> end_order(EndSummary([5, 9, 9], [2], "", ""), view)
     ([2, 1, 0], [0, 1, 2])
     """
     in_queue = [0] * len(end.scores)
-    for slot in view.get("queue", []):
+    for slot in () if view is None else view.queue:
         for card in slot:
-            if 0 <= card["owner"] < len(in_queue):
-                in_queue[card["owner"]] += 1
+            if 0 <= card.owner < len(in_queue):
+                in_queue[card.owner] += 1
     order = sorted(
         range(len(end.scores)),
         key=lambda s: (
@@ -1034,19 +1035,19 @@ def placings(entries: Sequence[tuple[str, str]], width: int) -> list[Line]:
     return lines
 
 
-def _outs(scene: Scene, view: dict[str, Any], width: int) -> list[Line]:
+def _outs(scene: Scene, view: TableView, width: int) -> list[Line]:
     """Every player's cards out (eliminated and discarded), in full; then
     every player's row (as the panel draws it when there is room)."""
     lines = [rule(width, "Cards out: eliminated and discarded · any key closes this")]
     marks = initials(scene.names)
-    fronts = view.get("fronts", [])
-    two = view.get("variant") == "two-player"
+    fronts = view.fronts
     longest = min(16, max(cells(who(scene.names, s, scene.seat)) for s in range(len(scene.names))))
     for seat in range(len(scene.names)):
-        cards = fronts[seat] if seat < len(fronts) else []
-        names = [(data_name(c) or "?") + (f" ({c[0]})" if two and c else "") for c in cards] or [
-            "none"
-        ]
+        cards = fronts[seat] if seat < len(fronts) else ()
+        names = [
+            (card_name(c) or "?") + (f" ({FAMILY_NAMES[c.family]})" if view.two_player else "")
+            for c in cards
+        ] or ["none"]
         style = owner_style(view, seat)
         label = f" {marks[seat]} {fit(who(scene.names, seat, scene.seat), longest)} "
         for i, part in enumerate(wrap(", ".join(names), width - cells(label) - 1)):

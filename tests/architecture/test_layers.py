@@ -68,6 +68,7 @@ SANS_IO_CLIENT = (
     "oriflamme.client.endpoint",
     "oriflamme.client.replay",
     "oriflamme.client.narrator",
+    "oriflamme.client.view",
     "oriflamme.client.failures",
     # the terminal client's logic: what is drawn and what keys do
     "oriflamme.client.tui.text",

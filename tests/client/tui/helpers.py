@@ -19,6 +19,7 @@ from oriflamme.client.narrator import EventLog
 from oriflamme.client.tui.choices import BACKSPACE, ENTER, ESCAPE, LEFT, RIGHT, Chooser
 from oriflamme.client.tui.controller import Answer, Command, GameController
 from oriflamme.client.tui.screen import Line, Scene
+from oriflamme.client.view import TableView
 from oriflamme.engine import (
     FAMILY_NAMES,
     Action,
@@ -29,7 +30,6 @@ from oriflamme.engine import (
     Target,
     mask_event,
     new_game,
-    view,
 )
 from oriflamme.launcher.inprocess import Client, InProcess
 from oriflamme.protocol import messages as m
@@ -68,7 +68,7 @@ def scene_of(g: Game, log: EventLog | Sequence[str] = (), *, seat: int = 0, **ex
     """The scene seat `seat` sees at `g`, with its chooser when the decision
     is its own; `log`: an `EventLog`, or its lines."""
     d = g.decision
-    v = view(g, seat)
+    v = TableView.of(g, seat)
     chooser = None
     if d is not None and d.seat == seat and d.kind != "open":
         chooser = chooser_of(g, seat)
@@ -91,7 +91,7 @@ def chooser_of(g: Game, seat: int = 0) -> Chooser:
     return Chooser(
         str(d.kind),
         list(d.options),
-        view(g, seat),
+        TableView.of(g, seat),
         seat=seat,
         who=lambda s: "You" if s == seat else NAMES[s],
         pid=d.pid,
@@ -157,9 +157,9 @@ def keys_for(chooser: Chooser, action: Action) -> list[str]:
     """The key presses that make a fresh `chooser` give `action` (worked
     out from the rules of the screen, not from the chooser's offers)."""
     kind = chooser.kind
-    tops = [slot[-1] for slot in chooser.view["queue"] if slot]
-    position = {top["pid"]: i + 1 for i, top in enumerate(tops)}
-    reversed_ = chooser.view.get("direction") == "right-to-left"
+    tops = [slot[-1] for slot in chooser.view.queue if slot]
+    position = {top.pid: i + 1 for i, top in enumerate(tops)}
+    reversed_ = chooser.view.direction == "right-to-left"
     if kind == "direction":
         return ["l" if action.direction == "left-to-right" else "r"]
     if kind == "reveal":

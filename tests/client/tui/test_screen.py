@@ -12,6 +12,7 @@ monochrome and colour style sheets.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -19,7 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from prompt_toolkit.utils import get_cwidth
 
-from oriflamme.client.narrator import KIND_NAMES, data_name
+from oriflamme.client.narrator import KIND_NAMES, card_name
 from oriflamme.client.tui import app
 from oriflamme.client.tui.screen import (
     BACK,
@@ -33,6 +34,7 @@ from oriflamme.client.tui.screen import (
     Scene,
     _panels,
     _players,
+    label_of,
     log_entry_lines,
     out_lines,
     render,
@@ -40,7 +42,8 @@ from oriflamme.client.tui.screen import (
 )
 from oriflamme.client.tui.text import cells
 from oriflamme.client.tui.words import ABILITIES
-from oriflamme.engine import FAMILY_NAMES, to_data, view
+from oriflamme.client.view import TableView
+from oriflamme.engine import FAMILY_NAMES, card
 from tests.engine.builders import position
 
 from .helpers import NAMES, chooser_of, queue_cells, scene_of, screen_text, text, walk
@@ -116,7 +119,7 @@ def test_before_the_game_and_for_a_spectator(width: int, height: int) -> None:
         if g.round == 3:
             break
     spectator = render(
-        Scene(view=view(g, None), names=NAMES[:3], seat=None, log=log.lines), width, height
+        Scene(view=TableView.of(g, None), names=NAMES[:3], seat=None, log=log.lines), width, height
     )
     assert_shape(spectator, width, height)
     assert "Spectating: every hand is hidden" in screen_text(spectator)
@@ -233,7 +236,7 @@ def test_the_screen_never_depends_on_another_seats_hidden_cards(players: int, se
     same as from seat 0's view: nothing seat 0 may not know is drawn."""
     for g, log in walk(players, seed):
         seen = scene_of(g, log)
-        everything = scene_of(g, log, view=to_data(g))
+        everything = scene_of(g, log, view=TableView.of(g, 0, everything=True))
         assert render(everything, 100, 30) == render(seen, 100, 30)
 
 
@@ -547,8 +550,8 @@ def test_the_two_player_set_aside_says_each_cards_family() -> None:
     shown = screen_text(render(scene_of(g), 80, 24))
     rule_line = next(line for line in shown.splitlines() if line.startswith("─ Your hand"))
     assert "set aside red: Heir, Lord, Soldier; blue: Archer, Heir, Ambush" in rule_line
-    long = [["red", k] for k in ("shapeshifter", "assassination", "conspiracy")]
-    long += [["blue", k] for k in ("royal_decree", "shapeshifter", "assassination")]
+    long = [card("red", k) for k in ("shapeshifter", "assassination", "conspiracy")]
+    long += [card("blue", k) for k in ("royal_decree", "shapeshifter", "assassination")]
     for width in (80, 100):
         said = set_aside_text(long, width - len("Your hand") - 7)
         assert said.startswith("set aside red: ") and "; blue: " in said
@@ -603,9 +606,11 @@ def five_players_with_cards_out() -> Scene:
     )
     scene = scene_of(g, [f"event {i}" for i in range(40)])
     assert scene.view is not None
-    families = scene.view["families"]
-    fronts = [[[fams[0], kind] for kind in OUT_KINDS[: 6 - s]] for s, fams in enumerate(families)]
-    scene.view = {**scene.view, "fronts": fronts}
+    families = scene.view.families
+    fronts = tuple(
+        tuple(card(fams[0], kind) for kind in OUT_KINDS[: 6 - s]) for s, fams in enumerate(families)
+    )
+    scene.view = replace(scene.view, fronts=fronts)
     return scene
 
 
@@ -626,11 +631,12 @@ def test_every_players_cards_out_are_named_at_80x24_with_five_players() -> None:
     assert_shape(lines, 80, 24)
     panel = players_panel(lines)
     assert panel[0].startswith("─ Players ─")  # nothing is hidden: no key to see it
-    fronts = scene.view["fronts"]  # type: ignore[index]
+    assert scene.view is not None
+    fronts = scene.view.fronts
     for seat, mark in enumerate("ABCDE"):
         row = next(t for t in panel if t.startswith(f"   {mark} out: "))
         names = row.split(": ", 1)[1].split()
-        assert names == [TINY_NAMES[kind] for _, kind in fronts[seat]], row
+        assert names == [TINY_NAMES[label_of(c) or ""] for c in fronts[seat]], row
 
 
 def test_cards_out_that_do_not_fit_are_counted_never_dropped() -> None:
@@ -640,7 +646,7 @@ def test_cards_out_that_do_not_fit_are_counted_never_dropped() -> None:
         return sum(w in (short, TINY_NAMES[kind]) for w in words)
 
     for cards in (6, 2):
-        entries = [(mark, [["red", kind] for kind in OUT_KINDS[:cards]]) for mark in "YBCDE"]
+        entries = [(mark, [card("red", kind) for kind in OUT_KINDS[:cards]]) for mark in "YBCDE"]
         for room in range(12):
             texts, complete = out_lines(entries, 43, room)
             assert len(texts) <= room and all(cells(t) <= 43 for t in texts)
@@ -648,7 +654,7 @@ def test_cards_out_that_do_not_fit_are_counted_never_dropped() -> None:
                 assert all(named(texts, kind) == 5 for kind in OUT_KINDS[:cards]), texts
             else:  # the last line says what is left out, and the key that shows it
                 assert room == 0 or texts[-1].endswith("[o] shows all"), (room, texts)
-    entries = [(mark, [["red", kind] for kind in OUT_KINDS[:2]]) for mark in "ABCDE"]
+    entries = [(mark, [card("red", kind) for kind in OUT_KINDS[:2]]) for mark in "ABCDE"]
     assert out_lines(entries, 43, 3) == (  # several players a line
         ["out A Decr Consp · B Decr Consp", "out C Decr Consp · D Decr Consp", "out E Decr Consp"],
         True,
@@ -657,7 +663,7 @@ def test_cards_out_that_do_not_fit_are_counted_never_dropped() -> None:
         ["out A Decr Consp · B Decr Consp", "+3 more players' cards out: [o] shows all"],
         False,
     )
-    entries = [(mark, [["red", kind] for kind in OUT_KINDS]) for mark in "YBCDE"]
+    entries = [(mark, [card("red", kind) for kind in OUT_KINDS]) for mark in "YBCDE"]
     assert out_lines(entries, 43, 5)[1]  # one line a player: all six named
     cut, complete = out_lines(entries, 43, 2)
     assert not complete and cut[-1] == "+4 more players' cards out: [o] shows all"
@@ -667,8 +673,8 @@ def test_cards_out_that_do_not_fit_are_counted_never_dropped() -> None:
 def test_a_squeezed_players_panel_says_which_key_shows_the_cards_out() -> None:
     scene = five_players_with_cards_out()
     assert scene.view is not None
-    queue = scene.view["queue"]
-    scene.view = {**scene.view, "queue": (queue * 4)[:22]}  # four rows
+    queue = scene.view.queue
+    scene.view = replace(scene.view, queue=(queue * 4)[:22])  # four rows
     lines = render(scene, 80, 24)
     assert_shape(lines, 80, 24)
     panel = players_panel(lines)
@@ -768,9 +774,10 @@ def test_o_shows_every_players_cards_out_in_full(width: int, height: int) -> Non
     shown = [text(line) for line in lines]
     assert shown[0].startswith("─ Cards out: eliminated and discarded · any key closes this")
     flat = " ".join(" ".join(shown).split())
-    fronts = scene.view["fronts"]  # type: ignore[index]
+    assert scene.view is not None
+    fronts = scene.view.fronts
     for seat, name in enumerate(["You", *NAMES[1:5]]):
-        names = ", ".join(data_name(c) or "?" for c in fronts[seat])
+        names = ", ".join(card_name(c) or "?" for c in fronts[seat])
         assert re.search(rf"\b{name} +{re.escape(names)}", flat), name
     # and every player's row in full (what a squeezed panel leaves out)
     if height > 5 + 5 * 2 + 2:
