@@ -363,6 +363,9 @@ class DriverStats:
     bytes_in: int = 0
     bytes_out: int = 0
     probe: list[float] = field(default_factory=list)  # the lone client's pings, in the window
+    # How late the lone client's process woke from each of its sleeps between
+    # pings: what the machine's scheduler adds to any latency measured here.
+    woke_late: list[float] = field(default_factory=list)
     profile: str = ""
 
     def inside(self, t: float) -> bool:
@@ -713,7 +716,10 @@ async def _probe(stream: trio.SocketStream, stats: DriverStats) -> None:
         for request_id in itertools.count(1):
             sent[request_id] = time.monotonic()
             await stream.send_all(raw_load.frame({"type": "ping", "id": request_id % 2**32}))
+            asleep = time.monotonic()
             await trio.sleep(PROBE_EVERY)
+            if stats.inside(asleep):
+                stats.woke_late.append(time.monotonic() - asleep - PROBE_EVERY)
 
 
 async def _profile_window(stats: DriverStats, top: int) -> None:
@@ -850,6 +856,9 @@ class Phase:
 
     def probe(self) -> list[float]:
         return sorted(x for s in self.stats for x in s.probe)
+
+    def woke_late(self) -> list[float]:
+        return sorted(x for s in self.stats for x in s.woke_late)
 
     def errors(self) -> list[str]:
         return [e for s in self.stats for e in s.errors]
@@ -1162,7 +1171,7 @@ def report_k(r: Result, args: argparse.Namespace) -> str:
     decisions = g.total("decisions")
     games = g.total("games")
     lat = g.latencies()
-    probe = g.probe()
+    probe, late = g.probe(), g.woke_late()
     elat = e.latencies()
     per_game = r.decisions_per_game
     game_seconds = [x for s in g.stats for x in s.game_seconds]
@@ -1209,6 +1218,9 @@ def report_k(r: Result, args: argparse.Namespace) -> str:
         f"  a lone client's ping   p50 {1000 * percentile(probe, 0.5):7.2f} ms   "
         f"p99 {1000 * percentile(probe, 0.99):7.2f} ms   (n={len(probe):,}, one every"
         f" {1000 * PROBE_EVERY:.0f} ms, answered after the tables' inputs before it)",
+        f"  the machine's delay    p50 {1000 * percentile(late, 0.5):7.2f} ms   "
+        f"p99 {1000 * percentile(late, 0.99):7.2f} ms   (how late the lone client's process"
+        " woke from its sleeps: the scheduler's share of any latency here)",
         f"  driver CPU             {'+'.join(pct(c) for c in g.driver_cpu):>9}"
         f"  {us(sum(g.driver_cpu), decisions):>10} us/decision   (the load generator)",
         *(
@@ -1347,7 +1359,8 @@ def against_env(rev: str, tmp: str) -> dict[str, str]:
 def compare_head() -> str:
     head = (
         f"{'K':>5} {'version':>12} {'decisions/s':>12} {'us/dec':>7} {'main':>6} {'p50 ms':>7}"
-        f" {'p99 ms':>7} {'ping p50':>9} {'ping p99':>9} {'busy':>5} {'drv us/dec':>10}"
+        f" {'p99 ms':>7} {'ping p50':>9} {'ping p99':>9} {'late p99':>9} {'busy':>5}"
+        f" {'drv us/dec':>10}"
         f" {'B in/dec':>9}"
     )
     return head + "\n" + "-" * len(head)
@@ -1355,13 +1368,14 @@ def compare_head() -> str:
 
 def compare_line(k: int, version: str, g: Phase) -> str:
     decisions = g.total("decisions")
-    lat, probe = g.latencies(), g.probe()
+    lat, probe, late = g.latencies(), g.probe(), g.woke_late()
     per = (lambda x: x / decisions) if decisions else (lambda x: math.nan)
     return (
         f"{k:>5} {version[:12]:>12} {decisions / g.window:>12,.0f}"
         f" {per(g.server_cpu) * 1e6:>7.0f} {per(g.server_main_cpu) * 1e6:>6.0f}"
         f" {1000 * percentile(lat, 0.5):>7.2f} {1000 * percentile(lat, 0.99):>7.2f}"
         f" {1000 * percentile(probe, 0.5):>9.2f} {1000 * percentile(probe, 0.99):>9.2f}"
+        f" {1000 * percentile(late, 0.99):>9.2f}"
         f" {100 * g.machine_busy:>4.0f}% {per(sum(g.driver_cpu)) * 1e6:>10.0f}"
         f" {per(g.total('bytes_in')):>9,.0f}"
     )
@@ -1383,6 +1397,8 @@ def compare_summary(k: int, runs: dict[str, list[Phase]]) -> str:
             "p50 ms": median(lambda g: 1000 * percentile(g.latencies(), 0.5)),
             "p99 ms": median(lambda g: 1000 * percentile(g.latencies(), 0.99)),
             "ping p50 ms": median(lambda g: 1000 * percentile(g.probe(), 0.5)),
+            "ping p99 ms": median(lambda g: 1000 * percentile(g.probe(), 0.99)),
+            "machine's delay p99 ms": median(lambda g: 1000 * percentile(g.woke_late(), 0.99)),
             "driver us/dec": median(
                 lambda g: sum(g.driver_cpu) / max(1, g.total("decisions")) * 1e6
             ),
