@@ -108,6 +108,17 @@ def main() -> None:
     for name, _, _ in PARTS:
         one, two = runs[1][name], runs[2][name]
         print(f"{name:38} {two:>7.0f} {one:>7.0f} {two / one if one else 0:>6.2f}")
+    # Issue 28's "a bot's decision without its thinking": what one client
+    # spends a decision of its table (each of the three gets every push),
+    # its frames in and its bot's answer, sockets and trio aside.
+    one, two = (client_part(runs[v]) for v in (1, 2))
+    print(f"{'one client, a decision (frames, bot)':38} {two:>7.0f} {one:>7.0f} {two / one:>6.2f}")
+
+
+def client_part(spent: dict[str, float]) -> float:
+    """One client's microseconds a decision: the three clients' frames in
+    (their mirror included) and bots, over three."""
+    return (spent["clients: frames in (decode, mirror)"] + spent["clients: the bots"]) / 3
 
 
 if __name__ == "__main__":
