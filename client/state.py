@@ -599,20 +599,19 @@ class GameMirror:
         )
 
     def table(self) -> TableView | None:
-        """The position as we see it, our own hidden cards shown, as the
-        screens read it (`client.view`): from our copy of the game (version
-        2), else from the server's view (decoded here; one that is not a
-        view is the server's fault, said, and shows nothing)."""
+        """The position as we see it, our hand, set-aside cards and
+        face-down cards in the queue shown, as the screens read it
+        (`client.view`): from our copy of the game (version 2), else from
+        the server's view (decoded here; one that is not a view is the
+        server's fault, said, and shows nothing)."""
         public = self.public
         if public is not None and self.seat is None:
             return TableView.of(public.game, None)
         if public is not None and self._copy_takes_ours():
             return TableView.of(self.engine_game(), self.seat)
-        view = self.view()
-        if view is None:
-            return None
         try:
-            return TableView.from_data(view)
+            view = self.view()
+            return None if view is None else TableView.from_data(view)
         except (ValueError, KeyError, TypeError, IndexError) as error:
             problem = f"the server's view of the game is not one: {error!r}"
             if problem not in self.problems:

@@ -441,7 +441,8 @@ class GameController:
                 self.log.note(f"── The game was ended by vote in round {self.end.ended_in}")
             self.round_summary = None  # (the end says it all)
             self.status = ""
-        mine = game.my_turn and d is not None and d.turn != self._answered
+        # (no view: the server's could not be read, and the mirror says so)
+        mine = game.my_turn and d is not None and d.turn != self._answered and view is not None
         if not mine:
             self.chooser = None
             self._chooser_turn = None

@@ -12,6 +12,7 @@ from oriflamme.client.endpoint import ClientEndpoint
 from oriflamme.client.seat_secrets import SeatSecrets
 from oriflamme.client.state import ClientState
 from oriflamme.engine import Place, Rules, card_from_data
+from oriflamme.engine.events import RoundEnded
 from oriflamme.launcher.inprocess import Client, InProcess
 from oriflamme.protocol import messages as m
 from oriflamme.protocol.commitments import Opening
@@ -297,3 +298,39 @@ def test_a_step_out_asked_again_is_done_only_if_the_server_says_we_are_in_no_roo
     )
     assert keep.refusal_means_done(no_room) and not keep.refusal_means_done(no_game)
     assert plain.refusal_means_done(no_room) and plain.refusal_means_done(no_game)
+
+
+# ---------------------------------------------------------------- typed where it comes in
+
+
+def _last_state(client: Client) -> m.GameState:
+    return next(x for x in reversed(client.received) if isinstance(x, m.GameState))
+
+
+def test_a_malformed_event_of_version_1_is_left_out_and_said() -> None:
+    world, clients = game_of(versions=(1,))
+    world.run(lambda: len(clients[0].state.game.events) > 5)
+    game = clients[0].state.game
+    assert game is not None and not game.problems
+    state = _last_state(clients[0])
+    before = list(game.events)
+    good = {"type": "round_ended", "round": 1}
+    forged = dataclasses.replace(
+        state, seq=state.seq, events=[{"type": "placed", "seat": 1}, good]
+    )  # (a placement without its card, then a good event)
+    game.receive(forged)
+    assert game.events == [*before, RoundEnded(round=1)]
+    assert game.problems == ["the server sent a malformed event: event 'placed' lacks 'pid'"]
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_a_snapshot_tells_the_game_from_its_start(version: int) -> None:
+    world, clients = game_of(versions=(version,))
+    world.run(lambda: len(clients[0].state.game.events) > 5)
+    game = clients[0].state.game
+    assert game is not None and not game.told_from_start
+    clients[0].send(m.Sync())
+    world.settle()
+    game = clients[0].state.game
+    assert game is not None and game.told_from_start
+    assert len(game.events) > 5 and not game.problems

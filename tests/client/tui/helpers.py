@@ -249,9 +249,13 @@ class Table:
         name: str = "Ann",
         strategy: str = "random",
         controller: Callable[..., GameController] = GameController,
+        versions: tuple[int, ...] = m.SUPPORTED_VERSIONS,
     ) -> None:
         self.world = InProcess(
-            seed=1, entropy=FixedEntropy(label), make_secrets=fixed_secrets(label)
+            seed=1,
+            entropy=FixedEntropy(label),
+            make_secrets=fixed_secrets(label),
+            versions=versions,
         )
         self.me: Client = self.world.connect(name, behaviour=Behaviour(None))
         self.world.settle()

@@ -10,6 +10,7 @@ words, and names or chat lines that carry control or format characters.
 
 from __future__ import annotations
 
+import dataclasses
 import random
 import re
 import unicodedata
@@ -719,3 +720,24 @@ def test_a_round_over_is_summed_up_until_the_next_key_and_kept_in_the_history() 
     assert re.search(rf"(?m)^ round 1 {marks} *$", history), history
     c.key("x")
     assert "Scores after each round" not in screen_text(c.lines(80, 24))
+
+
+@pytest.mark.parametrize(
+    "change", [{"step": "bogus"}, {"queue": [[{"pid": 0, "card": ["purple", None]}]]}]
+)
+def test_a_view_of_version_1_that_is_not_one_shows_nothing_and_is_said(change: dict) -> None:
+    """The terminal client at its own decision takes no view it cannot read:
+    no screen of it, no choice (it does not fail), and the problem said."""
+    t = Table(3, label="a bad view", versions=(1,))
+    t.seat_bots_and_start()
+    t.until_ours()
+    game = t.game
+    assert t.controller.chooser is not None and game.table() is not None
+    state = next(x for x in reversed(t.me.received) if isinstance(x, m.GameState))
+    game.receive(dataclasses.replace(state, view={**state.view, **change}))
+    assert game.table() is None
+    t.controller._chooser_turn = None  # (as if the decision were new)
+    t.changed()
+    assert t.controller.chooser is None
+    assert len(render(t.controller.scene(), 80, 24)) == 24
+    assert [p for p in game.problems if p.startswith("the server's view of the game is not one")]
