@@ -994,6 +994,8 @@ def game_phase(
     workdir = Path(tempfile.mkdtemp(prefix=f"k{k}-", dir=args.tmp))
     options = ["--port", "0", "--data-dir", str(workdir / "data"), "--log-level", "info"]
     protocol = args.protocols[0] if protocol is None else protocol
+    if args.snapshot_every is not None:
+        options += ["--snapshot-every", str(args.snapshot_every)]
     with _database(args.database) as database:
         if database is not None:
             options += ["--database", database]
@@ -1556,6 +1558,14 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         " create databases, and each run gets one of its own (this version only: not with"
         " --against)",
     )
+    parser.add_argument(
+        "--snapshot-every",
+        type=int,
+        metavar="N",
+        help="the server's `serve --snapshot-every`: how often it takes the lobby's facts"
+        " (a very large N: never, for a measurement of what they cost; its journal then"
+        " grows without end)",
+    )
     parser.add_argument("--echo-server", metavar="FRAME", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     quick = args.quick
@@ -1616,6 +1626,8 @@ def command_line(args: argparse.Namespace) -> str:
         parts.append("--profile-drivers")
     if args.protocols != [2]:
         parts += ["--protocols", ",".join(map(str, args.protocols))]
+    if args.snapshot_every is not None:
+        parts += ["--snapshot-every", str(args.snapshot_every)]
     if args.against or len(args.protocols) == 2:
         parts += [
             *(["--against", args.against] if args.against else []),
