@@ -14,8 +14,9 @@ mirror replays on its own copy of the public game (`public`, a
 `protocol.updates.PublicGame`), checking the digest of the events they
 make; an update that does not follow (`at`), or does not replay, asks for
 a snapshot. A bot decides on that copy with its own cards put in
-(`with_secrets`); the view a screen reads is made from it when asked for
-(`state`, the `game_state` version 1 would have sent).
+(`with_secrets`), and the screens read a `TableView` of it (`table()`).
+`state` gives version 2's change as the `game_state` version 1 would have
+sent, made only when asked for.
 
 A seated player's `GameMirror` holds the seat's `SeatSecrets` and overlays
 them on the server's views, which show every hidden card as a back (the
@@ -604,11 +605,16 @@ class GameMirror:
         (`client.view`): from our copy of the game (version 2), else from
         the server's view (decoded here; one that is not a view is the
         server's fault, said, and shows nothing)."""
-        public = self.public
-        if public is not None and self.seat is None:
+        public, secrets, seat = self.public, self.secrets, self.seat
+        if public is not None and seat is None:
             return TableView.of(public.game, None)
-        if public is not None and self._copy_takes_ours():
-            return TableView.of(self.engine_game(), self.seat)
+        if (
+            public is not None
+            and seat is not None
+            and secrets is not None
+            and self._copy_takes_ours()
+        ):
+            return TableView.of(with_secrets(public.game, seat, secrets), seat)
         try:
             view = self.view()
             return None if view is None else TableView.from_data(view)
@@ -766,11 +772,11 @@ class GameMirror:
         for e in self.events:
             if type(e) is Placed and e.pid == pid:
                 return FAMILY_NAMES[e.card.family]
-        view = self.state.view if self.state is not None else {}
-        for slot in view.get("queue", []):
+        view = self.table()
+        for slot in () if view is None else view.queue:
             for c in slot:
-                if c["pid"] == pid:
-                    return str(c["card"][0])
+                if c.pid == pid:
+                    return c.family
         raise ValueError(f"the family of card {pid} is unknown")
 
 

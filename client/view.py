@@ -6,13 +6,14 @@ client makes one from its copy of the game (`TableView.of`: version 2, or a
 replay's engine) or, in version 1, from the view the server sent
 (`TableView.from_data`: the wire's plain data decoded once, here); the
 screens, the chooser and the controller read nothing else. Being frozen, a
-view can be kept (the controller compares one with the next) while the
-game it was taken from goes on.
+view can be kept, and changed only by making another
+(`dataclasses.replace`: the end's view, every card shown), while the game
+it was taken from goes on.
 
 >>> from oriflamme.engine import new_game, view
 >>> game = new_game(3, seed=1)
 >>> seen = TableView.of(game, 1)
->>> seen.players, seen.round, seen.step
+>>> len(seen.scores), seen.round, seen.step
 (3, 1, <Step.DIRECTION: 'direction'>)
 >>> [card.kind is not None for card in seen.hands[0]][:2], seen.hands[1][0].kind is not None
 ([False, False], True)
@@ -77,10 +78,6 @@ class TableView:
     queue: tuple[tuple[QueueCard, ...], ...]
     step: Step
     resolving: Resolving | None
-
-    @property
-    def players(self) -> int:
-        return len(self.scores)
 
     @property
     def two_player(self) -> bool:
