@@ -98,7 +98,7 @@ from .persistence import log_build_failures
 from .records import record_problems, stored_record
 from .store import Store, StoreError
 from .tls import PLAIN_REFUSAL, begins_tls
-from .tuning import collector_paused
+from .tuning import collector_paused, freeze_young
 
 log = logging.getLogger("oriflamme.server")
 
@@ -117,6 +117,15 @@ BATCH = 256  # inputs handled together, and stored in one transaction
 # second (bench/RESULTS.md); it now comes every 3,600 entries there.
 SNAPSHOT_EVERY = 6_000
 ROOM_WEIGHT = 12  # rebuilding a game (about 3 ms at round 6) costs about this many entries
+# A taking makes the rows of the rooms and sessions changed since the last,
+# while the core task waits: at thousands of tables it comes sooner than
+# the weight says, once `TAKE_ROOMS` rooms changed, so that it is a few
+# milliseconds rather than tens; but no sooner than `TAKE_GAP` seconds
+# after the last, or a few hundred busy tables, each changed at every
+# taking, would have their rows (each a whole game's log) made ten times
+# as often (bench/RESULTS.md).
+TAKE_ROOMS = 200
+TAKE_GAP = 0.25
 BUILD_AT_ONCE = 4  # games rebuilt at a time while no input waits (a few ms each)
 # Blocks of the keyed random stream a start skips: between this and twice
 # this, at random. No state lost to a restore drew 2**40 blocks (32 TiB),
@@ -186,6 +195,7 @@ class NetServer:
         entries_since_snapshot: int = 0,
         snapshot_every: int = SNAPSHOT_EVERY,
         room_weight: int = ROOM_WEIGHT,
+        take_rooms: int = TAKE_ROOMS,
         keep_records: float | None = None,
         maintain_every: float = MAINTAIN_EVERY,
     ) -> None:
@@ -205,6 +215,8 @@ class NetServer:
         self._since_snapshot = entries_since_snapshot
         self.snapshot_every = snapshot_every
         self.room_weight = room_weight  # (what a room the journal touched counts, in entries)
+        self.take_rooms = take_rooms
+        self._taken_at = -math.inf  # (trio's clock, at the last taking)
         self._snapshots_wanted: list[trio.Event] = []
         self._batches_send, self._batches = trio.open_memory_channel[_Batch](COMMIT_QUEUE)
         self._unsent = 0  # batches handed to the committer, their bytes not yet sent
@@ -492,16 +504,18 @@ class NetServer:
         ]
         batch = _Batch(entries, outputs, effects)
         self._since_snapshot += len(entries)
+        rooms = 0 if journal is None else len(journal.rooms_noted)
+        now = trio.current_time()
         # (one periodic snapshot at a time: a slow one is not joined by more)
         due = (
-            self._since_snapshot
-            + (0 if journal is None else self.room_weight * len(journal.rooms_noted))
-            >= self.snapshot_every
+            self._since_snapshot + self.room_weight * rooms >= self.snapshot_every
+            or (rooms >= self.take_rooms and now - self._taken_at >= TAKE_GAP)
         ) and not self._snapshots_saving
         if journal is not None and (self._snapshots_wanted or due):
             # The facts cover every entry taken so far (the committer tells
             # the store up to which position) and none after.
             self._since_snapshot = 0
+            self._taken_at = now
             journal.rooms_noted.clear()
             try:
                 with collector_paused():
@@ -511,6 +525,7 @@ class NetServer:
             else:
                 self._snapshots_saving += 1
         batch.done, self._snapshots_wanted = self._snapshots_wanted, []
+        freeze_young()  # (between two batches: see `tuning`)
         if entries or outputs or effects or batch.snapshot is not None or batch.done:
             self._unsent += 1
             await self._batches_send.send(batch)

@@ -507,21 +507,24 @@ class KeptRows:
         for table in FACT_TABLES:
             rows, kept = facts.tables[table], self._digests[table]
             present = rows.keys() if facts.keys is None else facts.keys[table]
-            # (a row not given is the one kept: it did not change)
-            now = digests[table] = {
-                key: kept[key] for key in present if key not in rows and key in kept
-            }
-            if len(now) + len(rows) != len(present):
-                missing = sorted(k for k in present if k not in rows and k not in kept)[:5]
+            # (set operations, not loops: the store's thread holds the
+            # interpreter meanwhile, and a server holds thousands of rows)
+            missing = present - rows.keys() - kept.keys()
+            if missing:
                 raise StoreError(
-                    f"the facts name {table} rows {missing} that were never given (a bug)"
+                    f"the facts name {table} rows {sorted(missing)[:5]} that were never given"
+                    " (a bug)"
                 )
+            deletes[table] = sorted(kept.keys() - present)
+            # (a row not given is the one kept: it did not change)
+            now = digests[table] = dict(kept)
+            for key in deletes[table]:
+                del now[key]
             writes[table] = []
             for key, (plain, data) in rows.items():
                 digest = now[key] = _digest(data)
                 if kept.get(key) != digest:
                     writes[table].append((key, *plain, data))
-            deletes[table] = [key for key in kept if key not in now]
         return RowChanges(facts.lobby, writes, deletes, digests)
 
     def keep(self, changes: RowChanges) -> None:

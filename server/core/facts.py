@@ -47,7 +47,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import deque
-from collections.abc import Hashable
+from collections.abc import Hashable, Iterable
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
@@ -301,13 +301,18 @@ def _seat_record_data(seat: SeatRecord) -> dict[str, Any]:
 class TakenRows:
     """What `rows_since` made rows of last time: each session's and room's
     key (`_session_key`, `_room_key`: the values its facts are made of, read
-    without making them), so that a taking makes again only the rows of the
-    sessions and rooms whose key changed. Kept by the shell between two
-    takings; a new one (at a start) makes every row."""
+    without making them), and the rooms with a game. Kept by the shell
+    between two takings; a new one (at a start) makes every row.
+
+    A taking looks only at the sessions and rooms the lobby names as
+    changed since (`Lobby.changes_since`), and makes again the rows of
+    those whose key changed: its cost follows what changed, not how many
+    sessions and rooms the lobby holds."""
 
     def __init__(self) -> None:
         self.sessions: dict[int, tuple[Any, ...]] = {}
         self.rooms: dict[int, tuple[Any, ...]] = {}
+        self.games: set[int] = set()
 
 
 def rows_since(lobby: Lobby, taken: TakenRows) -> FactsRows:
@@ -319,30 +324,47 @@ def rows_since(lobby: Lobby, taken: TakenRows) -> FactsRows:
     sessions: dict[int, Row] = {}
     rooms: dict[int, Row] = {}
     games: dict[int, Row] = {}
-    session_keys: dict[int, tuple[Any, ...]] = {}
-    room_keys: dict[int, tuple[Any, ...]] = {}
-    with_games: set[int] = set()
-    for player, session in lobby.sessions.by_player.items():
-        key = session_keys[player] = _session_key(session)
+    by_player, by_id = lobby.sessions.by_player, lobby.rooms
+    changes = lobby.changes_since(taken)
+    if changes is None:  # (a first taking: every one)
+        taken.sessions, taken.rooms, taken.games = {}, {}, set()
+        players: Iterable[int] = by_player
+        room_ids: Iterable[int] = by_id
+    else:
+        players, room_ids = changes
+    for player in players:
+        session = by_player.get(player)
+        if session is None:
+            taken.sessions.pop(player, None)
+            continue
+        key = _session_key(session)
         if taken.sessions.get(player) != key:
+            taken.sessions[player] = key
             _add_session_row(sessions, _session_data(session))
-    for room_id, room in lobby.rooms.items():
-        key = room_keys[room_id] = _room_key(room)
+    for room_id in room_ids:
+        room = by_id.get(room_id)
+        if room is None:
+            taken.rooms.pop(room_id, None)
+            taken.games.discard(room_id)
+            continue
         if room._unbuilt is not None or room._table is not None or room.unread_game is not None:
-            with_games.add(room_id)
+            taken.games.add(room_id)
+        else:
+            taken.games.discard(room_id)
+        key = _room_key(room)
         if taken.rooms.get(room_id) != key:
+            taken.rooms[room_id] = key
             _add_room_rows(rooms, games, _room_data(room))
     lobby_row = {
         **_lobby_data(lobby),
         "version": FACTS_VERSION,
-        "session_order": list(session_keys),
-        "room_order": list(room_keys),
+        "session_order": list(by_player),
+        "room_order": list(by_id),
     }
-    taken.sessions, taken.rooms = session_keys, room_keys
     return FactsRows(
         encode(lobby_row),
         {"sessions": sessions, "rooms": rooms, "games": games},
-        {"sessions": set(session_keys), "rooms": set(room_keys), "games": with_games},
+        {"sessions": set(by_player), "rooms": set(by_id), "games": set(taken.games)},
     )
 
 
@@ -614,6 +636,7 @@ def _add_session(sessions: Sessions, data: dict[str, Any], config: ServerConfig)
     current, previous = data["tokens"]
     session._digests = (current, previous)
     sessions.by_player[session.player] = session
+    sessions.adopt(session)
     sessions.keyed(session)
     for digest in (current, previous):
         if digest is not None:

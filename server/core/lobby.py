@@ -145,9 +145,16 @@ class Lobby:
     # pushed when they leave; one found held by the game its player is
     # seated at waits apart (`_held_away`) until its room is touched again.
     # None of it is pickled: a lobby restored from a snapshot starts anew.
+    #
+    # The same rooms touched are those whose facts may have changed: they
+    # are gathered for the next taking of the facts (`changes_since`), with
+    # the sessions that marked themselves changed (`Sessions.changed`), so
+    # that a taking makes rows of those only, not of every room and session.
 
     _KEPT = (
         "_touched",
+        "_facts_rooms",
+        "_changes_taker",
         "_room_deadlines",
         "_deadline_heap",
         "_expiry_heap",
@@ -160,6 +167,8 @@ class Lobby:
         its birth, and when it is rebuilt from facts or a pickle): the
         deadlines kept, the seats kept in games, who was told of which."""
         self._touched: set[int] = set(self.rooms)
+        self._facts_rooms: set[int] = set(self.rooms)  # (touched since the facts' taking)
+        self._changes_taker: object | None = None  # (who took them last: `changes_since`)
         self._room_deadlines: dict[int, float] = {}
         self._deadline_heap: list[tuple[float, int]] = []
         self._expiry_heap: list[tuple[float, int]] | None = None  # made at first use
@@ -518,6 +527,10 @@ class Lobby:
             outcome.error.id = request_id
             answer = m.error_message(outcome.error)
         effects = self._noted(outcome.effects)
+        if outcome.error is not None and not effects:
+            # (refused, it changed nothing: no game waits otherwise, and a
+            # player away is not counted one more push for nothing)
+            return [Send(conn, answer)]
         rooms = {r for r in (before, session.room) if r is not None}
         mine = (session,) if tuple(session.kept_seats) != kept else ()
         return [Send(conn, answer), *effects, *self._waiting_changed(rooms, *mine)]
@@ -729,18 +742,19 @@ class Lobby:
                 f"chat.text: at most {config.chat_length} characters on this server,"
                 f" not {len(text)}",
             )
-        if session.chat_times is None:
-            session.chat_times = deque()
-        said = session.chat_times
+        said = session.chat_times if session.chat_times is not None else deque()
         while said and said[0] <= now - config.chat_window:
             said.popleft()
-        if len(said) >= config.chat_lines:
+        refused = len(said) >= config.chat_lines
+        if not refused:
+            said.append(now)
+        session.chat_times = said  # (set again if the same: marks the session changed)
+        if refused:
             return RemoteProtocolError(
                 RATE_LIMITED,
                 f"chat: at most {config.chat_lines} lines in {config.chat_window:g} seconds",
                 section="`chat`",
             )
-        said.append(now)
         return None
 
     def _lobby_chat(self, session: Session, text: str) -> Outcome:
@@ -913,6 +927,7 @@ class Lobby:
         effects: list[Effect] = []
         if room.state == CLOSED:
             self.rooms.pop(room.id, None)
+            self._touched.add(room.id)  # (its rows go)
             if room.invite is not None:
                 self._invites.pop(normalize_invite(room.invite), None)
             # Its spectators away have nothing left to come back to (and
@@ -938,8 +953,23 @@ class Lobby:
             room = self.rooms.get(unbuilt.pop())
             if room is not None and not room.built:
                 room.build()
+                self._touched.add(room.id)
                 most -= 1
         return len(unbuilt)
+
+    def changes_since(self, taker: object) -> tuple[set[int], set[int]] | None:
+        """The players whose sessions, and the ids of the rooms, that may
+        have changed (or gone) since `taker` last asked; None if it never
+        did, or another asked since: then anything may have. For taking
+        the facts (`facts.rows_since`): a room or a session not named here
+        is as it was then."""
+        rooms = self._facts_rooms | self._touched
+        self._facts_rooms = set()
+        marked = self.sessions.changed  # (the sessions hold this set: emptied, not replaced)
+        players = set(marked)
+        marked.clear()
+        asked, self._changes_taker = self._changes_taker, taker
+        return None if asked is not taker else (players, rooms)
 
     def take_build_failures(self) -> list[tuple[int, str]]:
         """The games found since that this version cannot rebuild (room id,
@@ -965,6 +995,7 @@ class Lobby:
         sessions away that they held."""
         expiries = self._expiries()
         kept, heap = self._room_deadlines, self._deadline_heap
+        self._facts_rooms |= self._touched
         for room_id in self._touched:
             room = self.rooms.get(room_id)
             due = None if room is None else room.next_deadline()
@@ -1050,12 +1081,28 @@ class Lobby:
             for room_id in session.kept_seats
         )
 
+    def _due(self, now: float) -> list[Room]:
+        """The rooms whose deadline came by `now`, in the order of their ids
+        (out of the deadlines kept: the touched rooms ask again for theirs)."""
+        self._refresh()
+        kept, heap = self._room_deadlines, self._deadline_heap
+        due = []
+        while heap and heap[0][0] <= now:
+            when, room_id = heapq.heappop(heap)
+            if kept.get(room_id) == when:  # (else it moved since, or went)
+                del kept[room_id]
+                self._touched.add(room_id)  # (asked again at the next `_refresh`)
+                due.append(room_id)
+        return [self.rooms[room_id] for room_id in sorted(due) if room_id in self.rooms]
+
     def tick(self, now: float) -> list[Effect]:
-        """Time passed: the rooms' timers, and sessions away too long."""
+        """Time passed: the timers of the rooms whose deadline came (only
+        those: a room's tick does nothing before its deadline, and asking
+        thousands at each tick made the tick take a tenth of a second), and
+        sessions away too long."""
         effects: list[Effect] = []
-        self._touched.update(self.rooms)
         changed = []
-        for room in list(self.rooms.values()):
+        for room in self._due(now):
             try:
                 ticked = room.tick(now)
             except Exception:  # a bug of ours in one room: report it, go on with the others

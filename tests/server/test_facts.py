@@ -180,6 +180,29 @@ def test_a_start_rebuilds_a_game_at_its_first_use_and_not_before() -> None:
     assert encode(facts_of(lazy)) == encode(facts_of(eager))
 
 
+def test_a_taking_makes_the_rows_of_what_changed_and_another_taker_means_all_again() -> None:
+    # A lone player in the lobby beside a room whose game ended: a rename
+    # changes their session only; the room's are not made again.
+    world = Kept(seed=9)
+    players(world, 3, seed=9)
+    loner = world.connect("loner", behaviour=Behaviour(Bot("random")))
+    world.run(lambda: bool(world.records))
+    world.settle()
+    lobby = world.gateway.lobby
+    rows = RowsStored()
+    first = rows.take_and_check(lobby)
+    assert len(first.tables["sessions"]) == 4 and len(first.tables["games"]) == 1
+    assert rows.take_and_check(lobby).tables == {"sessions": {}, "rooms": {}, "games": {}}
+    loner.send(m.Rename(name="lonely"))
+    world.settle()
+    renamed = rows.take_and_check(lobby)
+    assert set(renamed.tables["sessions"]) == {loner.state.player} and not renamed.tables["rooms"]
+    # Another taker in between (another store): the first cannot know what
+    # it took, and makes every row again.
+    RowsStored().take_and_check(lobby)
+    assert len(rows.take_and_check(lobby).tables["sessions"]) == 4
+
+
 def test_the_games_left_are_rebuilt_a_few_at_a_time_and_a_refused_one_is_named() -> None:
     world = Kept(seed=8)
     clients = players(world, 3, seed=8)

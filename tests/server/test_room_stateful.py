@@ -31,7 +31,14 @@ from oriflamme.protocol import messages as m
 from oriflamme.protocol.commitments import Opening
 from oriflamme.protocol.verify import verify_record
 from oriflamme.server.core import FixedEntropy, ServerConfig
-from oriflamme.server.core.facts import FactsRows, TakenRows, facts_of, rows_of, rows_since
+from oriflamme.server.core.facts import (
+    FactsRows,
+    TakenRows,
+    _room_data,
+    facts_of,
+    rows_of,
+    rows_since,
+)
 from oriflamme.server.core.lobby import Lobby
 from tests.server.scenario import hidden_cards_shown
 from tools.docgen.worked_example import fixed_secrets
@@ -323,7 +330,18 @@ class RoomTraffic(RuleBasedStateMachine):
 
     @rule(seconds=st.sampled_from([1, 10, 31, 61, 400]))
     def time_passes(self, seconds: int) -> None:
+        self.before_its_deadline_a_rooms_tick_does_nothing()
         self.world.advance(seconds)
+
+    def before_its_deadline_a_rooms_tick_does_nothing(self) -> None:
+        """What lets the lobby tick only the rooms whose deadline came."""
+        lobby = self.world.gateway.lobby
+        for room in lobby.rooms.values():
+            due = room.next_deadline()
+            before = (fingerprint(lobby), _room_data(room))
+            for now in (self.world.now, *(() if due is None else (due - 0.001,))):
+                assert room.tick(now) == []
+            assert (fingerprint(lobby), _room_data(room)) == before
 
     @rule(name=st.sampled_from(NAMES))
     def drop_and_resume(self, name: str) -> None:
