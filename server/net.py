@@ -124,7 +124,7 @@ ROOM_WEIGHT = 12  # rebuilding a game (about 3 ms at round 6) costs about this m
 # after the last, or a few hundred busy tables, each changed at every
 # taking, would have their rows (each a whole game's log) made ten times
 # as often (bench/RESULTS.md).
-TAKE_ROOMS = 200
+TAKE_ROOMS = 100
 TAKE_GAP = 0.25
 BUILD_AT_ONCE = 4  # games rebuilt at a time while no input waits (a few ms each)
 # Blocks of the keyed random stream a start skips: between this and twice

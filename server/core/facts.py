@@ -47,7 +47,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import deque
-from collections.abc import Hashable, Iterable
+from collections.abc import Collection, Hashable, Iterable
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
@@ -130,8 +130,9 @@ def facts_of(lobby: Lobby) -> dict[str, Any]:
     }
 
 
-def _lobby_data(lobby: Lobby) -> dict[str, Any]:
-    """The lobby's own facts: all but its sessions and rooms."""
+def _lobby_data(lobby: Lobby, kept: Collection[str] = ()) -> dict[str, Any]:
+    """The lobby's own facts: all but its sessions and rooms (`kept`: the
+    parts not made, None in their place: `_lobby_row` has their bytes)."""
     entropy = lobby._entropy
     return {
         "version": FACTS_VERSION,
@@ -141,7 +142,9 @@ def _lobby_data(lobby: Lobby) -> dict[str, Any]:
         "next_room": lobby._next_room,
         "next_player": lobby.sessions._next_player,
         "invites": dict(lobby._invites),
-        "conns": [[str(conn), None if s is None else s.player] for conn, s in lobby._conns.items()],
+        "conns": None
+        if "conns" in kept
+        else [[str(conn), None if s is None else s.player] for conn, s in lobby._conns.items()],
         "finished": [dump_fields(summary) for summary in lobby.finished.values()],
         "played": [
             [player, [[rid, seat] for rid, seat in games]]
@@ -313,6 +316,7 @@ class TakenRows:
         self.sessions: dict[int, tuple[Any, ...]] = {}
         self.rooms: dict[int, tuple[Any, ...]] = {}
         self.games: set[int] = set()
+        self.parts: dict[str, tuple[Hashable, bytes]] = {}  # (`_lobby_row`'s)
 
 
 def rows_since(lobby: Lobby, taken: TakenRows) -> FactsRows:
@@ -327,7 +331,7 @@ def rows_since(lobby: Lobby, taken: TakenRows) -> FactsRows:
     by_player, by_id = lobby.sessions.by_player, lobby.rooms
     changes = lobby.changes_since(taken)
     if changes is None:  # (a first taking: every one)
-        taken.sessions, taken.rooms, taken.games = {}, {}, set()
+        taken.sessions, taken.rooms, taken.games, taken.parts = {}, {}, set(), {}
         players: Iterable[int] = by_player
         room_ids: Iterable[int] = by_id
     else:
@@ -355,17 +359,44 @@ def rows_since(lobby: Lobby, taken: TakenRows) -> FactsRows:
         if taken.rooms.get(room_id) != key:
             taken.rooms[room_id] = key
             _add_room_rows(rooms, games, _room_data(room))
-    lobby_row = {
-        **_lobby_data(lobby),
-        "version": FACTS_VERSION,
-        "session_order": list(by_player),
-        "room_order": list(by_id),
-    }
     return FactsRows(
-        encode(lobby_row),
+        _lobby_row(lobby, taken.parts),
         {"sessions": sessions, "rooms": rooms, "games": games},
         {"sessions": set(by_player), "rooms": set(by_id), "games": set(taken.games)},
     )
+
+
+def _lobby_row(lobby: Lobby, parts: dict[str, tuple[Hashable, bytes]]) -> bytes:
+    """The lobby's row: its facts and the order of its sessions and rooms,
+    as `encode` makes them (`rows_of`'s), with the parts that grow with the
+    connections, sessions and rooms packed again only when those came or
+    went (`parts`: each one's key and bytes, from the last taking). They
+    were most of a taking at 6,000 connections (bench/RESULTS.md)."""
+    by_player, by_id = lobby.sessions.by_player, lobby.rooms
+    keys: dict[str, Hashable] = {
+        "conns": lobby.conns_changes,
+        # (a session or room is only ever added with the next id: equal
+        # counts and next ids, no session or room came or went)
+        "session_order": (len(by_player), lobby.sessions._next_player),
+        "room_order": (len(by_id), lobby._next_room),
+    }
+    kept = {name for name, key in keys.items() if name in parts and parts[name][0] == key}
+    data = {
+        **_lobby_data(lobby, kept),
+        "version": FACTS_VERSION,
+        "session_order": None if "session_order" in kept else list(by_player),
+        "room_order": None if "room_order" in kept else list(by_id),
+    }
+    pack = msgpack.Packer(use_bin_type=True).pack  # (as `encode` packs)
+    for name, key in keys.items():
+        if name not in kept:
+            parts[name] = (key, pack(data[name]))
+    # A map's msgpack is its header, then each key's and value's, in order.
+    packed = [msgpack.Packer().pack_map_header(len(data))]
+    for name, value in data.items():
+        packed.append(pack(name))
+        packed.append(parts[name][1] if name in keys else pack(value))
+    return b"".join(packed)
 
 
 def _add_session_row(sessions: dict[int, Row], data: dict[str, Any]) -> None:

@@ -118,6 +118,7 @@ class Lobby:
         self._invites: dict[str, int] = {}
         self._next_room = 1
         self._conns: dict[Hashable, Session | None] = {}
+        self.conns_changes = 0  # (one more at each change to `_conns`: `facts._lobby_row`)
         # Finished games, newest last, and who played in them: each summary
         # is kept while a session that played it is (its `list_records`).
         self.finished: dict[str, m.RecordSummary] = {}
@@ -203,6 +204,7 @@ class Lobby:
         self.__dict__.setdefault("ratings", Ratings())
         self.__dict__.setdefault("_played_by_key", {})
         self.__dict__.setdefault("_server_key", None)
+        self.__dict__.setdefault("conns_changes", 0)
         self._derived_anew()
         if "_listed_by" not in state:  # saved before the index was bounded
             self._played = {p: g for p, g in self._played.items() if p in self.sessions.by_player}
@@ -336,6 +338,7 @@ class Lobby:
             )
             effects.append(Close(old, m.error_message(replaced)))
             self._conns[old] = None
+            self.conns_changes += 1
         token = self.sessions.rotate_from(found, current_one)
         return effects + self._attach(
             conn, found, token, hello, resumed=True, now=now, missed_noted=missed
@@ -354,6 +357,7 @@ class Lobby:
     ) -> list[Effect]:
         self.sessions.connected(session, conn)
         self._conns[conn] = session
+        self.conns_changes += 1
         self._touch(session)
         effects: list[Effect] = [
             Send(
@@ -450,6 +454,7 @@ class Lobby:
     def _gone(self, conn: Hashable, now: float) -> Session | None:
         """The session of connection `conn`, away from `now` (None: it had none)."""
         session = self._conns.pop(conn, None)
+        self.conns_changes += 1
         if session is None or session.conn != conn:
             return None
         self.sessions.disconnected(session, now)
