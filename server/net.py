@@ -118,14 +118,15 @@ BATCH = 256  # inputs handled together, and stored in one transaction
 SNAPSHOT_EVERY = 6_000
 ROOM_WEIGHT = 12  # rebuilding a game (about 3 ms at round 6) costs about this many entries
 # A taking makes the rows of the rooms and sessions changed since the last,
-# while the core task waits: at thousands of tables it comes sooner than
-# the weight says, once `TAKE_ROOMS` rooms changed, so that it is a few
-# milliseconds rather than tens; but no sooner than `TAKE_GAP` seconds
-# after the last, or a few hundred busy tables, each changed at every
-# taking, would have their rows (each a whole game's log) made ten times
-# as often (bench/RESULTS.md).
+# while the core task waits. It comes sooner than the weight says once the
+# journal touched `TAKE_ROOMS` rooms with at most two entries a room: inputs
+# spread over thousands of tables, each changed once or so between two
+# takings, whose rows cost the same taken sooner, and make a shorter pause
+# (17 to 24 ms rather than 40 to 50 at 2,000 tables). Not where a few
+# hundred tables each had many inputs: there each taking makes their rows
+# (each a whole game's log) again, and a taking twice as often is twice
+# the pauses (bench/RESULTS.md).
 TAKE_ROOMS = 100
-TAKE_GAP = 0.25
 BUILD_AT_ONCE = 4  # games rebuilt at a time while no input waits (a few ms each)
 # Blocks of the keyed random stream a start skips: between this and twice
 # this, at random. No state lost to a restore drew 2**40 blocks (32 TiB),
@@ -216,7 +217,6 @@ class NetServer:
         self.snapshot_every = snapshot_every
         self.room_weight = room_weight  # (what a room the journal touched counts, in entries)
         self.take_rooms = take_rooms
-        self._taken_at = -math.inf  # (trio's clock, at the last taking)
         self._snapshots_wanted: list[trio.Event] = []
         self._batches_send, self._batches = trio.open_memory_channel[_Batch](COMMIT_QUEUE)
         self._unsent = 0  # batches handed to the committer, their bytes not yet sent
@@ -505,17 +505,15 @@ class NetServer:
         batch = _Batch(entries, outputs, effects)
         self._since_snapshot += len(entries)
         rooms = 0 if journal is None else len(journal.rooms_noted)
-        now = trio.current_time()
         # (one periodic snapshot at a time: a slow one is not joined by more)
         due = (
             self._since_snapshot + self.room_weight * rooms >= self.snapshot_every
-            or (rooms >= self.take_rooms and now - self._taken_at >= TAKE_GAP)
+            or self.take_rooms <= rooms >= self._since_snapshot / 2
         ) and not self._snapshots_saving
         if journal is not None and (self._snapshots_wanted or due):
             # The facts cover every entry taken so far (the committer tells
             # the store up to which position) and none after.
             self._since_snapshot = 0
-            self._taken_at = now
             journal.rooms_noted.clear()
             try:
                 with collector_paused():
