@@ -118,15 +118,14 @@ BATCH = 256  # inputs handled together, and stored in one transaction
 SNAPSHOT_EVERY = 6_000
 ROOM_WEIGHT = 12  # rebuilding a game (about 3 ms at round 6) costs about this many entries
 # A taking makes the rows of the rooms and sessions changed since the last,
-# while the core task waits. It comes sooner than the weight says once the
-# journal touched `TAKE_ROOMS` rooms with at most two entries a room: inputs
-# spread over thousands of tables, each changed once or so between two
-# takings, whose rows cost the same taken sooner, and make a shorter pause
-# (17 to 24 ms rather than 40 to 50 at 2,000 tables). Not where a few
-# hundred tables each had many inputs: there each taking makes their rows
-# (each a whole game's log) again, and a taking twice as often is twice
-# the pauses (bench/RESULTS.md).
-TAKE_ROOMS = 100
+# while the core task waits: it comes sooner than the weight says once the
+# journal touched `TAKE_ROOMS` rooms, so that its pause stays short at
+# thousands of tables (at 2,000 paced tables the weight came with some 480
+# rooms changed: 40 to 50 ms). Not sooner than that: at a few hundred
+# tables a taking is short anyway, and rare ones keep the pauses out of
+# all but the slowest decisions (taken at 100 rooms, the p99 at 200 tables
+# and a second a decision was twice as long: bench/RESULTS.md).
+TAKE_ROOMS = 250
 BUILD_AT_ONCE = 4  # games rebuilt at a time while no input waits (a few ms each)
 # Blocks of the keyed random stream a start skips: between this and twice
 # this, at random. No state lost to a restore drew 2**40 blocks (32 TiB),
@@ -508,7 +507,7 @@ class NetServer:
         # (one periodic snapshot at a time: a slow one is not joined by more)
         due = (
             self._since_snapshot + self.room_weight * rooms >= self.snapshot_every
-            or self.take_rooms <= rooms >= self._since_snapshot / 2
+            or rooms >= self.take_rooms
         ) and not self._snapshots_saving
         if journal is not None and (self._snapshots_wanted or due):
             # The facts cover every entry taken so far (the committer tells
