@@ -98,7 +98,7 @@ from .persistence import log_build_failures
 from .records import record_problems, stored_record
 from .store import Store, StoreError
 from .tls import PLAIN_REFUSAL, begins_tls
-from .tuning import collector_paused, freeze_young
+from .tuning import collect_frozen, collector_paused, freeze_young
 
 log = logging.getLogger("oriflamme.server")
 
@@ -132,6 +132,7 @@ BUILD_AT_ONCE = 4  # games rebuilt at a time while no input waits (a few ms each
 # and the stream's 64-bit counter allows some 8 million starts.
 RESTART_SKIP = 1 << 40
 MAINTAIN_EVERY = 3600.0  # seconds between two tidyings of the store (`NetServer._maintain`)
+COLLECT_EVERY = 3600.0  # seconds between two collections of what was frozen (`tuning`)
 COMMIT_QUEUE = 16  # batches handled by the core task, waiting for their commit
 HEAD_START = 0.02  # seconds the core task waits for the batches before it to be sent
 MAX_QUEUED = 1 << 20  # bytes waiting for one connection's socket: more, and it is dropped
@@ -255,6 +256,7 @@ class NetServer:
             nursery.start_soon(self._core)
             nursery.start_soon(self._committer)
             nursery.start_soon(self._watchdog)
+            nursery.start_soon(self._collect)
             if self.store is not None:
                 nursery.start_soon(self._maintain)
             for listener in listeners or []:
@@ -519,6 +521,9 @@ class NetServer:
                     batch.snapshot = rows_since(journal, self._taken)
             except Exception:  # (a bug of ours; the journal keeps every input)
                 log.exception("the lobby's facts were not taken (the journal keeps every input)")
+                # (what changed since was taken from the lobby, and not all
+                # of it made rows: the next taking makes every row again)
+                self._taken = TakenRows()
             else:
                 self._snapshots_saving += 1
         batch.done, self._snapshots_wanted = self._snapshots_wanted, []
@@ -619,6 +624,16 @@ class NetServer:
             saved.set()
             for event in done:
                 event.set()
+
+    async def _collect(self) -> None:
+        """Every `COLLECT_EVERY` seconds, the garbage cycles among the
+        objects `tuning.freeze_young` froze (between two batches: trio runs
+        this task alone)."""
+        while True:
+            await trio.sleep(COLLECT_EVERY)
+            collected = collect_frozen()
+            if collected:
+                log.info("the hourly collection freed %d objects in garbage cycles", collected)
 
     async def _maintain(self) -> None:
         """Every `maintain_every` seconds: delete the records older than

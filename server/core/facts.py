@@ -130,9 +130,9 @@ def facts_of(lobby: Lobby) -> dict[str, Any]:
     }
 
 
-def _lobby_data(lobby: Lobby, kept: Collection[str] = ()) -> dict[str, Any]:
-    """The lobby's own facts: all but its sessions and rooms (`kept`: the
-    parts not made, None in their place: `_lobby_row` has their bytes)."""
+def _lobby_data(lobby: Lobby, packed_apart: Collection[str] = ()) -> dict[str, Any]:
+    """The lobby's own facts: all but its sessions and rooms (`packed_apart`:
+    parts left out, None in their place: `_lobby_row` has their bytes)."""
     entropy = lobby._entropy
     return {
         "version": FACTS_VERSION,
@@ -143,7 +143,7 @@ def _lobby_data(lobby: Lobby, kept: Collection[str] = ()) -> dict[str, Any]:
         "next_player": lobby.sessions._next_player,
         "invites": dict(lobby._invites),
         "conns": None
-        if "conns" in kept
+        if "conns" in packed_apart
         else [[str(conn), None if s is None else s.player] for conn, s in lobby._conns.items()],
         "finished": [dump_fields(summary) for summary in lobby.finished.values()],
         "played": [
@@ -374,22 +374,22 @@ def _lobby_row(lobby: Lobby, parts: dict[str, tuple[Hashable, bytes]]) -> bytes:
     were most of a taking at 6,000 connections (bench/RESULTS.md)."""
     by_player, by_id = lobby.sessions.by_player, lobby.rooms
     keys: dict[str, Hashable] = {
-        "conns": lobby.conns_changes,
+        "conns": lobby.conns_version,
         # (a session or room is only ever added with the next id: equal
         # counts and next ids, no session or room came or went)
         "session_order": (len(by_player), lobby.sessions._next_player),
         "room_order": (len(by_id), lobby._next_room),
     }
-    kept = {name for name, key in keys.items() if name in parts and parts[name][0] == key}
+    same = {name for name, key in keys.items() if name in parts and parts[name][0] == key}
     data = {
-        **_lobby_data(lobby, kept),
+        **_lobby_data(lobby, same),
         "version": FACTS_VERSION,
-        "session_order": None if "session_order" in kept else list(by_player),
-        "room_order": None if "room_order" in kept else list(by_id),
+        "session_order": None if "session_order" in same else list(by_player),
+        "room_order": None if "room_order" in same else list(by_id),
     }
     pack = msgpack.Packer(use_bin_type=True).pack  # (as `encode` packs)
     for name, key in keys.items():
-        if name not in kept:
+        if name not in same:
             parts[name] = (key, pack(data[name]))
     # A map's msgpack is its header, then each key's and value's, in order.
     packed = [msgpack.Packer().pack_map_header(len(data))]

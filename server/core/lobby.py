@@ -118,7 +118,7 @@ class Lobby:
         self._invites: dict[str, int] = {}
         self._next_room = 1
         self._conns: dict[Hashable, Session | None] = {}
-        self.conns_changes = 0  # (one more at each change to `_conns`: `facts._lobby_row`)
+        self.conns_version = 0  # (one more at each change to `_conns`: `facts._lobby_row`)
         # Finished games, newest last, and who played in them: each summary
         # is kept while a session that played it is (its `list_records`).
         self.finished: dict[str, m.RecordSummary] = {}
@@ -141,8 +141,8 @@ class Lobby:
     # Deadlines are kept, not looked up at every input in every room and
     # every session away. `next_deadline` asks again only the rooms an input
     # may have changed (`_touched`: the room of the session it came from,
-    # before and after; every room at a tick or a restart), and keeps the
-    # others' in a heap. The sessions away are in a heap of their expiries,
+    # before and after; at a tick, the rooms whose deadline came; every room
+    # at a restart), and keeps the others' in a heap. The sessions away are in a heap of their expiries,
     # pushed when they leave; one found held by the game its player is
     # seated at waits apart (`_held_away`) until its room is touched again.
     # None of it is pickled: a lobby restored from a snapshot starts anew.
@@ -204,7 +204,7 @@ class Lobby:
         self.__dict__.setdefault("ratings", Ratings())
         self.__dict__.setdefault("_played_by_key", {})
         self.__dict__.setdefault("_server_key", None)
-        self.__dict__.setdefault("conns_changes", 0)
+        self.__dict__.setdefault("conns_version", 0)
         self._derived_anew()
         if "_listed_by" not in state:  # saved before the index was bounded
             self._played = {p: g for p, g in self._played.items() if p in self.sessions.by_player}
@@ -338,7 +338,7 @@ class Lobby:
             )
             effects.append(Close(old, m.error_message(replaced)))
             self._conns[old] = None
-            self.conns_changes += 1
+            self.conns_version += 1
         token = self.sessions.rotate_from(found, current_one)
         return effects + self._attach(
             conn, found, token, hello, resumed=True, now=now, missed_noted=missed
@@ -357,7 +357,7 @@ class Lobby:
     ) -> list[Effect]:
         self.sessions.connected(session, conn)
         self._conns[conn] = session
-        self.conns_changes += 1
+        self.conns_version += 1
         self._touch(session)
         effects: list[Effect] = [
             Send(
@@ -454,7 +454,7 @@ class Lobby:
     def _gone(self, conn: Hashable, now: float) -> Session | None:
         """The session of connection `conn`, away from `now` (None: it had none)."""
         session = self._conns.pop(conn, None)
-        self.conns_changes += 1
+        self.conns_version += 1
         if session is None or session.conn != conn:
             return None
         self.sessions.disconnected(session, now)
@@ -963,11 +963,10 @@ class Lobby:
         return len(unbuilt)
 
     def changes_since(self, taker: object) -> tuple[set[int], set[int]] | None:
-        """The players whose sessions, and the ids of the rooms, that may
-        have changed (or gone) since `taker` last asked; None if it never
-        did, or another asked since: then anything may have. For taking
-        the facts (`facts.rows_since`): a room or a session not named here
-        is as it was then."""
+        """Which sessions (by player) and rooms (by id) may have changed, or
+        gone, since `taker` last asked: any other is as it was then. None if
+        `taker` never asked, or another asked since: then any may have. For
+        taking the facts (`facts.rows_since`)."""
         rooms = self._facts_rooms | self._touched
         self._facts_rooms = set()
         marked = self.sessions.changed  # (the sessions hold this set: emptied, not replaced)

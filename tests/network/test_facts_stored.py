@@ -12,8 +12,16 @@ import trio
 
 from oriflamme.protocol import messages as m
 from oriflamme.protocol.verify import verify_record
+from oriflamme.server import net as net_module
 from oriflamme.server.core import GameFinished, Gateway, Lobby, ServerConfig
-from oriflamme.server.core.facts import FACTS_PUSHES, FactsRows, facts_of, rows_of
+from oriflamme.server.core.facts import (
+    FACTS_PUSHES,
+    FactsRows,
+    TakenRows,
+    encode,
+    facts_of,
+    rows_of,
+)
 from oriflamme.server.core.journal import Entry, JournaledLobby
 from oriflamme.server.net import NetServer
 from oriflamme.server.persistence import restore
@@ -49,13 +57,14 @@ async def a_game_then_a_chat_line(
     *,
     snapshot_every: int = 7,
     room_weight: int = 0,
+    idle: int = 0,
 ) -> tuple[JournaledLobby, int, list[GameFinished]]:
     """Three random bots play a game on a server of `data_dir`, facts due
     every 7 inputs (a room touched weighs `room_weight` entries); once every facts taken meanwhile are stored, one more
     input (a chat line) follows; then the server stops, as if killed:
     nothing more is saved. The lobby as it was, the position of its last
     journal entry, the records. `hold`: the players send nothing while it
-    says so of the server."""
+    says so of the server. `idle`: players more, in the lobby all along."""
     restored = restore(data_dir, CONFIG)
     records: list[GameFinished] = []
     net = NetServer(
@@ -74,6 +83,8 @@ async def a_game_then_a_chat_line(
                 if hold is not None:
                     connect = gated(connect, partial(hold, net))
                 sessions = [player(connect, f"p{i}", i) for i in range(3)]
+                for loner in [player(connect, f"idle{i}", 10 + i) for i in range(idle)]:
+                    await nursery.start(loner.run)
                 await seat_three(nursery, sessions, timer=None)
                 await sessions[0].wait_until(lambda: bool(records))
                 await until(lambda: not net._snapshots_saving)  # (every facts taken, stored)
@@ -166,3 +177,37 @@ async def test_a_room_the_journal_touches_weighs_as_many_entries(
     await a_game_then_a_chat_line(tmp_path / "data", snapshot_every=1 << 40, room_weight=weight)
     assert saved[0] is None  # (the new data directory's)
     assert (len(saved) > 1) == taken
+
+
+@pytest.mark.trio
+async def test_facts_that_could_not_be_taken_once_are_all_taken_again_at_the_next_taking(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    # A taking that fails (a bug of ours) after it took what changed from the
+    # lobby: the rows it made are lost, so the next taking makes every row
+    # again (else a room or session that changed before it, and not since,
+    # would stay stored as it was before, for good).
+    takings: list[tuple[int, int, int]] = []  # (rows of sessions, of rooms; sessions there are)
+    take = net_module.rows_since
+
+    def failing_once(lobby: Lobby, taken: TakenRows) -> FactsRows:
+        rows = take(lobby, taken)
+        takings.append(
+            (len(rows.tables["sessions"]), len(rows.tables["rooms"]), len(lobby.sessions))
+        )
+        if len(takings) == 3:
+            raise RuntimeError("a bug of ours, once")
+        return rows
+
+    monkeypatch.setattr(net_module, "rows_since", failing_once)
+    live, _, _ = await a_game_then_a_chat_line(tmp_path / "data", idle=1)
+    assert len(takings) > 3 and "facts were not taken" in caplog.text
+    assert takings[2][0] < takings[2][2]  # (the idle player's row: not made again)
+    sessions, rooms, there = takings[3]
+    assert sessions == there == 4 and rooms == 1  # (every row: the idle player's too)
+    again = restore(tmp_path / "data", CONFIG)
+    try:
+        assert seen(again.lobby) == seen(live)
+        assert encode(facts_of(again.lobby)) == encode(facts_of(live))
+    finally:
+        again.store.close()
