@@ -67,13 +67,12 @@ def freeze_young() -> None:
     p99 of a decision at 2,000 tables (bench/RESULTS.md). Freezing moves
     them out of the collector's sight without a walk; reference counting
     frees them as ever when they go. What it gives up is collecting at
-    once the garbage cycles among them: the core makes none
-    (tests/server/test_no_cycles.py keeps a game, a room and a session
-    from leaving one behind), and every collection of a server at 6,000
-    steady connections found nothing; but an exception kept by what raised
-    it makes one (a connection closed before its `hello`, or that sent a
-    frame that is not one, leaves some 30 objects), and so, at times, may
-    trio. `collect_frozen` collects them, once an hour."""
+    once the garbage cycles among them: the server makes none that its
+    tests find (tests/server/test_no_cycles.py: a game, a room and a
+    session; tests/network/test_no_cycles_tcp.py: connections that end
+    badly), and every collection of a server at 6,000 steady connections
+    found nothing; a cycle made elsewhere (trio's, say) waits for
+    `collect_frozen`, once an hour."""
     if _tuned and gc.get_count()[0] >= FREEZE_AT:
         gc.freeze()
 

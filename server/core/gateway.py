@@ -200,6 +200,11 @@ class Gateway:
             try:
                 message = connection.next_message()
             except RemoteProtocolError as error:
+                # (the connection keeps it, and raises it again at every call:
+                # without the frames it came through, which hold the
+                # connection, nor what it was raised from, it is in no garbage
+                # cycle, which the collector would free only hourly: `tuning`)
+                error.__traceback__ = error.__context__ = None
                 link.last_heard = now  # a whole frame, though a bad one
                 if error.id is not None and link.answered and error.id in link.answered:
                     # (a second hello, say) Its id is one whose answer is on
