@@ -142,10 +142,11 @@ class Lobby:
     # every session away. `next_deadline` asks again only the rooms an input
     # may have changed (`_touched`: the room of the session it came from,
     # before and after; at a tick, the rooms whose deadline came; every room
-    # at a restart), and keeps the others' in a heap. The sessions away are in a heap of their expiries,
-    # pushed when they leave; one found held by the game its player is
-    # seated at waits apart (`_held_away`) until its room is touched again.
-    # None of it is pickled: a lobby restored from a snapshot starts anew.
+    # at a restart), and keeps the others' in a heap. The sessions away are
+    # in a heap of their expiries, pushed when they leave; one found held by
+    # the game its player is seated at waits apart (`_held_away`) until its
+    # room is touched again. None of it is pickled: a lobby restored from a
+    # snapshot starts anew.
     #
     # The same rooms touched are those whose facts may have changed: they
     # are gathered for the next taking of the facts (`changes_since`), with
