@@ -454,8 +454,9 @@ class Lobby:
 
     def _gone(self, conn: Hashable, now: float) -> Session | None:
         """The session of connection `conn`, away from `now` (None: it had none)."""
+        if conn in self._conns:
+            self.conns_version += 1
         session = self._conns.pop(conn, None)
-        self.conns_version += 1
         if session is None or session.conn != conn:
             return None
         self.sessions.disconnected(session, now)

@@ -117,10 +117,9 @@ class Session:
         address: str | None = None,
         key: bytes | None = None,
         version: int = 1,
-        changed: set[int] | None = None,
     ) -> None:
-        # (first: every attribute set from here on marks the session there)
-        object.__setattr__(self, "_changed", changed)
+        # (first: `__setattr__` reads it; marked nowhere until `Sessions.adopt`)
+        object.__setattr__(self, "_changed", None)
         self.player = player
         self.name = name
         self.bot = bot
@@ -352,10 +351,10 @@ class Sessions:
             address=address,
             key=key,
             version=version,
-            changed=self.changed,
         )
         self._next_player += 1
         self.by_player[session.player] = session
+        self.adopt(session)
         self.keyed(session)
         if address is not None:
             self._by_address.setdefault(address, {})[session.player] = session
