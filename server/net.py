@@ -90,7 +90,7 @@ from oriflamme.server.core import (
     StopBot,
 )
 from oriflamme.server.core.admission import REFUSAL, Admission
-from oriflamme.server.core.facts import FactsRows, TakenRows, rows_since
+from oriflamme.server.core.facts import FactsRows, TakenRows, take_some
 from oriflamme.server.core.journal import Entry, JournaledLobby
 
 from .bot_host import BotHost
@@ -126,6 +126,11 @@ ROOM_WEIGHT = 12  # rebuilding a game (about 3 ms at round 6) costs about this m
 # all but the slowest decisions (taken at 100 rooms, the p99 at 200 tables
 # and a second a decision was twice as long: bench/RESULTS.md).
 TAKE_ROOMS = 250
+# A taking is made a step after each batch (`facts.take_some`): about this
+# many units of work a step (some 3 us each: a step of about 2 ms, where
+# 250 rooms at once stopped the core for 10 to 20 ms), so that the
+# decisions that come meanwhile wait for a step, not the whole taking.
+TAKE_STEP = 600
 BUILD_AT_ONCE = 4  # games rebuilt at a time while no input waits (a few ms each)
 # Blocks of the keyed random stream a start skips: between this and twice
 # this, at random. No state lost to a restore drew 2**40 blocks (32 TiB),
@@ -228,6 +233,7 @@ class NetServer:
         # The rows the facts taken last were made of: a taking makes again
         # only those that changed (the store keeps the others).
         self._taken = TakenRows()
+        self._taking = 0  # steps of the taking under way (0: none)
         self._inbox_send, self._inbox = trio.open_memory_channel[tuple[str, Hashable, object]](
             INBOX
         )
@@ -511,20 +517,27 @@ class NetServer:
             self._since_snapshot + self.room_weight * rooms >= self.snapshot_every
             or rooms >= self.take_rooms
         ) and not self._snapshots_saving
-        if journal is not None and (self._snapshots_wanted or due):
-            # The facts cover every entry taken so far (the committer tells
-            # the store up to which position) and none after.
-            self._since_snapshot = 0
-            journal.rooms_noted.clear()
+        if journal is not None and (self._snapshots_wanted or due or self._taking):
+            # A taking is spread over batches, `TAKE_STEP` units of work
+            # after each (more as it goes on, so that it ends however busy
+            # the rooms are); one wanted now is ended at once. The facts
+            # cover every entry taken so far (the committer tells the store
+            # up to which position) and none after.
+            self._taking += 1
+            most = None if self._snapshots_wanted else TAKE_STEP * (1 + self._taking // 8)
             try:
                 with collector_paused():
-                    batch.snapshot = rows_since(journal, self._taken)
+                    batch.snapshot = take_some(journal, self._taken, most)
             except Exception:  # (a bug of ours; the journal keeps every input)
                 log.exception("the lobby's facts were not taken (the journal keeps every input)")
                 # (what changed since was taken from the lobby, and not all
                 # of it made rows: the next taking makes every row again)
                 self._taken = TakenRows()
-            else:
+                self._taking = 0
+            if batch.snapshot is not None:
+                self._taking = 0
+                self._since_snapshot = 0
+                journal.rooms_noted.clear()
                 self._snapshots_saving += 1
         batch.done, self._snapshots_wanted = self._snapshots_wanted, []
         freeze_young()  # (between two batches: see `tuning`)
@@ -617,8 +630,11 @@ class NetServer:
         try:
             if previous is not None:
                 await previous.wait()
-            async with self._store_lock:
-                await trio.to_thread.run_sync(self.store.save_facts, facts, covers)
+            # (in steps, each alone on the store: the commits go on between)
+            steps = await trio.to_thread.run_sync(self.store.facts_steps, facts, covers)
+            for step in steps:
+                async with self._store_lock:
+                    await trio.to_thread.run_sync(step)
         finally:
             self._snapshots_saving -= 1
             saved.set()

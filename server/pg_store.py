@@ -31,7 +31,8 @@ The schema is `SqliteStore`'s (docs/STORAGE.md), in PostgreSQL's types.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from functools import partial
 from typing import Any
 
 from oriflamme.server.core.facts import FactsRows
@@ -217,6 +218,14 @@ class PostgresStore:
         return self._last_position
 
     def save_facts(self, facts: FactsRows, covers: int | None = None) -> None:
+        for step in self.facts_steps(facts, covers):
+            step()
+
+    def facts_steps(self, facts: FactsRows, covers: int | None = None) -> list[Callable[[], None]]:
+        """One step: the save, in one transaction."""
+        return [partial(self._save_facts, facts, covers)]
+
+    def _save_facts(self, facts: FactsRows, covers: int | None) -> None:
         covered = self._last_position if covers is None else covers
         changes = self._kept.changes(facts)
         with self._transaction(), self._db.cursor() as cursor:

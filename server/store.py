@@ -47,6 +47,7 @@ import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import IO, Any, Protocol
 
@@ -121,6 +122,8 @@ SCHEMA_VERSION = MIGRATIONS[-1].version
 ROWS_A_STATEMENT = 500  # journal entries inserted by one statement
 
 WAL_LIMIT = 4 << 20  # bytes the WAL file keeps at rest, once checkpointed
+STAGE_ROWS = 200  # rows of the facts staged a step (`SqliteStore.facts_steps`): a ms or so
+STAGE_BYTES = 8 << 20  # facts larger than this are not staged, but written at once
 
 _INSERT = "INSERT INTO journal (seq, kind, conn, at, data, digest) VALUES "
 _ROW = "(?, ?, ?, ?, ?, ?)"
@@ -224,7 +227,15 @@ class Store(Protocol):
         """Keep `facts` (the lobby's, as rows: those that changed since the
         last save are written), which cover the entries up to position
         `covers` (None: every entry stored so far); drop those, keep the
-        later ones; in one transaction."""
+        later ones: `facts_steps`, each in turn."""
+        ...
+
+    def facts_steps(self, facts: FactsRows, covers: int | None = None) -> list[Callable[[], None]]:
+        """`save_facts` in steps, to run in order, one at a time on the
+        store: other calls may come between two, and until the last
+        nothing a start reads has changed (it does all that shows, in one
+        transaction). For a shell whose commits should not wait for a
+        whole save."""
         ...
 
     def next_generation(self) -> int:
@@ -245,6 +256,9 @@ class SqliteStore:
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=FULL")
             self._db.execute(f"PRAGMA journal_size_limit={WAL_LIMIT}")
+            # The staged rows (`facts_steps`): in memory (a temporary file
+            # made staging seven times slower).
+            self._db.execute("PRAGMA temp_store=MEMORY")
             self._db.execute(
                 "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL)"
             )
@@ -424,9 +438,63 @@ class SqliteStore:
             return 0
 
     def save_facts(self, facts: FactsRows, covers: int | None = None) -> None:
+        for step in self.facts_steps(facts, covers):
+            step()
+
+    def facts_steps(self, facts: FactsRows, covers: int | None = None) -> list[Callable[[], None]]:
+        """The rows to write are first staged, `STAGE_ROWS` a step, in
+        temporary tables of this connection, in memory (not the database,
+        whose commits go on meanwhile); the last step moves them into their
+        tables, within SQLite, with the rest of the save, in one
+        transaction. Writing a taking's rows from Python held the database
+        for 15 to 35 ms, and every commit waited (bench/RESULTS.md).
+
+        Rows given of more than `STAGE_BYTES` in all (every row, at a
+        first taking after a start) are written at once: the memory SQLite would
+        take for them would stay the process's."""
         changes = self._kept.changes(facts)
+        size = sum(len(data) for rows in facts.tables.values() for _, data in rows.values())
+        if size > STAGE_BYTES:
+            return [partial(self._write, changes, covers, staged=False)]
+        steps: list[Callable[[], None]] = [self._unstage]
+        for table, rows in changes.writes.items():
+            for start in range(0, len(rows), STAGE_ROWS):
+                steps.append(partial(self._stage, table, rows[start : start + STAGE_ROWS]))
+        steps.append(partial(self._write, changes, covers, staged=True))
+        return steps
+
+    def _unstage(self) -> None:
+        """Empty the staging tables (made at the first save): what a save
+        that failed left there is not written."""
+        try:
+            for table, (key, plain) in FACT_TABLES.items():
+                columns = ", ".join((f"{key} INTEGER PRIMARY KEY", *plain, "data"))
+                self._db.execute(f"CREATE TEMP TABLE IF NOT EXISTS staged_{table} ({columns})")
+                self._db.execute(f"DELETE FROM temp.staged_{table}")
+        except sqlite3.Error as exc:
+            raise StoreError(f"the database could not be written: {exc}") from None
+
+    def _stage(self, table: str, rows: list[tuple[object, ...]]) -> None:
+        key, plain = FACT_TABLES[table]
+        try:
+            # (a transaction of the temporary tables only: the database is
+            # not locked)
+            self._db.execute("BEGIN")
+            self._db.executemany(
+                f"INSERT INTO temp.staged_{table} VALUES ({', '.join('?' * (2 + len(plain)))})",
+                rows,
+            )
+            self._db.execute("COMMIT")
+        except sqlite3.Error as exc:
+            if self._db.in_transaction:
+                self._db.execute("ROLLBACK")
+            raise StoreError(f"the database could not be written: {exc}") from None
+
+    def _write(self, changes: RowChanges, covers: int | None, *, staged: bool) -> None:
+        """The save, in one transaction: the rows to write given, or staged."""
         with self._transaction():
-            for statement, rows in changes.statements("?"):
+            source = "temp.staged_{}" if staged else None
+            for statement, rows in changes.statements("?", staged=source):
                 self._db.executemany(statement, rows)
             self._db.execute("DELETE FROM snapshot")  # (an earlier schema's, now rows)
             covered = self._last_position if covers is None else covers
@@ -435,6 +503,8 @@ class SqliteStore:
         # (No checkpoint here: facts are taken every second or so on a busy
         # server, and a checkpoint holds the committer back. SQLite's own,
         # `journal_size_limit` and the hourly one bound the WAL.)
+        if staged:
+            self._unstage()  # (their memory, for the next save's)
 
     def next_generation(self) -> int:
         with self._transaction():
@@ -455,16 +525,22 @@ class SqliteStore:
 class RowChanges:
     """What a save of the facts writes: the lobby's row, and for each table
     the rows to write (key, plain columns, facts) and the keys to delete;
-    `digests`: every row's, as they will be once written."""
+    `digests`: the digest of each row written (None: not known), and
+    `whole`: whether they are every row's."""
 
     lobby: bytes
     writes: dict[str, list[tuple[object, ...]]]
     deletes: dict[str, list[int]]
-    digests: dict[str, dict[int, bytes]]
+    digests: dict[str, dict[int, bytes | None]]
+    whole: bool
 
-    def statements(self, placeholder: str) -> Iterator[tuple[str, list[tuple[object, ...]]]]:
+    def statements(
+        self, placeholder: str, staged: str | None = None
+    ) -> Iterator[tuple[str, list[tuple[object, ...]]]]:
         """Each statement to run (`executemany`), with its rows, in the SQL
-        of a store whose parameters are `placeholder`."""
+        of a store whose parameters are `placeholder`; the rows to write
+        taken from the tables `staged` names (a format of the table's name),
+        where they were put already, if given."""
         yield (
             f"INSERT INTO lobby (id, data) VALUES (1, {placeholder})"
             " ON CONFLICT (id) DO UPDATE SET data = excluded.data",
@@ -473,12 +549,17 @@ class RowChanges:
         for table, (key, plain) in FACT_TABLES.items():
             columns = (key, *plain, "data")
             if self.writes[table]:
+                # (SQLite reads an upsert's SELECT right only with a WHERE)
+                values = (
+                    f"VALUES ({', '.join([placeholder] * len(columns))})"
+                    if staged is None
+                    else f"SELECT {', '.join(columns)} FROM {staged.format(table)} WHERE true"
+                )
                 yield (
-                    f"INSERT INTO {table} ({', '.join(columns)})"
-                    f" VALUES ({', '.join([placeholder] * len(columns))})"
+                    f"INSERT INTO {table} ({', '.join(columns)}) {values}"
                     f" ON CONFLICT ({key}) DO UPDATE SET "
                     + ", ".join(f"{c} = excluded.{c}" for c in columns[1:]),
-                    self.writes[table],
+                    self.writes[table] if staged is None else [()],
                 )
             if self.deletes[table]:
                 yield (
@@ -488,47 +569,53 @@ class RowChanges:
 
 
 class KeptRows:
-    """The digest of each row of the facts a store holds, so that a save
-    writes only the rows that changed since the last (most rooms and
-    sessions do not change between two saves). Kept in memory, filled when
-    the facts are read (`read`) and after each save (`keep`); a store that
-    was written by no one else meanwhile (it holds its lock) agrees."""
+    """The digest of each row of the facts a store holds, so that a save of
+    every row (`FactsRows.gone` None: the first taking after a start, when
+    most rows are as they were read) writes only those that changed. A
+    save of the rows that changed (`take_some`'s, with the keys gone)
+    writes every row it is given, unhashed: they changed, and hashing them
+    was half of such a save's time, in a thread that shares the
+    interpreter with the core (bench/RESULTS.md); its cost follows what
+    changed, not how many rows the store holds. Kept in memory, filled
+    when the facts are read (`read`) and after each save (`keep`); a store
+    that was written by no one else meanwhile (it holds its lock) agrees."""
 
     def __init__(self) -> None:
-        self._digests: dict[str, dict[int, bytes]] = {table: {} for table in FACT_TABLES}
+        # (None: a row written unhashed, whose digest is not known)
+        self._digests: dict[str, dict[int, bytes | None]] = {table: {} for table in FACT_TABLES}
 
     def changes(self, facts: FactsRows) -> RowChanges:
-        """What saving `facts` writes: the rows given whose digest differs
-        from the one kept, and the deletion of the rows kept whose key is
-        gone (`facts.keys`, or the rows given if it has none)."""
+        """What saving `facts` writes: the rows given (of every row: those
+        whose digest differs from the one kept), and the deletion of the
+        rows kept that are gone (`facts.gone`; of every row: those not
+        given)."""
         writes: dict[str, list[tuple[object, ...]]] = {}
         deletes: dict[str, list[int]] = {}
-        digests: dict[str, dict[int, bytes]] = {}
+        digests: dict[str, dict[int, bytes | None]] = {}
         for table in FACT_TABLES:
             rows, kept = facts.tables[table], self._digests[table]
-            present = rows.keys() if facts.keys is None else facts.keys[table]
-            # (set operations, not loops: the store's thread holds the
-            # interpreter meanwhile, and a server holds thousands of rows)
-            missing = present - rows.keys() - kept.keys()
-            if missing:
-                raise StoreError(
-                    f"the facts name {table} rows {sorted(missing)[:5]} that were never given"
-                    " (a bug)"
-                )
-            deletes[table] = sorted(kept.keys() - present)
-            # (a row not given is the one kept: it did not change)
-            now = digests[table] = dict(kept)
-            for key in deletes[table]:
-                del now[key]
-            writes[table] = []
-            for key, (plain, data) in rows.items():
-                digest = now[key] = _digest(data)
-                if kept.get(key) != digest:
-                    writes[table].append((key, *plain, data))
-        return RowChanges(facts.lobby, writes, deletes, digests)
+            if facts.gone is None:
+                deletes[table] = sorted(kept.keys() - rows.keys())
+                now = digests[table] = {key: _digest(data) for key, (_, data) in rows.items()}
+                writes[table] = [
+                    (key, *plain, data)
+                    for key, (plain, data) in rows.items()
+                    if kept.get(key) != now[key]
+                ]
+            else:
+                deletes[table] = sorted(key for key in facts.gone[table] if key in kept)
+                digests[table] = dict.fromkeys(rows)
+                writes[table] = [(key, *plain, data) for key, (plain, data) in rows.items()]
+        return RowChanges(facts.lobby, writes, deletes, digests, facts.gone is None)
 
     def keep(self, changes: RowChanges) -> None:
-        self._digests = changes.digests
+        if changes.whole:
+            self._digests = changes.digests
+            return
+        for table, kept in self._digests.items():
+            for key in changes.deletes[table]:
+                del kept[key]
+            kept.update(changes.digests[table])
 
     def read(
         self, execute: Callable[[str, tuple[object, ...]], Any], placeholder: str

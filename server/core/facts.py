@@ -46,8 +46,9 @@ take the game up.
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections import deque
-from collections.abc import Collection, Hashable, Iterable
+from collections.abc import Collection, Hashable
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
@@ -108,14 +109,14 @@ class FactsRows:
     for each session, room and room's game, by key (`FACT_TABLES`). A store
     writes only the rows that changed since it last wrote.
 
-    `keys`: None, and `tables` holds every row (`rows_of`); or the key of
-    every row there is, by table, and `tables` holds only those that
-    changed since the rows taken before (`rows_since`): the store keeps its
-    others, and deletes the rows whose key is gone."""
+    `gone`: None, and `tables` holds every row (`rows_of`, and a first
+    taking); or, by table, the keys of the rows gone since the rows taken
+    before, and `tables` holds only the rows that changed since (`take_some`
+    after a first taking): the store keeps its others and deletes those."""
 
     lobby: bytes
     tables: dict[str, dict[int, Row]]
-    keys: dict[str, set[int]] | None = None
+    gone: dict[str, set[int]] | None = None
 
 
 # ------------------------------------------------------------ taking facts
@@ -302,10 +303,11 @@ def _seat_record_data(seat: SeatRecord) -> dict[str, Any]:
 
 
 class TakenRows:
-    """What `rows_since` made rows of last time: each session's and room's
-    key (`_session_key`, `_room_key`: the values its facts are made of, read
-    without making them), and the rooms with a game. Kept by the shell
-    between two takings; a new one (at a start) makes every row.
+    """What the takings made rows of: each session's and room's key
+    (`_session_key`, `_room_key`: the values its facts are made of, read
+    without making them), and the rooms with a game; and the taking under
+    way (`take_some`). Kept by the shell between two takings; a new one (at
+    a start) makes every row.
 
     A taking looks only at the sessions and rooms the lobby names as
     changed since (`Lobby.changes_since`), and makes again the rows of
@@ -313,57 +315,109 @@ class TakenRows:
     sessions and rooms the lobby holds."""
 
     def __init__(self) -> None:
+        self.start_over(set(), set())
+        self.every = False
+
+    def start_over(self, players: set[int], room_ids: set[int]) -> None:
+        """Forget every row made: a first taking, of `players` and `room_ids`."""
         self.sessions: dict[int, tuple[Any, ...]] = {}
         self.rooms: dict[int, tuple[Any, ...]] = {}
         self.games: set[int] = set()
         self.parts: dict[str, tuple[Hashable, bytes]] = {}  # (`_lobby_row`'s)
+        # The taking under way: the sessions and rooms still to look at, and
+        # the rows made and the keys gone since the last taking ended.
+        self.every = True  # (a first taking: every row, no keys gone)
+        self.players = players
+        self.room_ids = room_ids
+        self.made: dict[str, dict[int, Row]] = {table: {} for table in FACT_TABLES}
+        self.gone: dict[str, set[int]] = {table: set() for table in FACT_TABLES}
 
 
 def rows_since(lobby: Lobby, taken: TakenRows) -> FactsRows:
-    """The facts of `lobby` as rows: those of the sessions, rooms and games
-    that changed since `taken` (which then holds these), and the keys of
-    every row (`FactsRows.keys`). The same as `rows_of(facts_of(lobby))` in
-    the store that holds the rows taken before: tests/server check it
-    after every step of random traffic."""
-    sessions: dict[int, Row] = {}
-    rooms: dict[int, Row] = {}
-    games: dict[int, Row] = {}
+    """The facts of `lobby` as rows, at once (`take_some` with no bound):
+    those of the sessions, rooms and games that changed since `taken`
+    (which then holds these), and the keys of the rows gone; or every row
+    at a first taking (a new `taken`, or another asked the lobby since).
+    The same as `rows_of(facts_of(lobby))` in the store that holds the
+    rows taken before: tests/server check it after every step of random
+    traffic."""
+    rows = take_some(lobby, taken, None)
+    assert rows is not None  # (with no bound, a taking ends at once)
+    return rows
+
+
+def take_some(lobby: Lobby, taken: TakenRows, most: int | None) -> FactsRows | None:
+    """A step of a taking: look at what changed since the last step, make
+    rows of the sessions and rooms still to look at, for about `most` units
+    of work (None: all; a unit is about what looking at a session costs,
+    some 3 us: making its row is 2, looking at a room 2, making its rows
+    8), and give the facts (`rows_since`'s) once none is left; or
+    None, and the next step goes on.
+
+    The facts are those of the lobby as the last step found it: a row made
+    at an earlier step is of a session or room that did not change since
+    (one that changed is looked at again). So the core task can spread a
+    taking over several batches, each short, rather than stop for all of
+    it at once (bench/RESULTS.md)."""
     by_player, by_id = lobby.sessions.by_player, lobby.rooms
     changes = lobby.changes_since(taken)
     if changes is None:  # (a first taking: every one)
-        taken.sessions, taken.rooms, taken.games, taken.parts = {}, {}, set(), {}
-        players: Iterable[int] = by_player
-        room_ids: Iterable[int] = by_id
+        taken.start_over(set(by_player), set(by_id))
     else:
-        players, room_ids = changes
-    for player in players:
+        taken.players |= changes[0]
+        taken.room_ids |= changes[1]
+    sessions, rooms, games = taken.made["sessions"], taken.made["rooms"], taken.made["games"]
+    budget = math.inf if most is None else most
+    while budget > 0 and taken.players:
+        player = taken.players.pop()
+        budget -= 1
         session = by_player.get(player)
         if session is None:
-            taken.sessions.pop(player, None)
+            if taken.sessions.pop(player, None) is not None:
+                sessions.pop(player, None)
+                taken.gone["sessions"].add(player)
             continue
         key = _session_key(session)
         if taken.sessions.get(player) != key:
             taken.sessions[player] = key
             _add_session_row(sessions, _session_data(session))
-    for room_id in room_ids:
+            budget -= 1
+    while budget > 0 and taken.room_ids:
+        room_id = taken.room_ids.pop()
+        budget -= 2
         room = by_id.get(room_id)
         if room is None:
-            taken.rooms.pop(room_id, None)
-            taken.games.discard(room_id)
+            if taken.rooms.pop(room_id, None) is not None:
+                rooms.pop(room_id, None)
+                taken.gone["rooms"].add(room_id)
+            if room_id in taken.games:
+                taken.games.discard(room_id)
+                games.pop(room_id, None)
+                taken.gone["games"].add(room_id)
             continue
-        if room._unbuilt is not None or room._table is not None or room.unread_game is not None:
-            taken.games.add(room_id)
-        else:
-            taken.games.discard(room_id)
         key = _room_key(room)
-        if taken.rooms.get(room_id) != key:
-            taken.rooms[room_id] = key
-            _add_room_rows(rooms, games, _room_data(room))
-    return FactsRows(
-        _lobby_row(lobby, taken.parts),
-        {"sessions": sessions, "rooms": rooms, "games": games},
-        {"sessions": set(by_player), "rooms": set(by_id), "games": set(taken.games)},
-    )
+        if taken.rooms.get(room_id) == key:
+            continue
+        taken.rooms[room_id] = key
+        has_game = room._unbuilt is not None or room._table is not None
+        if has_game or room.unread_game is not None:
+            taken.games.add(room_id)
+        elif room_id in taken.games:
+            taken.games.discard(room_id)
+            games.pop(room_id, None)
+            taken.gone["games"].add(room_id)
+        _add_room_rows(rooms, games, _room_data(room))
+        budget -= 6
+    if taken.players or taken.room_ids:
+        return None
+    every, made, gone = taken.every, taken.made, taken.gone
+    taken.every = False
+    taken.made = {table: {} for table in FACT_TABLES}
+    taken.gone = {table: set() for table in FACT_TABLES}
+    # (a row made, then gone, then made again: written, not deleted)
+    for table, keys in gone.items():
+        keys -= made[table].keys()
+    return FactsRows(_lobby_row(lobby, taken.parts), made, None if every else gone)
 
 
 def _lobby_row(lobby: Lobby, parts: dict[str, tuple[Hashable, bytes]]) -> bytes:

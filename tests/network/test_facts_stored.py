@@ -112,14 +112,16 @@ async def test_facts_stored_while_a_game_goes_on_restore_the_lobby_as_it_was(
         return entries
 
     covered: list[tuple[int | None, int]] = []
-    save = SqliteStore.save_facts
+    steps = SqliteStore.facts_steps
 
-    def recorded_save(store: SqliteStore, facts: FactsRows, covers: int | None = None) -> None:
+    def recorded_save(
+        store: SqliteStore, facts: FactsRows, covers: int | None = None
+    ) -> list[Callable[[], None]]:
         covered.append((covers, taken[0]))
-        save(store, facts, covers)
+        return steps(store, facts, covers)
 
     monkeypatch.setattr(JournaledLobby, "take", counted_take)
-    monkeypatch.setattr(SqliteStore, "save_facts", recorded_save)
+    monkeypatch.setattr(SqliteStore, "facts_steps", recorded_save)
     live, journaled, records = await a_game_then_a_chat_line(tmp_path / "data")
     assert len(covered) >= 3  # (the new directory's, then some every 7 inputs)
     # Each covers no more than the inputs the core had taken when it stored them.
@@ -167,13 +169,15 @@ async def test_a_room_the_journal_touches_weighs_as_many_entries(
     # However few entries: a start after a kill rebuilds each game the
     # journal touches, so each room touched weighs as many entries.
     saved: list[int | None] = []
-    save = SqliteStore.save_facts
+    steps = SqliteStore.facts_steps
 
-    def counted(store: SqliteStore, facts: FactsRows, covers: int | None = None) -> None:
+    def counted(
+        store: SqliteStore, facts: FactsRows, covers: int | None = None
+    ) -> list[Callable[[], None]]:
         saved.append(covers)
-        save(store, facts, covers)
+        return steps(store, facts, covers)
 
-    monkeypatch.setattr(SqliteStore, "save_facts", counted)
+    monkeypatch.setattr(SqliteStore, "facts_steps", counted)
     await a_game_then_a_chat_line(tmp_path / "data", snapshot_every=1 << 40, room_weight=weight)
     assert saved[0] is None  # (the new data directory's)
     assert (len(saved) > 1) == taken
@@ -188,10 +192,11 @@ async def test_facts_that_could_not_be_taken_once_are_all_taken_again_at_the_nex
     # again (else a room or session that changed before it, and not since,
     # would stay stored as it was before, for good).
     takings: list[tuple[int, int, int]] = []  # (rows of sessions, of rooms; sessions there are)
-    take = net_module.rows_since
+    take = net_module.take_some
 
-    def failing_once(lobby: Lobby, taken: TakenRows) -> FactsRows:
-        rows = take(lobby, taken)
+    def failing_once(lobby: Lobby, taken: TakenRows, most: int | None) -> FactsRows | None:
+        rows = take(lobby, taken, None)  # (at once: one step a taking)
+        assert rows is not None
         takings.append(
             (len(rows.tables["sessions"]), len(rows.tables["rooms"]), len(lobby.sessions))
         )
@@ -199,7 +204,7 @@ async def test_facts_that_could_not_be_taken_once_are_all_taken_again_at_the_nex
             raise RuntimeError("a bug of ours, once")
         return rows
 
-    monkeypatch.setattr(net_module, "rows_since", failing_once)
+    monkeypatch.setattr(net_module, "take_some", failing_once)
     live, _, _ = await a_game_then_a_chat_line(tmp_path / "data", idle=1)
     assert len(takings) > 3 and "facts were not taken" in caplog.text
     assert takings[2][0] < takings[2][2]  # (the idle player's row: not made again)

@@ -283,6 +283,9 @@ class FailingStore:
     def save_facts(self, facts: object, covers: int | None = None) -> None:
         raise StoreError("the database could not be written: database or disk is full")
 
+    def facts_steps(self, facts: object, covers: int | None = None) -> list[Callable[[], None]]:
+        return [partial(self.save_facts, facts, covers)]
+
     def next_generation(self) -> int:
         return 1
 

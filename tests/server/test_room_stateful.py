@@ -37,7 +37,7 @@ from oriflamme.server.core.facts import (
     _room_data,
     facts_of,
     rows_of,
-    rows_since,
+    take_some,
 )
 from oriflamme.server.core.lobby import Lobby
 from tests.server.scenario import hidden_cards_shown
@@ -93,20 +93,32 @@ def fingerprint(lobby: Lobby) -> Any:
 
 class RowsStored:
     """The rows a store holds of the facts taken a step at a time
-    (`rows_since`): checked against the whole facts at each taking."""
+    (`take_some`): checked against the whole facts at each taking that
+    ends. A taking is spread over steps of the traffic (bounds of a unit or
+    a few: the rows made at a step before are of what did not change since),
+    or ended at once."""
 
     def __init__(self) -> None:
         self.taken = TakenRows()
         self.stored: dict[str, dict[int, bytes]] = {}
 
     def take_and_check(self, lobby: Lobby) -> FactsRows:
-        since = rows_since(lobby, self.taken)
-        assert since.keys is not None
-        for table, keys in since.keys.items():
+        since = self.step_and_check(lobby, None)
+        assert since is not None
+        return since
+
+    def step_and_check(self, lobby: Lobby, most: int | None) -> FactsRows | None:
+        since = take_some(lobby, self.taken, most)
+        if since is None:  # (the taking goes on at the next step)
+            return None
+        for table, rows in since.tables.items():
             kept = self.stored.setdefault(table, {})
-            for key in [k for k in kept if k not in keys]:
-                del kept[key]
-            kept.update((key, data) for key, (_, data) in since.tables[table].items())
+            if since.gone is None:  # (every row, at a first taking)
+                kept.clear()
+            else:
+                for key in since.gone[table]:
+                    kept.pop(key, None)
+            kept.update((key, data) for key, (_, data) in rows.items())
         whole = rows_of(facts_of(lobby))
         assert since.lobby == whole.lobby
         for table, rows in whole.tables.items():
@@ -144,6 +156,7 @@ class RoomTraffic(RuleBasedStateMachine):
         self.world.settle()
         self.checked_records = 0
         self.rows = RowsStored()  # (the facts taken a step at a time)
+        self.checks = 0
 
     # ------------------------------------------------------------ sending
 
@@ -410,7 +423,10 @@ class RoomTraffic(RuleBasedStateMachine):
         if not hasattr(self, "world"):
             return
         self.world.settle()
-        self.rows.take_and_check(self.world.gateway.lobby)
+        self.checks += 1
+        # (a unit or a few a step, or all at once)
+        most = (None, 1, 3, None, 2, 8, 1, 1)[self.checks % 8]
+        self.rows.step_and_check(self.world.gateway.lobby, most)
 
 
 RoomTraffic.TestCase.settings = settings(

@@ -361,6 +361,26 @@ def test_a_save_writes_only_the_rows_that_changed() -> None:
     assert kept.changes(second).writes == {"sessions": [], "rooms": [], "games": []}
 
 
+def test_a_save_of_the_rows_that_changed_writes_them_all_unhashed() -> None:
+    kept = KeptRows()
+    kept.keep(kept.changes(rows(b"1", sessions={1: (("Ann",), b"a"), 2: (("Bob",), b"b")})))
+    # (take_some's: the rows it gives changed, and the keys gone; one never
+    # stored, made and gone between two takings, is no statement)
+    since = replace(
+        rows(b"2", sessions={2: (("Bob",), b"b")}),
+        gone={"sessions": {1, 3}, "rooms": set(), "games": set()},
+    )
+    changes = kept.changes(since)
+    assert changes.writes["sessions"] == [(2, "Bob", b"b")]  # (unchanged, yet written)
+    assert changes.deletes["sessions"] == [1]
+    kept.keep(changes)
+    # A save of every row writes the one whose digest it does not know.
+    changes = kept.changes(rows(b"3", sessions={2: (("Bob",), b"b")}))
+    assert changes.writes["sessions"] == [(2, "Bob", b"b")]
+    kept.keep(changes)
+    assert kept.changes(rows(b"3", sessions={2: (("Bob",), b"b")})).writes["sessions"] == []
+
+
 def test_a_migration_that_fails_leaves_the_database_as_it_was(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -10,6 +10,7 @@ import pytest
 
 from oriflamme.protocol import messages as m
 from oriflamme.server.core import ServerConfig
+from oriflamme.server.core.facts import FactsRows
 from oriflamme.server.core.journal import CLOSED, TICK, Entry
 from oriflamme.server.persistence import KEY_FILE, restore
 from oriflamme.server.store import SCHEMA_VERSION, StoredRecord, StoreError
@@ -93,6 +94,33 @@ def test_the_facts_rows_come_back_as_last_saved_and_gone_ones_are_deleted(
         third.close()
 
 
+def test_a_save_in_steps_shows_at_its_last_and_commits_go_on_between(place: Place) -> None:
+    first = rows(b"lobby 1", sessions={1: (("Ann",), b"ann")})
+    many = {p: (("p",), bytes([p % 256]) * 100) for p in range(1, 501)}
+    second = rows(b"lobby 2", sessions=many, rooms={1: (("a table", "playing"), b"room 1")})
+    store = place.open()
+    try:
+        store.save_facts(first)
+        store.append([Entry("hello", "1.1", 1.0, b"a")])
+        steps = store.facts_steps(second)
+        for step in steps[:-1]:
+            step()
+            # (a commit between two steps; what a start reads: as it was)
+            store.append([Entry("hello", "1.2", 2.0, b"b")])
+            assert store.load()[0] == first
+        steps[-1]()
+        facts, entries = store.load()
+        assert facts == second and entries == []  # (it covers what was stored)
+        # A save left half-way (a stop) wrote nothing; the next is whole.
+        for step in store.facts_steps(first)[:-1]:
+            step()
+        assert store.load()[0] == second
+        store.save_facts(rows(b"lobby 3", sessions={2: (("Bo",), b"bo")}))
+        assert store.load()[0] == rows(b"lobby 3", sessions={2: (("Bo",), b"bo")})
+    finally:
+        store.close()
+
+
 def test_facts_of_the_rows_that_changed_keep_the_others_and_delete_the_gone(
     place: Place,
 ) -> None:
@@ -110,7 +138,7 @@ def test_facts_of_the_rows_that_changed_keep_the_others_and_delete_the_gone(
             sessions={2: (("Bob",), b"bob, later")},
             games={1: ((b"game-1",), b"log of game 1, longer")},
         ),
-        keys={"sessions": {1, 2}, "rooms": {1}, "games": {1}},
+        gone={"sessions": {3}, "rooms": set(), "games": set()},
     )
     store = place.open()
     try:
@@ -126,11 +154,13 @@ def test_facts_of_the_rows_that_changed_keep_the_others_and_delete_the_gone(
             rooms={1: (("a table", "playing"), b"room 1")},
             games={1: ((b"game-1",), b"log of game 1, longer")},
         )
-        # A row named but never given is a bug of ours: nothing is written.
-        unknown = replace(rows(b"lobby 3"), keys={"sessions": {9}, "rooms": set(), "games": set()})
-        with pytest.raises(StoreError, match="never given"):
-            again.save_facts(unknown)
-        assert again.load()[0] is not None and again.load()[0].lobby == b"lobby 2"
+        # A row gone that the store never held (made and gone between two
+        # takings) deletes nothing else.
+        unknown = replace(rows(b"lobby 3"), gone={"sessions": {9}, "rooms": set(), "games": set()})
+        again.save_facts(unknown)
+        facts = again.load()[0]
+        assert isinstance(facts, FactsRows) and facts.lobby == b"lobby 3"
+        assert facts.tables["sessions"].keys() == {1, 2}
     finally:
         again.close()
 
