@@ -117,19 +117,22 @@ BATCH = 256  # inputs handled together, and stored in one transaction
 # second (bench/RESULTS.md); it now comes every 3,600 entries there.
 SNAPSHOT_EVERY = 6_000
 ROOM_WEIGHT = 12  # rebuilding a game (about 3 ms at round 6) costs about this many entries
-# A taking makes the rows of the rooms and sessions changed since the last,
-# while the core task waits: it comes sooner than the weight says once the
-# journal touched `TAKE_ROOMS` rooms, so that its pause stays short at
-# thousands of tables (at 2,000 paced tables the weight came with some 480
-# rooms changed: 40 to 50 ms). Not sooner than that: at a few hundred
-# tables a taking is short anyway, and rare ones keep the pauses out of
-# all but the slowest decisions (taken at 100 rooms, the p99 at 200 tables
+# A taking makes the rows of the rooms and sessions changed since the last
+# (in steps, between batches: `TAKE_STEP`), and its save writes them, some
+# 2 MB at 250 busy rooms, in a transaction the commits wait for. It comes
+# sooner than the weight says once the journal touched `TAKE_ROOMS` rooms,
+# so that each save stays short at thousands of tables (at 2,000 paced
+# tables the weight came with some 480 rooms changed). Not sooner than
+# that: at a few hundred tables rare takings keep the pauses out of all
+# but the slowest decisions (taken at 100 rooms, the p99 at 200 tables
 # and a second a decision was twice as long: bench/RESULTS.md).
 TAKE_ROOMS = 250
-# A taking is made a step after each batch (`facts.take_some`): about this
-# many units of work a step (some 3 us each: a step of about 2 ms, where
-# 250 rooms at once stopped the core for 10 to 20 ms), so that the
-# decisions that come meanwhile wait for a step, not the whole taking.
+# A taking is made a step after each batch, and while no input waits
+# (`facts.take_some`): about this many units of work a step (some 3 us
+# each: a step of about 2 ms, where 250 rooms at once stopped the core for
+# 10 to 20 ms), so that the decisions that come meanwhile wait for a step,
+# not the whole taking. The bound grows by as much every eighth step, so
+# that a taking ends however busy the rooms are.
 TAKE_STEP = 600
 BUILD_AT_ONCE = 4  # games rebuilt at a time while no input waits (a few ms each)
 # Blocks of the keyed random stream a start skips: between this and twice
@@ -439,6 +442,12 @@ class NetServer:
                 # rest, a few at a time, while no input waits.
                 lobby.build_some(BUILD_AT_ONCE)
                 log_build_failures(lobby.take_build_failures())
+                await trio.lowlevel.checkpoint()
+                continue
+            if self._taking and not self._inbox.statistics().current_buffer_used:
+                # A taking under way goes on while no input waits (else a
+                # server gone quiet would leave it, and its journal, as is).
+                await self._hand_over([])
                 await trio.lowlevel.checkpoint()
                 continue
             deadline = gateway.next_deadline()

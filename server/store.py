@@ -449,12 +449,11 @@ class SqliteStore:
         transaction. Writing a taking's rows from Python held the database
         for 15 to 35 ms, and every commit waited (bench/RESULTS.md).
 
-        Rows given of more than `STAGE_BYTES` in all (every row, at a
+        Rows to write of more than `STAGE_BYTES` in all (most rows, at a
         first taking after a start) are written at once: the memory SQLite would
         take for them would stay the process's."""
         changes = self._kept.changes(facts)
-        size = sum(len(data) for rows in facts.tables.values() for _, data in rows.values())
-        if size > STAGE_BYTES:
+        if changes.size > STAGE_BYTES:
             return [partial(self._write, changes, covers, staged=False)]
         steps: list[Callable[[], None]] = [self._unstage]
         for table, rows in changes.writes.items():
@@ -533,6 +532,7 @@ class RowChanges:
     deletes: dict[str, list[int]]
     digests: dict[str, dict[int, bytes | None]]
     whole: bool
+    size: int  # (bytes of facts to write)
 
     def statements(
         self, placeholder: str, staged: str | None = None
@@ -571,7 +571,8 @@ class RowChanges:
 class KeptRows:
     """The digest of each row of the facts a store holds, so that a save of
     every row (`FactsRows.gone` None: the first taking after a start, when
-    most rows are as they were read) writes only those that changed. A
+    most rows are as they were read, or after a taking that failed) writes
+    only those that changed. A
     save of the rows that changed (`take_some`'s, with the keys gone)
     writes every row it is given, unhashed: they changed, and hashing them
     was half of such a save's time, in a thread that shares the
@@ -592,21 +593,20 @@ class KeptRows:
         writes: dict[str, list[tuple[object, ...]]] = {}
         deletes: dict[str, list[int]] = {}
         digests: dict[str, dict[int, bytes | None]] = {}
+        size = 0
         for table in FACT_TABLES:
             rows, kept = facts.tables[table], self._digests[table]
             if facts.gone is None:
                 deletes[table] = sorted(kept.keys() - rows.keys())
                 now = digests[table] = {key: _digest(data) for key, (_, data) in rows.items()}
-                writes[table] = [
-                    (key, *plain, data)
-                    for key, (plain, data) in rows.items()
-                    if kept.get(key) != now[key]
-                ]
+                changed = [(key, row) for key, row in rows.items() if kept.get(key) != now[key]]
             else:
                 deletes[table] = sorted(key for key in facts.gone[table] if key in kept)
                 digests[table] = dict.fromkeys(rows)
-                writes[table] = [(key, *plain, data) for key, (plain, data) in rows.items()]
-        return RowChanges(facts.lobby, writes, deletes, digests, facts.gone is None)
+                changed = list(rows.items())
+            writes[table] = [(key, *plain, data) for key, (plain, data) in changed]
+            size += sum(len(data) for _, (_, data) in changed)
+        return RowChanges(facts.lobby, writes, deletes, digests, facts.gone is None, size)
 
     def keep(self, changes: RowChanges) -> None:
         if changes.whole:

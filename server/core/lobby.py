@@ -968,7 +968,7 @@ class Lobby:
         """Which sessions (by player) and rooms (by id) may have changed, or
         gone, since `taker` last asked: any other is as it was then. None if
         `taker` never asked, or another asked since: then any may have. For
-        taking the facts (`facts.rows_since`)."""
+        taking the facts (`facts.take_some`)."""
         rooms = self._facts_rooms | self._touched
         self._facts_rooms = set()
         marked = self.sessions.changed  # (the sessions hold this set: emptied, not replaced)

@@ -31,7 +31,7 @@ lobby can bound what one address holds (`from_address`).
 Every change to a session marks its player in `Sessions.changed` (any of
 its attributes set; a change inside its deques sets one too), so that
 taking the lobby's facts makes rows only of the sessions marked since the
-last taking (`facts.rows_since`), not of thousands that did not change.
+last taking (`facts.take_some`), not of thousands that did not change.
 
 >>> from oriflamme.server.core.entropy import FixedEntropy
 >>> sessions = Sessions(FixedEntropy("doc"), history=4)
@@ -299,7 +299,7 @@ class Sessions:
         # The sessions opened from each address, oldest first.
         self._by_address: dict[str, dict[int, Session]] = {}
         # The players whose sessions changed, or closed, since the facts were
-        # last taken (each session marks itself; `facts.rows_since` empties it).
+        # last taken (each session marks itself; `facts.take_some` empties it).
         self.changed: set[int] = set()
 
     def adopt(self, session: Session) -> None:

@@ -138,6 +138,37 @@ async def test_facts_stored_while_a_game_goes_on_restore_the_lobby_as_it_was(
 
 
 @pytest.mark.trio
+async def test_facts_taken_a_unit_a_step_restore_the_lobby_as_it_was(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Each taking spread over many steps (a unit of work each, after each
+    # batch and while no input waits), as the shell makes them: the facts
+    # it stores restore the lobby. (That rows made at a step are made again
+    # if their session or room changes before the last: the stateful room
+    # test, whose traffic comes between the steps.)
+    steps: list[bool] = []  # (whether each step ended its taking)
+    take = net_module.take_some
+
+    def counted(lobby: Lobby, taken: TakenRows, most: int | None) -> FactsRows | None:
+        rows = take(lobby, taken, most)
+        steps.append(rows is not None)
+        return rows
+
+    monkeypatch.setattr(net_module, "TAKE_STEP", 1)
+    monkeypatch.setattr(net_module, "take_some", counted)
+    live, journaled, _ = await a_game_then_a_chat_line(tmp_path / "data", idle=2)
+    ended = steps.count(True)
+    assert ended >= 2 and len(steps) > 3 * ended  # (several steps a taking)
+    again = restore(tmp_path / "data", CONFIG)
+    try:
+        assert 0 < again.entries < journaled
+        assert seen(again.lobby) == seen(live)
+        assert encode(facts_of(again.lobby)) == encode(facts_of(live))
+    finally:
+        again.store.close()
+
+
+@pytest.mark.trio
 async def test_a_started_server_rebuilds_its_games_while_no_input_waits(tmp_path: Path) -> None:
     # A start rebuilds each game lazily (at its first use): the server
     # rebuilds the others by itself, a few at a time, with no input at all.
