@@ -118,15 +118,15 @@ BATCH = 256  # inputs handled together, and stored in one transaction
 SNAPSHOT_EVERY = 6_000
 ROOM_WEIGHT = 12  # rebuilding a game (about 3 ms at round 6) costs about this many entries
 # A taking makes the rows of the rooms and sessions changed since the last
-# (in steps, between batches: `TAKE_STEP`), and its save writes them, some
-# 2 MB at 250 busy rooms, in a transaction the commits wait for. It comes
-# sooner than the weight says once the journal touched `TAKE_ROOMS` rooms,
-# so that each save stays short at thousands of tables (at 2,000 paced
-# tables the weight came with some 480 rooms changed). Not sooner than
-# that: at a few hundred tables rare takings keep the pauses out of all
-# but the slowest decisions (taken at 100 rooms, the p99 at 200 tables
-# and a second a decision was twice as long: bench/RESULTS.md).
-TAKE_ROOMS = 250
+# (in steps, between batches: `TAKE_STEP`), and its save writes them in a
+# transaction the commits wait for (some 1 MB at 120 busy rooms; on a
+# disk, its fsync). It comes sooner than the weight says once the journal
+# touched `TAKE_ROOMS` rooms, so that each save stays short: at 200 paced
+# tables on a disk, takings by the weight (every 200 rooms) made a p99 of
+# 70 to 100 ms, at 120 rooms 9 ms, for some 15 % more server CPU a
+# decision (each room's rows written about once a decision); at 2,000
+# tables, 250 rooms made 27 to 31 ms, 120 rooms 17 to 21 (bench/RESULTS.md).
+TAKE_ROOMS = 120
 # A taking is made a step after each batch, and while no input waits
 # (`facts.take_some`): about this many units of work a step (some 3 us
 # each: a step of about 2 ms, where 250 rooms at once stopped the core for
