@@ -119,14 +119,16 @@ SNAPSHOT_EVERY = 6_000
 ROOM_WEIGHT = 12  # rebuilding a game (about 3 ms at round 6) costs about this many entries
 # A taking makes the rows of the rooms and sessions changed since the last
 # (in steps, between batches: `TAKE_STEP`), and its save writes them in a
-# transaction the commits wait for (some 1 MB at 120 busy rooms; on a
+# transaction the commits wait for (some 0.5 MB at 60 busy rooms; on a
 # disk, its fsync). It comes sooner than the weight says once the journal
-# touched `TAKE_ROOMS` rooms, so that each save stays short: at 200 paced
-# tables on a disk, takings by the weight (every 200 rooms) made a p99 of
-# 70 to 100 ms, at 120 rooms 9 ms, for some 15 % more server CPU a
-# decision (each room's rows written about once a decision); at 2,000
-# tables, 250 rooms made 27 to 31 ms, 120 rooms 17 to 21 (bench/RESULTS.md).
-TAKE_ROOMS = 120
+# touched `TAKE_ROOMS` rooms, so that each save stays short. On the 2-core
+# machine's disk, at 200 tables and a decision a second: p99 70 to 100 ms
+# with takings by the weight alone (every 200 rooms), 7.4 to 8.4 at 120
+# rooms, 6.0 to 7.1 at 60; at 2,000 tables and 5 s: 27 to 31 ms at 250
+# rooms, 17 to 21 at 120, 13 to 16 at 60. Each room's rows are then
+# written about once a decision: 8 % more server CPU a decision at 200
+# tables that answer at once (bench/RESULTS.md).
+TAKE_ROOMS = 60
 # A taking is made a step after each batch, and while no input waits
 # (`facts.take_some`): about this many units of work a step (some 3 us
 # each: a step of about 2 ms, where 250 rooms at once stopped the core for
