@@ -315,8 +315,7 @@ class TakenRows:
     sessions and rooms the lobby holds."""
 
     def __init__(self) -> None:
-        self.start_over(set(), set())
-        self.every = False
+        self.start_over(set(), set())  # (and its first taking starts over again)
 
     def start_over(self, players: set[int], room_ids: set[int]) -> None:
         """Forget every row made: a first taking, of `players` and `room_ids`."""
