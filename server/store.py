@@ -257,8 +257,11 @@ class SqliteStore:
             self._db.execute("PRAGMA synchronous=FULL")
             self._db.execute(f"PRAGMA journal_size_limit={WAL_LIMIT}")
             # The staged rows (`facts_steps`): in memory (a temporary file
-            # made staging seven times slower).
+            # made staging seven times slower), in tables of this connection.
             self._db.execute("PRAGMA temp_store=MEMORY")
+            for table, (key, plain) in FACT_TABLES.items():
+                columns = ", ".join((f"{key} INTEGER PRIMARY KEY", *plain, "data"))
+                self._db.execute(f"CREATE TEMP TABLE staged_{table} ({columns})")
             self._db.execute(
                 "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL)"
             )
@@ -450,8 +453,8 @@ class SqliteStore:
         for 15 to 35 ms, and every commit waited (bench/RESULTS.md).
 
         Rows to write of more than `STAGE_BYTES` in all (most rows, at a
-        first taking after a start) are written at once: the memory SQLite would
-        take for them would stay the process's."""
+        first taking after a start) are written at once: the memory SQLite
+        would take to stage them would stay the process's."""
         changes = self._kept.changes(facts)
         if changes.size > STAGE_BYTES:
             return [partial(self._write, changes, covers, staged=False)]
@@ -463,12 +466,10 @@ class SqliteStore:
         return steps
 
     def _unstage(self) -> None:
-        """Empty the staging tables (made at the first save): what a save
-        that failed left there is not written."""
+        """Empty the staging tables: what a save that failed left there is
+        not written."""
         try:
-            for table, (key, plain) in FACT_TABLES.items():
-                columns = ", ".join((f"{key} INTEGER PRIMARY KEY", *plain, "data"))
-                self._db.execute(f"CREATE TEMP TABLE IF NOT EXISTS staged_{table} ({columns})")
+            for table in FACT_TABLES:
                 self._db.execute(f"DELETE FROM temp.staged_{table}")
         except sqlite3.Error as exc:
             raise StoreError(f"the database could not be written: {exc}") from None
@@ -572,14 +573,14 @@ class KeptRows:
     """The digest of each row of the facts a store holds, so that a save of
     every row (`FactsRows.gone` None: the first taking after a start, when
     most rows are as they were read, or after a taking that failed) writes
-    only those that changed. A
-    save of the rows that changed (`take_some`'s, with the keys gone)
-    writes every row it is given, unhashed: they changed, and hashing them
-    was half of such a save's time, in a thread that shares the
-    interpreter with the core (bench/RESULTS.md); its cost follows what
-    changed, not how many rows the store holds. Kept in memory, filled
-    when the facts are read (`read`) and after each save (`keep`); a store
-    that was written by no one else meanwhile (it holds its lock) agrees."""
+    only those that changed. A save of the rows that changed (`take_some`'s,
+    with the keys gone) writes every row it is given, unhashed: they
+    changed, and hashing them was half of such a save's time, in a thread
+    that shares the interpreter with the core (bench/RESULTS.md); its cost
+    follows what changed, not how many rows the store holds. Kept in
+    memory, filled when the facts are read (`read`) and after each save
+    (`keep`); a store that was written by no one else meanwhile (it holds
+    its lock) agrees."""
 
     def __init__(self) -> None:
         # (None: a row written unhashed, whose digest is not known)

@@ -331,6 +331,29 @@ class TakenRows:
         self.made: dict[str, dict[int, Row]] = {table: {} for table in FACT_TABLES}
         self.gone: dict[str, set[int]] = {table: set() for table in FACT_TABLES}
 
+    def drop(self, table: str, key: int) -> None:
+        """The row `key` of `table` went: not written, and deleted."""
+        self.made[table].pop(key, None)
+        self.gone[table].add(key)
+
+    def drop_game(self, room_id: int) -> None:
+        """Room `room_id` has no game (now): its game's row goes, if it had one."""
+        if room_id in self.games:
+            self.games.discard(room_id)
+            self.drop("games", room_id)
+
+    def ended(self) -> tuple[dict[str, dict[int, Row]], dict[str, set[int]] | None]:
+        """The taking ended: its rows made and keys gone (`FactsRows`'s),
+        and the next one begins."""
+        made, gone = self.made, None if self.every else self.gone
+        self.every = False
+        self.made = {table: {} for table in FACT_TABLES}
+        self.gone = {table: set() for table in FACT_TABLES}
+        if gone is not None:  # (a row made, then gone, then made again: written, not deleted)
+            for table, keys in gone.items():
+                keys -= made[table].keys()
+        return made, gone
+
 
 def rows_since(lobby: Lobby, taken: TakenRows) -> FactsRows:
     """The facts of `lobby` as rows, at once (`take_some` with no bound):
@@ -373,8 +396,7 @@ def take_some(lobby: Lobby, taken: TakenRows, most: int | None) -> FactsRows | N
         session = by_player.get(player)
         if session is None:
             if taken.sessions.pop(player, None) is not None:
-                sessions.pop(player, None)
-                taken.gone["sessions"].add(player)
+                taken.drop("sessions", player)
             continue
         key = _session_key(session)
         if taken.sessions.get(player) != key:
@@ -387,36 +409,23 @@ def take_some(lobby: Lobby, taken: TakenRows, most: int | None) -> FactsRows | N
         room = by_id.get(room_id)
         if room is None:
             if taken.rooms.pop(room_id, None) is not None:
-                rooms.pop(room_id, None)
-                taken.gone["rooms"].add(room_id)
-            if room_id in taken.games:
-                taken.games.discard(room_id)
-                games.pop(room_id, None)
-                taken.gone["games"].add(room_id)
+                taken.drop("rooms", room_id)
+            taken.drop_game(room_id)
             continue
         key = _room_key(room)
         if taken.rooms.get(room_id) == key:
             continue
         taken.rooms[room_id] = key
-        has_game = room._unbuilt is not None or room._table is not None
-        if has_game or room.unread_game is not None:
+        if room._unbuilt is not None or room._table is not None or room.unread_game is not None:
             taken.games.add(room_id)
-        elif room_id in taken.games:
-            taken.games.discard(room_id)
-            games.pop(room_id, None)
-            taken.gone["games"].add(room_id)
+        else:
+            taken.drop_game(room_id)
         _add_room_rows(rooms, games, _room_data(room))
         budget -= 6
     if taken.players or taken.room_ids:
         return None
-    every, made, gone = taken.every, taken.made, taken.gone
-    taken.every = False
-    taken.made = {table: {} for table in FACT_TABLES}
-    taken.gone = {table: set() for table in FACT_TABLES}
-    # (a row made, then gone, then made again: written, not deleted)
-    for table, keys in gone.items():
-        keys -= made[table].keys()
-    return FactsRows(_lobby_row(lobby, taken.parts), made, None if every else gone)
+    made, gone = taken.ended()
+    return FactsRows(_lobby_row(lobby, taken.parts), made, gone)
 
 
 def _lobby_row(lobby: Lobby, parts: dict[str, tuple[Hashable, bytes]]) -> bytes:
