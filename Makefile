@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup play test test-fast test-serial lint bench docs clean
+.PHONY: setup play test test-fast test-serial lint bench docs clean locale
 
 # setuptools warns at every editable install of a package laid out as this one
 # is (folders mapped onto a namespace), however it is done; it is a notice
@@ -18,11 +18,23 @@ $(STAMP): pyproject.toml
 	@touch $(STAMP)
 	@echo "Ready: $(BIN)/oriflamme"
 
-setup: $(STAMP)
+# The compiled catalogs (the players' languages): the editable install
+# compiles them, and so does a catalog changed since (git ignores them).
+PO := $(wildcard client/locale/*/LC_MESSAGES/oriflamme.po)
+MO := $(PO:.po=.mo)
+$(MO): %.mo: %.po $(STAMP)
+	@$(BIN)/python -m tools.catalogs compile >/dev/null
+
+setup: $(STAMP) $(MO)
+
+# Extract the strings marked in the code, merge them into each catalog, and
+# compile; `python -m tools.catalogs missing` lists what is not translated.
+locale: $(STAMP)
+	$(BIN)/python -m tools.catalogs update
 
 # (ORIFLAMME_LAUNCHER: a player who quits mid-game is told `make play` brings
 # the table back, rather than the path of the program.)
-play: $(STAMP)
+play: $(STAMP) $(MO)
 	@ORIFLAMME_LAUNCHER=make $(BIN)/oriflamme play
 
 # pytest-xdist (in the test extras) spreads the tests over every core; where
@@ -33,15 +45,15 @@ XDIST = $(shell $(BIN)/python -c 'import xdist' 2>/dev/null && echo '-n auto --d
 # in-process tests (the markers are in pyproject.toml): under a minute.
 FAST = -m 'not network and not process and not terminal and not slow'
 
-test: $(STAMP)
+test: $(STAMP) $(MO)
 	$(BIN)/python -m pytest $(XDIST)
 
 # (bytecode written, whatever the environment says: pytest keeps the test
 # modules it rewrote there, which would take each worker seconds again)
-test-fast: $(STAMP)
+test-fast: $(STAMP) $(MO)
 	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest $(XDIST) $(FAST)
 
-test-serial: $(STAMP)
+test-serial: $(STAMP) $(MO)
 	$(BIN)/python -m pytest
 
 # mypy cannot see setuptools' editable-install import hook, so it type-checks

@@ -21,10 +21,10 @@ A replay says too, for each step, what decision made it (`decision_line`:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Sequence
 
 from oriflamme.engine import (
-    FAMILY_NAMES,
     Card,
     ChooseDirection,
     Decision,
@@ -58,30 +58,66 @@ from oriflamme.engine.events import (
 )
 from oriflamme.protocol.record import GameSettings, LogEntry
 
+from .i18n import N_, NP_, _, elide, ngettext, pgettext
 from .view import TableView
 
+# A kind's name in each place a sentence puts it, each a `pgettext` context,
+# so that each language says it its own way: the name alone (the hand, the
+# queue, the help); with the indefinite article, as an object ("revealed an
+# Archer"); as the card of someone ("Ann's Archer": French "l'Archer d'Ann").
 KIND_NAMES = {
-    "archer": "Archer",
-    "soldier": "Soldier",
-    "spy": "Spy",
-    "heir": "Heir",
-    "lord": "Lord",
-    "shapeshifter": "Shapeshifter",
-    "assassination": "Assassination",
-    "royal_decree": "Royal Decree",
-    "ambush": "Ambush",
-    "conspiracy": "Conspiracy",
+    "archer": NP_("card", "Archer"),
+    "soldier": NP_("card", "Soldier"),
+    "spy": NP_("card", "Spy"),
+    "heir": NP_("card", "Heir"),
+    "lord": NP_("card", "Lord"),
+    "shapeshifter": NP_("card", "Shapeshifter"),
+    "assassination": NP_("card", "Assassination"),
+    "royal_decree": NP_("card", "Royal Decree"),
+    "ambush": NP_("card", "Ambush"),
+    "conspiracy": NP_("card", "Conspiracy"),
+}
+A_KIND = {
+    "archer": NP_("a card", "an Archer"),
+    "soldier": NP_("a card", "a Soldier"),
+    "spy": NP_("a card", "a Spy"),
+    "heir": NP_("a card", "an Heir"),
+    "lord": NP_("a card", "a Lord"),
+    "shapeshifter": NP_("a card", "a Shapeshifter"),
+    "assassination": NP_("a card", "an Assassination"),
+    "royal_decree": NP_("a card", "a Royal Decree"),
+    "ambush": NP_("a card", "an Ambush"),
+    "conspiracy": NP_("a card", "a Conspiracy"),
+}
+THE_KIND = {
+    # TRANSLATORS: the card of someone, put into "{owner}'s {card}"
+    "archer": NP_("someone's card", "Archer"),
+    "soldier": NP_("someone's card", "Soldier"),
+    "spy": NP_("someone's card", "Spy"),
+    "heir": NP_("someone's card", "Heir"),
+    "lord": NP_("someone's card", "Lord"),
+    "shapeshifter": NP_("someone's card", "Shapeshifter"),
+    "assassination": NP_("someone's card", "Assassination"),
+    "royal_decree": NP_("someone's card", "Royal Decree"),
+    "ambush": NP_("someone's card", "Ambush"),
+    "conspiracy": NP_("someone's card", "Conspiracy"),
 }
 
 # Why points were scored, as a `scored` event's reason says it.
 REASONS = {
-    "tokens": "Influence on the card",
-    "conspiracy": "Conspiracy",
-    "eliminate": "elimination",
-    "ambush": "Ambush",
-    "heir": "Heir",
-    "lord": "Lord",
+    "tokens": N_("Influence on the card"),
+    "conspiracy": N_("Conspiracy"),
+    "eliminate": N_("elimination"),
+    "ambush": N_("Ambush"),
+    "heir": N_("Heir"),
+    "lord": N_("Lord"),
 }
+
+
+def kind_name(label: str) -> str:
+    """A kind's name (``royal_decree``: ``Royal Decree``) in the player's language."""
+    form = KIND_NAMES.get(label)
+    return label if form is None else pgettext(*form)
 
 
 def card_name(card: Card | None) -> str | None:
@@ -93,27 +129,34 @@ def card_name(card: Card | None) -> str | None:
     """
     if card is None or card.kind is None:
         return None
-    return KIND_NAMES[card.kind.label]
+    return kind_name(card.kind.label)
 
 
 def a_card(card: Card | None) -> str:
     """``an Archer``, ``a Spy``; ``a card`` for a back."""
-    name = card_name(card)
-    return "a card" if name is None else _a(name)
+    if card is None or card.kind is None:
+        return _("a card")
+    return a_kind(card.kind.label)
 
 
 def a_kind(label: str) -> str:
     """``a Spy`` for ``spy`` (a kind's plain-data name; an ability's)."""
-    return _a(KIND_NAMES.get(label, label))
+    form = A_KIND.get(label)
+    return label if form is None else pgettext(*form)
 
 
-def _a(name: str) -> str:
-    return f"an {name}" if name[0] in "AEIOU" or name == "Heir" else f"a {name}"
+def _the(card: Card | None) -> str | None:
+    if card is None or card.kind is None:
+        return None
+    return pgettext(*THE_KIND[card.kind.label])
+
+
+YOU = N_("You")  # what `who` names our own seat, in the player's language
 
 
 class EventLog:
     """The game's events in plain words; see the module docstring.
-    `who(seat)` names a seat ("You" for our own)."""
+    `who(seat)` names a seat (``_(YOU)``, "You", for our own)."""
 
     def __init__(
         self,
@@ -144,21 +187,47 @@ class EventLog:
             for c in slot:
                 self.learn(c.pid, c.owner, c.card)
 
-    def card(self, pid: int, *, possessive: bool = True) -> str:
-        """``Ann's Spy``, or ``Ann's face-down card`` while it is not known."""
+    def mine(self, seat: int) -> bool:
+        return self.who(seat) == _(YOU)
+
+    def card(self, pid: int, *, subject: bool = True) -> str:
+        """``Ann's Spy``, or ``Ann's face-down card`` while it is not known;
+        ``your Spy``; as the subject of a sentence or (`subject` false) as
+        its object, which some languages say apart."""
         owner, card = self.cards.get(pid, (None, None))
-        name = card_name(card) or "face-down card"
+        name, the = card_name(card), _the(card)
         if owner is None:
-            return f"card {name}" if card_name(card) else "a face-down card"
-        return f"{self._owner(owner)} {name}" if possessive else name
+            if name is None:
+                return pgettext("subject", "a face-down card") if subject else _("a face-down card")
+            text = pgettext("subject", "card {card}") if subject else _("card {card}")
+            return text.format(card=name)
+        if self.mine(owner):
+            if name is None:
+                return (
+                    pgettext("subject", "your face-down card")
+                    if subject
+                    else _("your face-down card")
+                )
+            text = pgettext("subject", "your {card}") if subject else _("your {card}")
+            return text.format(card=name)
+        player = self.who(owner)
+        if the is None:
+            text = (
+                pgettext("subject", "{player}'s face-down card")
+                if subject
+                else _("{player}'s face-down card")
+            )
+            return elide(text.format(player=player))
+        text = pgettext("subject", "{player}'s {card}") if subject else _("{player}'s {card}")
+        return elide(text.format(player=player, card=the))
+
+    def name(self, pid: int) -> str:
+        """The card's name alone, while it is known (``face-down card``)."""
+        return card_name(self.cards.get(pid, (None, None))[1]) or _("face-down card")
 
     def note(self, line: str) -> None:
         """A line that is not an event (a chat line, a notice)."""
         self.lines.append(line)
-
-    def _owner(self, seat: int) -> str:
-        who = self.who(seat)
-        return "your" if who == "You" else f"{who}'s"
 
     def add(self, events: Iterable[Event]) -> None:
         for event in events:
@@ -172,83 +241,204 @@ class EventLog:
     def describe(self, e: Event) -> str | None:
         """One event as a line (and what it teaches about the cards), or
         None for an event that says nothing a player needs."""
-        who = self.who
+        who, mine = self.who, self.mine
         if isinstance(e, DirectionChosen):
-            return f"{who(e.seat)} chose to resolve {e.direction.replace('-', ' ')}"
+            if e.direction == "right-to-left":
+                text = (
+                    _("You chose to resolve right to left")
+                    if mine(e.seat)
+                    else _("{player} chose to resolve right to left")
+                )
+            else:
+                text = (
+                    _("You chose to resolve left to right")
+                    if mine(e.seat)
+                    else _("{player} chose to resolve left to right")
+                )
+            return text.format(player=who(e.seat))
         if isinstance(e, RoundStarted):
-            first = who(e.first_player)
-            return f"── Round {e.round} · {first} {'play' if first == 'You' else 'plays'} first"
+            if mine(e.first_player):
+                return _("── Round {round} · You play first").format(round=e.round)
+            return _("── Round {round} · {player} plays first").format(
+                round=e.round, player=who(e.first_player)
+            )
         if isinstance(e, Placed):
-            card: Card | None = e.card
-            if not card_name(card) and self.known is not None:
-                card = self.known(e.pid) or card
-            self.learn(e.pid, e.seat, card)
-            name = card_name(card)
-            if not name:
-                what = "a card face down"
-            elif who(e.seat) == "You":
-                what = f"your {name} face down"
-            else:
-                what = f"{a_card(card)} face down"
-            if e.at == "first":
-                where = "the first in the queue"
-            elif e.at == "last":
-                where = "the last in the queue"
-            else:
-                where = f"on top of {self.card(int(e.at))}"
-            return f"{who(e.seat)} placed {what}, {where}"
+            return self._placed(e)
         if isinstance(e, PlacementSkipped):
-            return f"{who(e.seat)} placed nothing this round"
+            text = (
+                _("You placed nothing this round")
+                if mine(e.seat)
+                else _("{player} placed nothing this round")
+            )
+            return text.format(player=who(e.seat))
         if isinstance(e, Kept):
             name = card_name(self.cards.get(e.pid, (None, None))[1])
-            their = "your" if who(e.seat) == "You" else "their"  # (not "Bo kept Bo's")
-            what = f"{their} {name}" if name else "a card"
-            return f"{who(e.seat)} kept {what} face down ({e.tokens} ◆ on it)"
+            if mine(e.seat):
+                text = (
+                    _("You kept your {card} face down ({tokens} ◆ on it)")
+                    if name
+                    else _("You kept a card face down ({tokens} ◆ on it)")
+                )
+            else:  # (not "Bo kept Bo's")
+                text = (
+                    _("{player} kept their {card} face down ({tokens} ◆ on it)")
+                    if name
+                    else _("{player} kept a card face down ({tokens} ◆ on it)")
+                )
+            return text.format(player=who(e.seat), card=name, tokens=e.tokens)
         if isinstance(e, Revealed):
             self.learn(e.pid, e.seat, e.card)
-            tokens = f" ({e.tokens} ◆ on it)" if e.tokens else ""
-            return f"{who(e.seat)} revealed {a_card(e.card)}{tokens}"
+            if e.tokens:
+                text = (
+                    _("You revealed {card} ({tokens} ◆ on it)")
+                    if mine(e.seat)
+                    else _("{player} revealed {card} ({tokens} ◆ on it)")
+                )
+            else:
+                text = _("You revealed {card}") if mine(e.seat) else _("{player} revealed {card}")
+            return text.format(player=who(e.seat), card=a_card(e.card), tokens=e.tokens)
         if isinstance(e, AbilityUsed):
             self.acting = e.pid
             ability = e.ability
             if ability and ability != "shapeshifter" and self._kind(e.pid) is Kind.SHAPESHIFTER:
-                return f"{self.card(e.pid)} copied {a_kind(ability)}"
+                return _("{card} copied {other}").format(
+                    card=self.card(e.pid), other=a_kind(ability)
+                )
             return None
         if isinstance(e, NoEffect):
-            return f"{self.card(e.pid)} had no effect"
+            return _("{card} had no effect").format(card=self.card(e.pid))
         if isinstance(e, Eliminated):
             self.learn(e.pid, e.owner, e.card)
-            lost = f" ({e.tokens} ◆ lost)" if e.tokens else ""
-            victim = "itself" if e.by == e.pid else self.card(e.pid)
-            return f"{self.card(e.by)} eliminated {victim}{lost}"
+            if e.by == e.pid:
+                text = (
+                    _("{card} eliminated itself ({tokens} ◆ lost)")
+                    if e.tokens
+                    else _("{card} eliminated itself")
+                )
+            else:
+                text = (
+                    _("{card} eliminated {victim} ({tokens} ◆ lost)")
+                    if e.tokens
+                    else _("{card} eliminated {victim}")
+                )
+            return text.format(
+                card=self.card(e.by), victim=self.card(e.pid, subject=False), tokens=e.tokens
+            )
         if isinstance(e, Discarded):
             self.learn(e.pid, e.owner, e.card)
-            why = " by the Ambush" if e.reason == "ambush" else ""
-            return f"{self.card(e.pid)} was discarded{why}"
+            text = (
+                _("{card} was discarded by the Ambush")
+                if e.reason == "ambush"
+                else _("{card} was discarded")
+            )
+            return text.format(card=self.card(e.pid))
         if isinstance(e, Moved):
-            return f"{self.card(e.pid)} was moved to position {e.to + 1}"
+            return _("{card} was moved to position {position}").format(
+                card=self.card(e.pid), position=e.to + 1
+            )
         if isinstance(e, Scored):
-            sign = "+" if e.points >= 0 else ""
+            points = f"{'+' if e.points >= 0 else ''}{e.points}"
             if e.reason in ("heir", "lord") and self.acting is not None:
                 # a card's own ability scoring: the card says it
-                return f"{self.card(self.acting)}: {sign}{e.points}"
-            return f"  {who(e.seat)} {sign}{e.points} ({REASONS.get(e.reason, e.reason)})"
+                return _("{card}: {points}").format(card=self.card(self.acting), points=points)
+            reason = REASONS.get(e.reason)
+            text = (
+                _("  You {points} ({reason})")
+                if mine(e.seat)
+                else _("  {player} {points} ({reason})")
+            )
+            return text.format(
+                player=who(e.seat), points=points, reason=_(reason) if reason else e.reason
+            )
         if isinstance(e, Stolen):
-            victim = who(e.victim)
-            victim = "you" if victim == "You" else victim
-            thief = self.card(self.acting) if self.acting is not None else who(e.seat)
-            if e.victim == e.seat:  # its own owner's cards alone were next to it
-                return f"{thief} had only {self._owner(e.seat)} cards next to it: nothing stolen"
-            if not e.points:
-                return f"{thief} found nothing to steal: {victim} had no point"
-            return f"{thief} stole {e.points} from {victim}"
+            return self._stolen(e)
         if isinstance(e, Drew):
-            return f"{who(e.seat)} drew {len(e.cards)} cards"
+            text = (
+                ngettext("You drew {count} card", "You drew {count} cards", len(e.cards))
+                if mine(e.seat)
+                else ngettext(
+                    "{player} drew {count} card", "{player} drew {count} cards", len(e.cards)
+                )
+            )
+            return text.format(player=who(e.seat), count=len(e.cards))
         if isinstance(e, RoundEnded):
-            return f"── Round {e.round} is over"
+            return _("── Round {round} is over").format(round=e.round)
         if isinstance(e, GameEnded):
-            return "── The game is over"
+            return _("── The game is over")
         return None
+
+    def _placed(self, e: Placed) -> str:
+        card: Card | None = e.card
+        if not card_name(card) and self.known is not None:
+            card = self.known(e.pid) or card
+        self.learn(e.pid, e.seat, card)
+        name = card_name(card)
+        you = self.mine(e.seat)
+        if e.at in ("first", "last"):
+            if not name:
+                if e.at == "first":
+                    text = (
+                        _("You placed a card face down, the first in the queue")
+                        if you
+                        else _("{player} placed a card face down, the first in the queue")
+                    )
+                else:
+                    text = (
+                        _("You placed a card face down, the last in the queue")
+                        if you
+                        else _("{player} placed a card face down, the last in the queue")
+                    )
+            elif you:
+                if e.at == "first":
+                    text = _("You placed your {card} face down, the first in the queue")
+                else:
+                    text = _("You placed your {card} face down, the last in the queue")
+            elif e.at == "first":
+                text = _("{player} placed {a_card} face down, the first in the queue")
+            else:
+                text = _("{player} placed {a_card} face down, the last in the queue")
+        elif not name:
+            text = (
+                _("You placed a card face down, on top of {other}")
+                if you
+                else _("{player} placed a card face down, on top of {other}")
+            )
+        elif you:
+            text = _("You placed your {card} face down, on top of {other}")
+        else:
+            text = _("{player} placed {a_card} face down, on top of {other}")
+        other = self.card(int(e.at), subject=False) if e.at not in ("first", "last") else ""
+        return text.format(player=self.who(e.seat), card=name, a_card=a_card(card), other=other)
+
+    def _stolen(self, e: Stolen) -> str:
+        thief = self.card(self.acting) if self.acting is not None else self.who(e.seat)
+        if e.victim == e.seat:  # its own owner's cards alone were next to it
+            if self.mine(e.seat):
+                text = _("{thief} had only your cards next to it: nothing stolen")
+            else:
+                text = _("{thief} had only {player}'s cards next to it: nothing stolen")
+        elif not e.points:
+            if self.mine(e.victim):
+                text = _("{thief} found nothing to steal: you had no point")
+            else:
+                text = _("{thief} found nothing to steal: {victim} had no point")
+        elif self.mine(e.victim):
+            text = ngettext(
+                "{thief} stole {points} point from you",
+                "{thief} stole {points} points from you",
+                e.points,
+            )
+        else:
+            text = ngettext(
+                "{thief} stole {points} point from {victim}",
+                "{thief} stole {points} points from {victim}",
+                e.points,
+            )
+        return elide(
+            text.format(
+                thief=thief, player=self.who(e.seat), victim=self.who(e.victim), points=e.points
+            )
+        )
 
     def _kind(self, pid: int) -> Kind | None:
         card = self.cards.get(pid, (None, None))[1]
@@ -260,33 +450,64 @@ class EventLog:
 
 def _name(card: Card) -> str:
     """``red Lord``, ``a red card`` for a back."""
+    family = family_name(card.family)
     if card.kind is None:
-        return f"a {FAMILY_NAMES[card.family]} card"
-    return f"{FAMILY_NAMES[card.family]} {KIND_NAMES[card.kind.label]}"
+        return _("a {family} card").format(family=family)
+    return _("{family} {card}").format(family=family, card=kind_name(card.kind.label))
 
 
-def _tokens(n: int) -> str:
-    return f"{n} token{'' if n == 1 else 's'}"
+FAMILIES = (N_("red"), N_("blue"), N_("green"), N_("yellow"), N_("black"))
+
+
+def family_name(family: int | str) -> str:
+    """A family's colour in the player's language, from its index or its
+    plain-data name (``red``)."""
+    if isinstance(family, str):
+        return _(family) if family in FAMILIES else family
+    return _(FAMILIES[family]) if 0 <= family < len(FAMILIES) else str(family)
+
+
+def seat_name(seat: int) -> str:
+    """``seat 0``: a seat in a replay's sentences (the replay screen puts the
+    players' names in its place: `seat_pattern`)."""
+    return _("seat {number}").format(number=seat)
+
+
+def seat_pattern() -> str:
+    """A regular expression that finds `seat_name`'s words, the seat's number
+    its group: ``\\bseat (\\d+)\\b`` in English."""
+    before, _sep, after = re.escape(_("seat {number}")).partition(re.escape("{number}"))
+    return rf"(?<!\w){before}(\d+){after}(?!\w)"
 
 
 def deal_line(settings: GameSettings, hidden: dict[int, str]) -> str:
     """Step 0's sentence: the game dealt, and the seats whose cards stay
     backs (`hidden`: why, by seat)."""
     s = settings
-    text = (
-        f"the deal: {s.players} players, {s.variant} game, {s.edition} edition;"
-        f" seat {s.first_player} chooses the direction"
+    text = _(
+        "the deal: {players} players, {variant} game, {edition} edition;"
+        " {seat} chooses the direction"
+    ).format(
+        players=s.players,
+        variant=_(s.variant),
+        edition=_(s.edition),
+        seat=seat_name(s.first_player),
     )
     for seat in sorted(hidden):
-        text += f"; seat {seat}'s cards are backs until opened ({hidden[seat]})"
+        text += _("; {seat}'s cards are backs until opened ({why})").format(
+            seat=seat_name(seat), why=hidden[seat]
+        )
     return text
 
 
+# (the names of the variants and the editions, as `deal_line` says them)
+VARIANTS = (N_("standard"), N_("two-player"), N_("revised"), N_("first"))
+
 _TARGET = {
-    Step.ELIMINATE: "to eliminate",
-    Step.STEAL: "to spy on",
-    Step.COPY: "to copy",
-    Step.MOVE_CARD: "to move",
+    Step.ELIMINATE: N_("{seat} chose {card} to eliminate"),
+    Step.STEAL: N_("{seat} chose {card} to spy on"),
+    Step.COPY: N_("{seat} chose {card} to copy"),
+    Step.MOVE_CARD: N_("{seat} chose {card} to move"),
 }
 
 
@@ -302,59 +523,92 @@ def decision_line(
     `decision` it answered; the `events` it made; `card`: the card it
     placed; `places`: each pid's place in the queue before it)."""
 
-    def at(pid: int | None, *, article: str = "the") -> str:
-        """``the card at place 3`` (``its card``... where it is no longer in the queue)."""
+    def at(pid: int | None) -> str:
+        """``the card at place 3`` (``the card`` where it is no longer in the queue)."""
         if pid is None or pid not in places:
-            return f"{article} card"
-        return f"{article} card at place {places[pid]}"
+            return _("the card")
+        return _("the card at place {place}").format(place=places[pid])
 
     seat = entry.seat
     action = entry.action
-    who = f"seat {seat}"
     pid = None if decision is None else decision.pid
-    by_server = " (the server decided for the seat)" if entry.by_server else ""
-    if action is None:
-        text = f"{who}'s placement was skipped by the server"
-    elif isinstance(action, ChooseDirection):
-        text = f"{who} chose the direction: {action.direction.replace('-', ' ')}{by_server}"
-    elif isinstance(action, Place):
-        assert card is not None
-        if queue_was_empty:
-            where = "in the empty queue"
-        elif action.at == "first":
-            where = "first in the queue"
-        elif action.at == "last":
-            where = "last in the queue"
-        else:
-            where = f"on its card at place {int(action.at) + 1}"  # (`at`: a slot)
-        text = f"{who} placed {_name(card)} {where}"
-    elif isinstance(action, Keep):
+    by_server = _(" (the server decided for the seat)") if entry.by_server else ""
+    if isinstance(action, Keep):
         kept = next((e for e in events if type(e) is Kept), None)
-        detail = "" if kept is None else f" ({_tokens(kept.tokens)} on it)"
-        text = f"{who} kept {at(pid)} face down{detail}{by_server}"
+        if kept is None:
+            text = _("{seat} kept {card} face down")
+        else:
+            text = ngettext(
+                "{seat} kept {card} face down ({tokens} token on it)",
+                "{seat} kept {card} face down ({tokens} tokens on it)",
+                kept.tokens,
+            )
+        text = text.format(
+            seat=seat_name(seat), card=at(pid), tokens=0 if kept is None else kept.tokens
+        )
+        text += by_server
     elif isinstance(action, Reveal):
         shown = next((e for e in events if type(e) is Revealed), None)
         if shown is None:
-            text = f"{who} reveals {at(pid)}"
+            text = _("{seat} reveals {card}").format(seat=seat_name(seat), card=at(pid))
         else:
-            text = f"{who} revealed {at(shown.pid)}: {_name(shown.card)}"
-    elif isinstance(action, Open):
-        if entry.settled:
-            text = (
-                f"the server settled {who}'s eliminated card as {_name(action.card)}"
-                " (the seat had forfeited)"
+            text = _("{seat} revealed {card}: {name}").format(
+                seat=seat_name(seat), card=at(shown.pid), name=_name(shown.card)
             )
-        else:
-            text = f"{who} opened its eliminated card: {_name(action.card)}"
-        if not events:  # this engine knew the card and did not wait for it
-            text += " (shown already)"
     elif isinstance(action, Target):
-        aim = "" if decision is None else _TARGET.get(Step(decision.kind), "")
-        text = f"{who} chose {at(action.pid)} {aim}".rstrip() + by_server
+        aim = None if decision is None else _TARGET.get(Step(decision.kind))
+        text = _(aim) if aim else _("{seat} chose {card}")
+        text = text.format(seat=seat_name(seat), card=at(action.pid)) + by_server
     elif isinstance(action, MoveTo):
         moved = next((e for e in events if type(e) is Moved), None)
-        what = "the card" if moved is None else at(moved.pid)
-        text = f"{who} moved {what} to place {action.index} of the queue{by_server}"
-    else:  # pragma: no cover - every logged action is one of the above
-        text = f"{who} played {type(action).__name__}{by_server}"
+        what = _("the card") if moved is None else at(moved.pid)
+        text = _("{seat} moved {card} to place {place} of the queue").format(
+            seat=seat_name(seat), card=what, place=action.index
+        )
+        text += by_server
+    else:
+        text = _decision_text(entry, events, card, queue_was_empty)
+        if isinstance(action, ChooseDirection):
+            text += by_server
     return text
+
+
+def _decision_text(
+    entry: LogEntry,
+    events: Sequence[Event],
+    card: Card | None,
+    queue_was_empty: bool,
+) -> str:
+    """`decision_line` for the decisions that name no card of the queue."""
+    seat = entry.seat
+    action = entry.action
+    if action is None:
+        return _("{seat}'s placement was skipped by the server").format(seat=seat_name(seat))
+    if isinstance(action, ChooseDirection):
+        if action.direction == "right-to-left":
+            return _("{seat} chose the direction: right to left").format(seat=seat_name(seat))
+        return _("{seat} chose the direction: left to right").format(seat=seat_name(seat))
+    if isinstance(action, Place):
+        assert card is not None
+        if queue_was_empty:
+            text = _("{seat} placed {card} in the empty queue")
+        elif action.at == "first":
+            text = _("{seat} placed {card} first in the queue")
+        elif action.at == "last":
+            text = _("{seat} placed {card} last in the queue")
+        else:  # (`at`: a slot)
+            text = _("{seat} placed {card} on its card at place {place}")
+        place = 0 if action.at in ("first", "last") else int(action.at) + 1
+        return text.format(seat=seat_name(seat), card=_name(card), place=place)
+    if isinstance(action, Open):
+        if entry.settled:
+            text = _(
+                "the server settled {seat}'s eliminated card as {card} (the seat had forfeited)"
+            )
+        else:
+            text = _("{seat} opened its eliminated card: {card}")
+        if not events:  # this engine knew the card and did not wait for it
+            text += _(" (shown already)")
+        return text.format(seat=seat_name(seat), card=_name(action.card))
+    # (the others are `decision_line`'s; an unknown one is named by its type)
+    return _("{seat} played {action}").format(seat=seat_name(seat), action=type(action).__name__)

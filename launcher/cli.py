@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal, TypeVar
 
 from oriflamme.client.failures import said
+from oriflamme.client.i18n import LANGUAGES, choose
 
 if TYPE_CHECKING:
     from oriflamme.client.tls import Trust
@@ -1150,6 +1151,7 @@ def build_parser() -> argparse.ArgumentParser:
     pp.add_argument(
         "--state-dir", help="where your secrets, records and the game are kept (XDG state)"
     )
+    _add_lang_option(pp)
     pp.set_defaults(func=_play)
 
     jp = sub.add_parser(
@@ -1166,15 +1168,79 @@ def build_parser() -> argparse.ArgumentParser:
         "--anonymous", action="store_true", help="play without your key (where the server allows)"
     )
     _add_tls_options(jp)
+    _add_lang_option(jp)
     jp.set_defaults(func=_join)
 
     rp2 = sub.add_parser("replay", help="step through a finished game's record, every card shown")
     rp2.add_argument("record", help="the game record file (.oriflamme)")
+    _add_lang_option(rp2)
     rp2.set_defaults(func=_replay)
+
+    lg = sub.add_parser(
+        "language",
+        help="show the language the terminal client speaks, or keep one in your config",
+    )
+    lg.add_argument(
+        "choice",
+        nargs="?",
+        choices=[*LANGUAGES, "auto"],
+        help="en, fr or pl: kept in your config; auto: follow the locale again",
+    )
+    lg.set_defaults(func=_language)
     return parser
 
 
+def _add_lang_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--lang",
+        choices=list(LANGUAGES),
+        help="the language of the screens, for this run (default: `oriflamme language`'s,"
+        " else the locale's: LANGUAGE, LC_ALL, LC_MESSAGES, LANG)",
+    )
+
+
+def _lang_flag(argv: Sequence[str]) -> str | None:
+    """The `--lang` of a command line, read before it is parsed (the
+    language is chosen before any message is made)."""
+    for i, arg in enumerate(argv):
+        if arg == "--lang" and i + 1 < len(argv):
+            return argv[i + 1]
+        if arg.startswith("--lang="):
+            return arg.partition("=")[2]
+    return None
+
+
+def _speak(argv: Sequence[str]) -> tuple[str, str]:
+    """Choose the language and use it; what chose it. A catalog that is
+    missing is said on stderr, and English spoken."""
+    from oriflamme.client.catalogs import install
+    from oriflamme.client.config import default_config_file, read_setting
+
+    setting = read_setting(default_config_file(), "lang")
+    language, why = choose(_lang_flag(argv), setting, os.environ)
+    problem = install(language)
+    if problem:
+        print(f"oriflamme: {problem}", file=sys.stderr)
+    return language, why
+
+
+def _language(args: argparse.Namespace) -> int:
+    from oriflamme.client.config import default_config_file, write_setting
+
+    path = default_config_file()
+    if args.choice is not None:
+        try:
+            write_setting(path, "lang", None if args.choice == "auto" else args.choice)
+        except OSError as e:
+            print(f"oriflamme language: cannot write {path}: {e.strerror}", file=sys.stderr)
+            return 1
+    language, why = _speak([])  # (the setting just kept, if any)
+    print(f"{LANGUAGES[language]} ({language}), chosen by {why}")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    _speak(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
     try:
         code: int = args.func(args)

@@ -44,6 +44,7 @@ from prompt_toolkit.output import ColorDepth, Output
 from prompt_toolkit.styles import Style
 
 from ..failures import said
+from ..i18n import N_, _
 from .choices import (
     BACKSPACE,
     DOWN,
@@ -251,7 +252,7 @@ class Bridge:
         if ours and self.bell:
             app.output.bell()
         if ours:
-            set_title(app.output, YOUR_TURN)
+            set_title(app.output, _(YOUR_TURN))
         elif not controller.my_turn:
             set_title(app.output, TITLE)
         app.invalidate()
@@ -341,7 +342,7 @@ def build_application(
 
 
 TITLE = "Oriflamme"
-YOUR_TURN = "Your turn · Oriflamme"  # (what matters first: a tab shows the start)
+YOUR_TURN = N_("Your turn · Oriflamme")  # (what matters first: a tab shows the start)
 
 
 def set_title(output: Output, title: str, environ: Mapping[str, str] = os.environ) -> None:

@@ -49,9 +49,9 @@ from oriflamme.engine import (
     Target,
 )
 
-from ..narrator import a_kind, card_name
+from ..i18n import N_, _, elide, ngettext, pgettext
+from ..narrator import a_kind, card_name, family_name
 from ..view import QueueCard, TableView
-from .words import ABILITIES
 
 # The keys, by the names the terminal app gives them (one place for every screen).
 LEFT, RIGHT, ENTER, ESCAPE, BACKSPACE = "left", "right", "enter", "escape", "backspace"
@@ -60,24 +60,24 @@ UP, DOWN, HOME, END, PAGE_UP, PAGE_DOWN = "up", "down", "home", "end", "pageup",
 KEY_SYMBOLS = {LEFT: "←", RIGHT: "→", ENTER: "Enter"}
 
 TITLES = {
-    "direction": "you play first: choose the direction of resolution",
-    "place": "place a card",
-    "reveal": "your face-down card comes up: reveal it or keep it",
-    "eliminate": "choose the card to eliminate",
-    "steal": "choose whose card to steal from",
-    "copy": "choose the card to copy",
-    "move_card": "choose the card to move",
-    "move_to": "choose where to move it",
+    "direction": N_("you play first: choose the direction of resolution"),
+    "place": N_("place a card"),
+    "reveal": N_("your face-down card comes up: reveal it or keep it"),
+    "eliminate": N_("choose the card to eliminate"),
+    "steal": N_("choose whose card to steal from"),
+    "copy": N_("choose the card to copy"),
+    "move_card": N_("choose the card to move"),
+    "move_to": N_("choose where to move it"),
 }
 # What the acting card's ability asks for, in the heading of a target choice
 # ("Your Archer: eliminate the first or the last card of the queue").
 TARGET_PHRASES = {
-    "archer": "eliminate the first or the last card of the queue",
-    "soldier": "eliminate a card next to it",
-    "spy": "steal 1 from the owner of a card next to it",
-    "shapeshifter": "copy a face-up Character next to it",
-    "assassination": "eliminate any card of the queue",
-    "royal_decree": "move another card of the queue",
+    "archer": N_("eliminate the first or the last card of the queue"),
+    "soldier": N_("eliminate a card next to it"),
+    "spy": N_("steal 1 from the owner of a card next to it"),
+    "shapeshifter": N_("copy a face-up Character next to it"),
+    "assassination": N_("eliminate any card of the queue"),
+    "royal_decree": N_("move another card of the queue"),
 }
 TARGET_KINDS = ("eliminate", "steal", "copy", "move_card", "move_to")
 
@@ -88,6 +88,7 @@ class Offer:
 
     key: str  # a character, or LEFT, RIGHT, ENTER
     label: str
+    short: str = ""  # where the choices are too many: the key and this ("[5] 3|6")
 
     @property
     def shown(self) -> str:
@@ -128,15 +129,17 @@ class Chooser:
     def title(self) -> str:
         if self.kind == "place" and self.card is not None:
             label = hand_labels(self.hand())[self.hand().index(self.card)]
-            return f"place your {label}: where?"
+            return _("place your {card}: where?").format(card=label)
         if self.kind == "reveal" and self.pid in self.position_of:
             top = self.top_of[self.pid]
-            name = card_name(top.card) or "card"
-            tokens = f", {top.tokens} ◆" if top.tokens else ""
-            return (
-                f"card {self.position_of[self.pid]} (your {name}{tokens}) comes up: reveal or keep?"
-            )
-        return TITLES.get(self.kind, self.kind)
+            name = card_name(top.card) or _("card")
+            if top.tokens:
+                text = _("card {position} (your {card}, {tokens} ◆) comes up: reveal or keep?")
+            else:
+                text = _("card {position} (your {card}) comes up: reveal or keep?")
+            return text.format(position=self.position_of[self.pid], card=name, tokens=top.tokens)
+        title = TITLES.get(self.kind)
+        return _(title) if title else self.kind
 
     @property
     def heading(self) -> str:
@@ -145,17 +148,18 @@ class Chooser:
         else "Your turn: " and the title."""
         actor = self._actor()
         if self.kind in TARGET_KINDS and actor is not None:
-            name = card_name(actor.card) or "card"
+            name = card_name(actor.card) or _("card")
             ability = None if self.resolving is None else self.resolving.ability
             if ability and actor.card.kind is not None and ability != actor.card.kind.label:
-                name += f", as {a_kind(ability)}"  # a Shapeshifter's copy
+                # a Shapeshifter's copy
+                name = _("{card}, as {other}").format(card=name, other=a_kind(ability))
             if self.kind == "move_to":
                 chosen = None if self.resolving is None else self.resolving.chosen
-                moved = self.describe(chosen) if chosen is not None else "the card"
-                return f"Your {name}: where does {moved} go?"
+                moved = self.describe(chosen) if chosen is not None else _("the card")
+                return _("Your {card}: where does {moved} go?").format(card=name, moved=moved)
             phrase = TARGET_PHRASES.get(str(ability), TITLES[self.kind])
-            return f"Your {name}: {phrase}"
-        return f"Your turn: {self.title}"
+            return _("Your {card}: {doing}").format(card=name, doing=_(phrase))
+        return _("Your turn: {title}").format(title=self.title)
 
     def _actor(self) -> QueueCard | None:
         """The top card of the slot being resolved (the card acting)."""
@@ -181,9 +185,9 @@ class Chooser:
             by = {a.direction: a for a in self.options if isinstance(a, ChooseDirection)}
             out = []
             if "left-to-right" in by:
-                out.append(Offer("l", "left to right"))
+                out.append(Offer("l", _("left to right")))
             if "right-to-left" in by:
-                out.append(Offer("r", "right to left"))
+                out.append(Offer("r", _("right to left")))
             return out
         if self.kind == "place":
             if self.card is None:
@@ -194,11 +198,11 @@ class Chooser:
         if self.kind == "reveal":
             return [
                 Offer("r", self._reveal_label()),
-                Offer("k", "keep it face down (+1 ◆)"),
+                Offer("k", _("keep it face down (+1 ◆)")),
             ]
         if self.kind == "move_to":
             return [
-                Offer(str(a.index + 1), self._destination(a.index))
+                Offer(str(a.index + 1), *self._destination(a.index))
                 for a in self.options
                 if isinstance(a, MoveTo)
             ]
@@ -216,13 +220,18 @@ class Chooser:
             return label
         owner = top.owner
         if owner == self.seat:
-            return f"{label}: steals nothing (yours)"
+            return _("{card}: steals nothing (yours)").format(card=label)
         scores = self.view.scores
         points = scores[owner] if owner < len(scores) else 0
         name = self.who(owner)
         if points <= 0:
-            return f"{label}: nothing to steal, {name} has 0"
-        return f"{label}: steal 1 of {name}'s {points} {points_word(points)}"
+            return _("{card}: nothing to steal, {player} has 0").format(card=label, player=name)
+        text = ngettext(
+            "{card}: steal 1 of {player}'s {points} point",
+            "{card}: steal 1 of {player}'s {points} points",
+            points,
+        )
+        return text.format(card=label, player=name, points=points)
 
     def _reveal_label(self) -> str:
         """What revealing the card about to come up does, with the points it
@@ -230,27 +239,41 @@ class Chooser:
         top = None if self.pid is None else self.top_of.get(self.pid)
         kind = None if top is None or top.card.kind is None else top.card.kind.label
         if top is None or kind is None:
-            return "reveal it"
+            return _("reveal it")
         tokens = top.tokens
-        on_it = f"{tokens} ◆ on it" if tokens else ""
+        on_it = _("{tokens} ◆ on it").format(tokens=tokens) if tokens else ""
         if kind == "ambush":
-            back = f" (its {tokens} ◆ go back)" if tokens else ""
-            return f"reveal: gain 1, then discard it{back}"
+            if tokens:
+                return _("reveal: gain 1, then discard it (its {tokens} ◆ go back)").format(
+                    tokens=tokens
+                )
+            return _("reveal: gain 1, then discard it")
         if kind == "conspiracy":
             if not tokens:
-                return "reveal: gain nothing (no ◆ on it), then discard it"
-            return f"reveal: gain {2 * tokens} {points_word(2 * tokens)}, then discard it"
+                return _("reveal: gain nothing (no ◆ on it), then discard it")
+            text = ngettext(
+                "reveal: gain {points} point, then discard it",
+                "reveal: gain {points} points, then discard it",
+                2 * tokens,
+            )
+            return text.format(points=2 * tokens)
         if kind in ("lord", "heir"):
             gain, why = self._own_gain(kind, top)
             total = tokens + gain
             parts = ", ".join(p for p in (on_it, why) if p)
-            return f"reveal: gain {total} {points_word(total)} ({parts})"
-        then = TARGET_PHRASES.get(kind, ABILITIES.get(kind, ""))
+            text = ngettext(
+                "reveal: gain {points} point ({why})", "reveal: gain {points} points ({why})", total
+            )
+            return text.format(points=total, why=parts)
+        phrase = TARGET_PHRASES.get(kind)  # (the others are above)
+        then = _(phrase) if phrase else ""
         if kind == "shapeshifter":
-            then = "copy a face-up Character next to it, if any"
+            then = _("copy a face-up Character next to it, if any")
         if tokens:
-            return f"reveal: gain {tokens} (the ◆ on it), then {then}"
-        return f"reveal, then {then}"
+            return _("reveal: gain {tokens} (the ◆ on it), then {doing}").format(
+                tokens=tokens, doing=then
+            )
+        return _("reveal, then {doing}").format(doing=then)
 
     def _own_gain(self, kind: str, top: QueueCard) -> tuple[int, str]:
         """What a Lord or an Heir at the card coming up gains by its ability
@@ -260,52 +283,69 @@ class Chooser:
             family = top.card.family
             sides = [self.tops[j] for j in (i - 1, i + 1) if 0 <= j < len(self.tops)]
             near = len([t for t in sides if t.card.family == family])
-            yours = "of its family" if self.view.two_player else "of yours"
-            why = [
-                "Lord 1",
-                f"Lord 2: a card {yours} next to it",
-                f"Lord 3: cards {yours} on both sides",
-            ]
+            if self.view.two_player:
+                why = [
+                    _("Lord 1"),
+                    _("Lord 2: a card of its family next to it"),
+                    _("Lord 3: cards of its family on both sides"),
+                ]
+            else:
+                why = [
+                    _("Lord 1"),
+                    _("Lord 2: a card of yours next to it"),
+                    _("Lord 3: cards of yours on both sides"),
+                ]
             return 1 + near, why[near]
         blocked = any(t.face_up and t.card.kind is Kind.HEIR for t in self.tops if t.pid != top.pid)
         if blocked:
-            return 0, "Heir 0: another Heir is face up"
-        return 2, "Heir 2: no other Heir face up"
+            return 0, _("Heir 0: another Heir is face up")
+        return 2, _("Heir 2: no other Heir face up")
 
     def _places(self) -> list[Offer]:
         ats = [a.at for a in self.options if isinstance(a, Place) and a.card == self.card]
         out = []
         first_key, last_key = (RIGHT, LEFT) if self.reversed else (LEFT, RIGHT)
         if not self.tops and "first" in ats:
-            return [Offer(ENTER, "the middle (the queue is empty)")]
-        ends = [("first", first_key, "resolves first"), ("last", last_key, "resolves last")]
+            return [Offer(ENTER, _("the middle (the queue is empty)"))]
+        ends = [
+            ("first", first_key, _("left end (resolves first)"), _("right end (resolves first)")),
+            ("last", last_key, _("left end (resolves last)"), _("right end (resolves last)")),
+        ]
         if self.reversed:
             ends.reverse()
-        for end, key, what in ends:
+        for end, key, left, right in ends:
             if end in ats:
-                side = "left" if key == LEFT else "right"
-                out.append(Offer(key, f"{side} end ({what})"))
+                out.append(Offer(key, left if key == LEFT else right))
         for at in ats:
             if isinstance(at, int):
                 top = self.top_of.get(at)
                 name = card_name(top.card) if top is not None else None
-                out.append(Offer(str(self.position_of.get(at, "?")), f"on your {name or 'card'}"))
+                label = _("on your {card}").format(card=name) if name else _("on your card")
+                out.append(Offer(str(self.position_of.get(at, "?")), label))
         return out
 
-    def _destination(self, index: int) -> str:
+    def _destination(self, index: int) -> tuple[str, str]:
         """Where a Royal Decree's move to queue index `index` puts the card,
-        said with the positions the queue shows now."""
+        said with the positions the queue shows now; and in short, the
+        numbers of the cards it goes between (``3|6``, ``start|1``)."""
         chosen = None if self.resolving is None else self.resolving.chosen
         queue = [slot for slot in self.view.queue if slot]
         # the positions that stay when the card leaves (its slot, if it was alone)
         staying = [
             i + 1 for i, slot in enumerate(queue) if not (len(slot) == 1 and slot[0].pid == chosen)
         ]
-        if index <= 0 or not staying:
-            return "the first end" + (f" (before {staying[0]})" if staying else "")
+        start, end = _("start"), _("end")
+        if not staying:
+            return _("the first end"), start
+        if index <= 0:
+            first = staying[0]
+            return _("the first end (before {position})").format(position=first), f"{start}|{first}"
         if index >= len(staying):
-            return f"the last end (after {staying[-1]})"
-        return f"between {staying[index - 1]} and {staying[index]}"
+            last = staying[-1]
+            return _("the last end (after {position})").format(position=last), f"{last}|{end}"
+        before, after = staying[index - 1], staying[index]
+        text = _("between {before} and {after}").format(before=before, after=after)
+        return text, f"{before}|{after}"
 
     @property
     def highlighted(self) -> set[int]:
@@ -321,14 +361,22 @@ class Chooser:
         """The card at `pid` as the choice line names it."""
         top = self.top_of.get(pid)
         if top is None:
-            return f"card {pid}"
-        owner = "your" if top.owner == self.seat else f"{self.who(top.owner)}'s"
+            return _("card {pid}").format(pid=pid)
+        mine = top.owner == self.seat
         name = card_name(top.card)
         if top.face_up:
-            return f"{owner} {name}"
-        if top.owner == self.seat and name:
-            return f"{owner} face-down {name}"
-        return f"{owner} face-down card"
+            text = (
+                pgettext("choice", "your {card}")
+                if mine
+                else pgettext("choice", "{player}'s {card}")
+            )
+        elif mine and name:
+            text = pgettext("choice", "your face-down {card}")
+        elif mine:
+            text = pgettext("choice", "your face-down card")
+        else:
+            text = pgettext("choice", "{player}'s face-down card")
+        return elide(text.format(card=name, player=self.who(top.owner)))
 
     # ------------------------------------------------------------ keys
 
@@ -342,7 +390,7 @@ class Chooser:
             elif self.card is not None:
                 self.card = None
             else:
-                self.status = "nothing to undo"
+                self.status = _("nothing to undo")
             return None
         if key == BACKSPACE:
             self.digits = self.digits[:-1]
@@ -376,9 +424,10 @@ class Chooser:
         if longer:
             self.digits = typed
             if typed in numbers:
-                self.status = f"{typed}: press Enter to choose {typed}, or type the next digit"
+                text = _("{typed}: press Enter to choose {typed}, or type the next digit")
             else:
-                self.status = f"{typed}…: type the next digit"
+                text = _("{typed}…: type the next digit")
+            self.status = text.format(typed=typed)
             return None
         self.digits = ""
         self.status = self._refusal(typed)
@@ -414,29 +463,35 @@ class Chooser:
         """Why `key` picks nothing, in plain words."""
         shown = KEY_SYMBOLS.get(key, key)
         if not key.isdigit() or self.kind in ("direction", "reveal"):
-            return f"{shown} does nothing now: press one of the keys listed above"
+            return _("{key} does nothing now: press one of the keys listed above").format(key=shown)
         n = int(key)
         if self.kind == "place" and self.card is None:
-            return f"You have no card {n} in hand: press 1-{len(self.hand())}"
+            return _("You have no card {number} in hand: press 1-{last}").format(
+                number=n, last=len(self.hand())
+            )
         if self.kind == "move_to":
-            return f"The card cannot go to position {n}"
+            return _("The card cannot go to position {number}").format(number=n)
         if not 1 <= n <= len(self.tops):
-            return f"There is no card {n} in the queue"
+            return _("There is no card {number} in the queue").format(number=n)
         top = self.tops[n - 1]
         if self.kind == "place":
             if top.owner != self.seat:
-                return f"Card {n} is not yours: you can cover only your own cards"
-            if self.view.round == 1:
-                return "In round 1 cards go at either end, not on top of others"
+                text = _("Card {number} is not yours: you can cover only your own cards")
+            elif self.view.round == 1:
+                text = _("In round 1 cards go at either end, not on top of others")
+            else:
+                text = _("Card {number} cannot be covered with your {family} card")
             assert self.card is not None
-            family = FAMILY_NAMES[self.card.family]
-            return f"Card {n} cannot be covered with your {family} card"
-        ability = {"eliminate": "eliminated", "steal": "stolen from", "copy": "copied"}
-        return f"Card {n} cannot be {ability.get(self.kind, 'chosen')} now"
+            return text.format(number=n, family=family_name(self.card.family))
+        refusal = REFUSALS.get(self.kind, N_("Card {number} cannot be chosen now"))
+        return _(refusal).format(number=n)
 
 
-def points_word(n: int) -> str:
-    return "point" if n == 1 else "points"
+REFUSALS = {
+    "eliminate": N_("Card {number} cannot be eliminated now"),
+    "steal": N_("Card {number} cannot be stolen from now"),
+    "copy": N_("Card {number} cannot be copied now"),
+}
 
 
 def hand_labels(cards: list[Card]) -> list[str]:
@@ -453,4 +508,7 @@ def hand_labels(cards: list[Card]) -> list[str]:
     names = [card_name(c) or "?" for c in cards]
     if len({c.family for c in cards}) < 2:
         return names
-    return [f"{name} ({FAMILY_NAMES[c.family]})" for name, c in zip(names, cards, strict=True)]
+    return [
+        _("{card} ({family})").format(card=name, family=family_name(c.family))
+        for name, c in zip(names, cards, strict=True)
+    ]

@@ -37,7 +37,8 @@ from oriflamme.engine.events import (
 )
 from oriflamme.protocol import messages as m
 
-from ..narrator import EventLog
+from ..i18n import N_, _, ngettext
+from ..narrator import YOU, EventLog
 from ..state import ClientState, GameMirror
 from ..view import TableView
 from .choices import DOWN, END, ENTER, ESCAPE, HOME, PAGE_DOWN, PAGE_UP, QUIT_NOW, UP, Chooser
@@ -55,10 +56,10 @@ from .screen import (
     rule,
     wrap,
 )
-from .text import edited, fit, safe
+from .text import cells, edited, fit, safe
 
 CHAT_LIMIT = 200
-QUIT_QUESTION = "Quit? Your seat is kept for you: [y] quit, any other key goes on"
+QUIT_QUESTION = N_("Quit? Your seat is kept for you: [y] quit, any other key goes on")
 SCROLL_KEYS = (PAGE_UP, PAGE_DOWN, UP, DOWN, HOME, END)
 
 
@@ -286,14 +287,14 @@ class GameController:
             for seat, name in named.items():
                 kept.setdefault(seat, name)
             named = kept
-        return [named.get(s, f"seat {s + 1}") for s in range(n)]
+        return [named.get(s, _("seat {number}").format(number=s + 1)) for s in range(n)]
 
     def who(self, seat: int) -> str:
         game = self.state.game
         if game is not None and seat == game.seat:
-            return "You"
+            return _(YOU)
         names = self.names()
-        return names[seat] if seat < len(names) else f"seat {seat + 1}"
+        return names[seat] if seat < len(names) else _("seat {number}").format(number=seat + 1)
 
     def _known(self, pid: int) -> Card | None:
         """Our own placed card `pid`, from our secrets (the server never knew it)."""
@@ -313,24 +314,25 @@ class GameController:
             ours = any(type(e) is Placed and e.seat == game.seat for e in game.events)
             over = game.end is not None or any(type(e) is GameEnded for e in game.events)
             if game.seat is None:
-                self.log.note(f"── Watching a game of {players} under way: the game so far")
+                said = _("── Watching a game of {players} under way: the game so far")
             elif over:  # (not one to be back in: `play` starts the next)
-                self.log.note(f"── Your last game ({players} players) is over: how it went")
+                said = _("── Your last game ({players} players) is over: how it went")
             elif ours:
-                self.log.note(f"── Back in the game ({players} players): the game so far")
+                said = _("── Back in the game ({players} players): the game so far")
             else:
-                self.log.note(f"── A new game: {players} players")
+                said = _("── A new game: {players} players")
+            self.log.note(said.format(players=players))
             return 0 if over else len(game.events)  # (a game over: no "Now")
         if not game.events and under_way:  # a server that sends no `past`
             if game.seat is None:
-                unseen = "(earlier moves not shown)"
-                self.log.note(f"── Watching a game of {players} under way {unseen}")
+                said = _("── Watching a game of {players} under way (earlier moves not shown)")
             else:
-                self.log.note("── Back in the game (what happened before is not shown)")
+                said = _("── Back in the game (what happened before is not shown)")
         elif game.seat is None:
-            self.log.note(f"── Watching a new game: {players} players")
+            said = _("── Watching a new game: {players} players")
         else:
-            self.log.note(f"── A new game: {players} players")
+            said = _("── A new game: {players} players")
+        self.log.note(said.format(players=players))
         return 0
 
     # ------------------------------------------------------------ input from the session
@@ -399,9 +401,9 @@ class GameController:
                 )
                 timed_out = due is not None and due[0] == self._offered and not away
                 self.log.note(
-                    "⏱ Time ran out: the server decided for you"
+                    _("⏱ Time ran out: the server decided for you")
                     if timed_out
-                    else "The server decided for you while you were away"
+                    else _("The server decided for you while you were away")
                 )
                 own = None  # what it decided for us: news to us
             self._offered = None
@@ -412,17 +414,18 @@ class GameController:
             if isinstance(event, RoundStarted):
                 self._round_lost = {}
             elif isinstance(event, Eliminated):
-                card = self.log.card(event.pid, possessive=False)
+                card = self.log.name(event.pid)
                 self._round_lost.setdefault(event.owner, []).append(card)
             elif isinstance(event, RoundEnded) and view is not None:
                 at_end = scores_before(list(view.scores), new[i + 1 :])
                 if game.end is None:
                     scores = ", ".join(f"{self.who(s)} {p}" for s, p in enumerate(at_end))
-                    self.log.note(f"── Scores after round {event.round}: {scores}")
+                    said = _("── Scores after round {round}: {scores}")
+                    self.log.note(said.format(round=event.round, scores=scores))
                 # (a round over before we came goes in the history alone)
                 self._round_over(event.round, at_end, first + i >= self._catching_up)
         if first < self._catching_up <= self._seen_events:
-            self.log.note("── Now")
+            self.log.note(_("── Now"))
         self._take_chat()
         d = game.decision
         if d is not None and d.time_left is not None:
@@ -438,7 +441,8 @@ class GameController:
         if game.end is not None and self.end is None:
             self.end = self._summary(game)
             if self.end.ended_in is not None:
-                self.log.note(f"── The game was ended by vote in round {self.end.ended_in}")
+                said = _("── The game was ended by vote in round {round}")
+                self.log.note(said.format(round=self.end.ended_in))
             self.round_summary = None  # (the end says it all)
             self.status = ""
         # (no view: the server's could not be read, and the mirror says so)
@@ -501,9 +505,9 @@ class GameController:
             # The log is the table's: a line said in the lobby, or in
             # another room, says where.
             if line.room is None:
-                where = "[lobby] " if line.player is not None else ""
+                where = _("[lobby]") + " " if line.player is not None else ""
             else:
-                where = "" if here in (None, line.room) else "[another room] "
+                where = "" if here in (None, line.room) else _("[another room]") + " "
             self.log.note(f"» {where}{name}: {safe(line.text, CHAT_LIMIT)}")
 
     def _summary(self, game: GameMirror) -> EndSummary:
@@ -514,14 +518,33 @@ class GameController:
         if failed or game.problems:
             reasons = [f"{self.who(v.seat)}: {v.reason or v.status}" for v in failed]
             reasons += game.problems
-            verified = "Verification FAILED: " + "; ".join(safe(r) for r in reasons)
+            verified = _("Verification FAILED: {reasons}").format(
+                reasons="; ".join(safe(r) for r in reasons)
+            )
         else:
-            checked = len([v for v in ours if v.ok])
-            here = " (here too)" if checked else ""
-            seats = "both seats" if len(end.scores) == 2 else f"all {len(end.scores)} seats"
-            verified = f"Verified{here}: fair deal for {seats}, every hidden card checked."
-        again = "" if game.seat is None else "[a] play again  "  # spectators do not play
-        keys = again + ("[l] lobby  [q] quit" if self.leave_key else "[q] quit")
+            checked = bool([v for v in ours if v.ok])
+            n = len(end.scores)
+            if checked and n == 2:
+                verified = _(
+                    "Verified (here too): fair deal for both seats, every hidden card checked."
+                )
+            elif checked:
+                verified = _(
+                    "Verified (here too): fair deal for all {seats} seats, every hidden card checked."
+                )
+            elif n == 2:
+                verified = _("Verified: fair deal for both seats, every hidden card checked.")
+            else:
+                verified = _(
+                    "Verified: fair deal for all {seats} seats, every hidden card checked."
+                )
+            verified = verified.format(seats=n)
+        if game.seat is None:  # spectators do not play
+            keys = _("[l] lobby  [q] quit") if self.leave_key else _("[q] quit")
+        elif self.leave_key:
+            keys = _("[a] play again  [l] lobby  [q] quit")
+        else:
+            keys = _("[a] play again  [q] quit")
         view = game.table()
         return EndSummary(
             scores=end.scores,
@@ -597,7 +620,11 @@ class GameController:
             names=self.names(),
             seat=game.seat if game is not None else None,
             title=self.title
-            or (f'Oriflamme · room "{safe(room.name, 24)}"' if room else "Oriflamme"),
+            or (
+                _('Oriflamme · room "{room}"').format(room=safe(room.name, 24))
+                if room
+                else "Oriflamme"
+            ),
             log=self.log.lines,
             decision_seat=d.seat if d is not None else None,
             decision_kind=str(d.kind) if d is not None else None,
@@ -641,7 +668,7 @@ class GameController:
             return
         if self.quitting:  # any other key: the game goes on
             self.quitting = False
-            self.status = "Still in the game"
+            self.status = _("Still in the game")
             return
         if self.resigning:
             self._resign_key(key)
@@ -671,7 +698,7 @@ class GameController:
             if self.state.game is not None and self.state.game.table() is not None:
                 self.outs = True
             else:
-                self.status = "No game yet: no cards out"
+                self.status = _("No game yet: no cards out")
             return
         if key == "/":
             self.chat_input = ""
@@ -679,7 +706,7 @@ class GameController:
         if key == "q":
             if self._playing():
                 self.quitting = True
-                self.status = QUIT_QUESTION
+                self.status = _(QUIT_QUESTION)
             else:
                 self.send(Quit())
             return
@@ -695,26 +722,27 @@ class GameController:
         if self.end is not None:
             game = self.state.game
             if key == "a" and game is not None and game.seat is None:
-                self.status = f"Spectators do not play: {self.end.keys}"
+                self.status = _("Spectators do not play: {keys}").format(keys=self.end.keys)
             elif key == "a":
                 self.again_for = self._game
-                self.status = "Ready for another game: waiting for the others…"
+                self.status = _("Ready for another game: waiting for the others…")
                 self.send(PlayAgain())
             elif key == "l" and self.leave_key:
                 self.send(Request(m.LeaveRoom()))
             else:
-                self.status = f"The game is over: {self.end.keys}"
+                self.status = _("The game is over: {keys}").format(keys=self.end.keys)
             return
         chooser = self.chooser
         if chooser is None:
             game = self.state.game
             d = game.decision if game is not None else None
             if game is not None and d is not None and d.seat == game.seat:
-                self.status = "Your answer is on its way…"
+                self.status = _("Your answer is on its way…")
             elif d is not None:
-                self.status = f"It is {self.who(d.seat)}'s turn, not yours: wait a moment"
+                said = _("It is {player}'s turn, not yours: wait a moment")
+                self.status = said.format(player=self.who(d.seat))
             else:
-                self.status = "Nothing to choose now"
+                self.status = _("Nothing to choose now")
             self._status_about = (d.turn if d is not None else None,)
             return
         action = chooser.press(key)
@@ -725,7 +753,7 @@ class GameController:
             self.changes.clear()  # marks last until our next decision (as on BGA)
             self.send(Answer(game.decision.turn, action))
             self.chooser = None
-            self.status = "Sent…"
+            self.status = _("Sent…")
             self._status_about = (game.decision.turn,)
 
     def _answer_question(self, key: str) -> None:
@@ -746,9 +774,9 @@ class GameController:
         game = self.state.game
         d = game.decision if game is not None else None
         if not self._playing():
-            self.status = "No game of yours to resign from"
+            self.status = _("No game of yours to resign from")
         elif d is not None and d.turn == self._answered:
-            self.status = "Your answer is on its way: press R again in a moment"
+            self.status = _("Your answer is on its way: press R again in a moment")
         else:
             self.resigning = True
 
@@ -757,31 +785,31 @@ class GameController:
         self.resigning = False
         game = self.state.game
         if key == "b" and (game is None or game.server_seed is None):
-            self.status = "The cards are not dealt yet: no bot can play them (R, then l leaves)"
+            self.status = _("The cards are not dealt yet: no bot can play them (R, then l leaves)")
         elif key in ("b", "l") and self._playing():
             self.send(Resign(bot=key == "b"))
-            self.status = "Resigning…"
+            self.status = _("Resigning…")
         else:
-            self.status = "Still in the game"
+            self.status = _("Still in the game")
 
     def resigned_from(self, bot: bool) -> str:
         """We left our game for good (`Resign`): what the player is told."""
         self.resigned = (
-            "You resigned: a bot plays your cards to the end of the game."
+            _("You resigned: a bot plays your cards to the end of the game.")
             if bot
-            else "You left the game: your seat forfeits it (the server plays it to the end)."
+            else _("You left the game: your seat forfeits it (the server plays it to the end).")
         )
         return self.resigned
 
     def _step_out(self) -> None:
         """[L]: back to the lobby, keeping our seat (`leave_room.keep_seat`)."""
         if not self.leave_key:
-            self.status = "No lobby here: q quits (your seat is kept until you are back)"
+            self.status = _("No lobby here: q quits (your seat is kept until you are back)")
         elif not self._playing():
-            self.status = "No game of yours is being played: l leaves the room"
+            self.status = _("No game of yours is being played: l leaves the room")
         else:
             self.send(Request(m.LeaveRoom(keep_seat=True)))
-            self.status = "To the lobby: your seat is kept (my games [m] brings you back)…"
+            self.status = _("To the lobby: your seat is kept (my games [m] brings you back)…")
 
     def _elsewhere(self) -> str:
         """The games whose seats we kept that wait for us, said on the status
@@ -789,24 +817,33 @@ class GameController:
         n = len(self.state.games_waiting)
         if not n or not self.leave_key:
             return ""
-        games = "another game" if n == 1 else f"{n} other games"
         if not self._playing():
-            return f"Your turn in {games}: l to the lobby"
-        return f"Your turn in {games}: L to the lobby, your seat here kept"
+            text = ngettext(
+                "Your turn in another game: l to the lobby",
+                "Your turn in {count} other games: l to the lobby",
+                n,
+            )
+        else:
+            text = ngettext(
+                "Your turn in another game: L to the lobby, your seat here kept",
+                "Your turn in {count} other games: L to the lobby, your seat here kept",
+                n,
+            )
+        return text.format(count=n)
 
     def _vote(self) -> None:
         """[A]: vote to end the game, when a seat's player is gone."""
         game = self.state.game
         room = self.state.room
         if not self._playing() or game is None:
-            self.status = "Only a player in a game being played votes to end it"
+            self.status = _("Only a player in a game being played votes to end it")
         elif room is None or room.abort_votes is None:
-            self.status = "Every player is here: a game is ended by vote only when one is gone"
+            self.status = _("Every player is here: a game is ended by vote only when one is gone")
         elif game.seat in room.abort_votes:
-            self.status = "You voted to end the game: waiting for the others"
+            self.status = _("You voted to end the game: waiting for the others")
         else:
             self.send(Request(m.VoteAbort(game=game.game_id)))
-            self.status = "Your vote to end the game is on its way…"
+            self.status = _("Your vote to end the game is on its way…")
 
     def vote_text(self) -> str:
         """A vote to end the game, while one can be held: who is gone, who
@@ -819,30 +856,45 @@ class GameController:
         votes = list(room.abort_votes)
         us = game.seat
         if not votes:
-            names = _and([self.who(s) for s in gone]) or "A player"
-            is_ = "is" if len(gone) <= 1 else "are"
+            names = _and([self.who(s) for s in gone]) or _("A player")
             if us is None:
-                return f"{names} {is_} gone: the players may vote to end the game"
-            return f"{names} {is_} gone: [A] vote to end the game (all present players must agree)"
+                text = ngettext(
+                    "{players} is gone: the players may vote to end the game",
+                    "{players} are gone: the players may vote to end the game",
+                    max(1, len(gone)),
+                )
+            else:
+                text = ngettext(
+                    "{players} is gone: [A] vote to end the game (all present players must agree)",
+                    "{players} are gone: [A] vote to end the game (all present players must agree)",
+                    max(1, len(gone)),
+                )
+            return text.format(players=names)
         voters = [self.who(s) for s in votes]
-        want = "wants" if voters == [voters[0]] and voters[0] != "You" else "want"
-        said = f"{_and(voters)} {want} to end the game"
+        if votes == [us]:
+            said = _("You want to end the game")
+        else:
+            said = ngettext(
+                "{players} wants to end the game", "{players} want to end the game", len(voters)
+            ).format(players=_and(voters))
         waiting = [
             self.who(s.seat)
             for s in room.seats
             if s.bot is None and s.name is not None and s.seat not in votes
         ]
         if us is not None and us not in votes:
-            return f"{said} ([A] to agree)"
-        return f"{said}: waiting for {_and(waiting)}" if waiting else said
+            return _("{said} ([A] to agree)").format(said=said)
+        if waiting:
+            return _("{said}: waiting for {players}").format(said=said, players=_and(waiting))
+        return said
 
     def _resign_lines(self, width: int) -> list[Line]:
         """The question [R] asks, in place of the decision."""
-        lines = [rule(width, "Resign? You leave this game for good", "class:rule.turn")]
+        lines = [rule(width, _("Resign? You leave this game for good"), "class:rule.turn")]
         for key, said in (
-            ("b", "a bot plays your cards to the end"),
-            ("l", "leave: your seat forfeits (the server plays it, without your cards)"),
-            ("Esc", "keep playing"),
+            ("b", _("a bot plays your cards to the end")),
+            ("l", _("leave: your seat forfeits (the server plays it, without your cards)")),
+            ("Esc", _("keep playing")),
         ):
             lines.append(Row(width).add(f" [{key}]", "class:key").add(" " + said).line())
         return lines
@@ -888,7 +940,9 @@ class GameController:
         if new == end:
             back = key in (PAGE_UP, UP, HOME)
             self.status = (
-                "This is the start of the log" if back else "These are the newest lines of the log"
+                _("This is the start of the log")
+                if back
+                else _("These are the newest lines of the log")
             )
         if new <= first:
             # The start: kept as such (0), not as the end that shows it at
@@ -913,15 +967,16 @@ class GameController:
         summary = self.round_summary
         assert summary is not None
         marks = initials(self.names())
-        heading = f"Round {summary.round} is over · any key goes on"
+        heading = _("Round {round} is over · any key goes on").format(round=summary.round)
         lines = [rule(width, heading, "class:rule.turn")]
         for seat, score in enumerate(summary.scores):
             gained = score - summary.before[seat]
             row = Row(width).add(f" {marks[seat]} {fit(self.who(seat), 10)} {score:>3}  ")
-            row.add(f"{gained:+d} this round".ljust(15), "class:tokens" if gained else "")
+            gain = _("{points} this round").format(points=f"{gained:+d}")
+            row.add(fit(gain, max(15, cells(gain) + 1)), "class:tokens" if gained else "")
             cards = summary.lost.get(seat)
             if cards:
-                row.add("lost: " + ", ".join(cards))
+                row.add(_("lost: {cards}").format(cards=", ".join(cards)))
             lines.append(row.line())
         return lines
 
@@ -938,11 +993,13 @@ class GameController:
         names = self.names()
         marks = initials(names)
         legend = "  ".join(f"{m} {fit(self.who(s), 8)}" for s, m in enumerate(marks))
-        lines = [rule(width, "Scores after each round · any key closes this")]
-        lines.append(Row(width).add(f" {'':<8} {legend}").line())
+        lines = [rule(width, _("Scores after each round · any key closes this"))]
+        label = max(cells(_("round {round}").format(round=99)), 8)
+        lines.append(Row(width).add(" " * (label + 2) + legend).line())
         for round_, scores in self.score_history or [(0, [0] * len(names))]:
             row = "  ".join(f"{m} {p:<8}" for m, p in zip(marks, scores, strict=False))
-            lines.append(Row(width).add(f" round {round_:<2} {row}").line())
+            said = fit(_("round {round}").format(round=round_), label)
+            lines.append(Row(width).add(f" {said} {row}").line())
         return lines
 
     def _playing(self) -> bool:
@@ -956,7 +1013,7 @@ class GameController:
             self._answered = None
             self._chooser_turn = None
             self.changed(self._now)
-        self.status = f"Refused: {plain(message)}"
+        self.status = _("Refused: {reason}").format(reason=plain(message))
         self._status_about = None
 
     def _chat_key(self, key: str) -> None:
@@ -996,7 +1053,9 @@ def _and(names: list[str]) -> str:
     >>> _and(["Ann"]), _and(["You", "Ann", "Bob"])
     ('Ann', 'You, Ann and Bob')
     """
-    return ", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else "".join(names)
+    if len(names) < 2:
+        return "".join(names)
+    return _("{names} and {last}").format(names=", ".join(names[:-1]), last=names[-1])
 
 
 def plain(message: str) -> str:

@@ -20,6 +20,7 @@ from oriflamme.protocol.errors import BAD_OPENING, NO_SUCH_RECORD, STALE_TURN
 from oriflamme.protocol.record import RecordError
 from oriflamme.protocol.verify import verify_record_bytes
 
+from ..i18n import _
 from ..secret_store import write_private
 from ..session import ConnectionLost, RequestRefused, Session, SessionEnded
 from ..state import GameMirror
@@ -33,9 +34,9 @@ def records_dir(state_dir: Path) -> Path:
 
 def banner(session: Session) -> str:
     if session.ended is not None:
-        return f"The session is over: {session.ended}. Press q to quit."
+        return _("The session is over: {why}. Press q to quit.").format(why=session.ended)
     if not session.connected:
-        return "Connection to the server lost: reconnecting…"
+        return _("Connection to the server lost: reconnecting…")
     if session.key_change is not None:
         return session.key_change.short()
     return ""
@@ -91,12 +92,13 @@ async def drive(
                 elif isinstance(command, Request):
                     screens.answered(command.message, exc.error)
                 else:
-                    screens.game.status = screens.lobby.status = f"Refused: {exc.error.message}"
+                    said = _("Refused: {reason}").format(reason=exc.error.message)
+                    screens.game.status = screens.lobby.status = said
             except (ConnectionLost, trio.TooSlowError):
                 if isinstance(command, Answer):
-                    screens.game.refused(command.turn, "the connection dropped: choose again")
+                    screens.game.refused(command.turn, _("the connection dropped: choose again"))
                 else:
-                    screens.game.status = screens.lobby.status = "No answer: try again"
+                    screens.game.status = screens.lobby.status = _("No answer: try again")
             except SessionEnded as exc:
                 screens.banner = str(exc)
             bridge.changed()
@@ -129,21 +131,21 @@ async def _resign(session: Session, bridge: Bridge, command: Resign) -> bool:
     screens = bridge.controller
     game = session.state.game
     if game is None or game.seat is None or game.end is not None:
-        screens.game.status = "No game of yours to resign from"
+        screens.game.status = _("No game of yours to resign from")
         return False
     game_id, seat = game.game_id, game.seat
     try:
         message = game.hand_over() if command.bot else m.LeaveRoom()
     except ValueError:
-        screens.game.status = "The cards are not dealt yet: no bot can play them"
+        screens.game.status = _("The cards are not dealt yet: no bot can play them")
         return False
     try:
         await _dated_request(session, message)
     except RequestRefused as exc:
         if exc.error.code != BAD_OPENING:  # (with bad_opening we are out all the same)
-            screens.game.status = f"Refused: {plain(exc.error.message)}"
+            screens.game.status = _("Refused: {reason}").format(reason=plain(exc.error.message))
             return False
-        said = "Your secrets did not check out: your seat forfeits, and the server plays it."
+        said = _("Your secrets did not check out: your seat forfeits, and the server plays it.")
         screens.game.resigned = said
     else:
         said = screens.game.resigned_from(command.bot)
@@ -183,17 +185,20 @@ async def _download(session: Session, record_id: str, records: Path) -> str:
     try:
         path, ok, why = await _fetch_record(session, record_id, records)
     except RecordError as exc:
-        return f"The server sent a record that cannot be read: {exc}"
+        return _("The server sent a record that cannot be read: {why}").format(why=exc)
     except OSError as exc:
-        return f"Cannot save the record: {exc.strerror}"
-    checked = "it verifies" if ok else f"it does NOT verify: {why}"
-    return f"Saved {path.name} in {path.parent.name}/: {checked}"
+        return _("Cannot save the record: {why}").format(why=exc.strerror)
+    if ok:
+        said = _("Saved {file} in {folder}/: it verifies")
+    else:
+        said = _("Saved {file} in {folder}/: it does NOT verify: {why}")
+    return said.format(file=path.name, folder=path.parent.name, why=why)
 
 
 async def _answer(session: Session, bridge: Bridge, command: Answer) -> None:
     game = session.state.game
     if game is None or game.decision is None or game.decision.turn != command.turn:
-        bridge.controller.game.refused(command.turn, "too late: the game moved on")
+        bridge.controller.game.refused(command.turn, _("too late: the game moved on"))
         return
     message = game.answer(command.action)
     await session.request(message)
@@ -250,10 +255,10 @@ async def _keep_records(session: Session, bridge: Bridge, records: Path) -> None
         try:
             path, ok, why = await _keep_record(session, game, record_id, records)
         except (RequestRefused, ConnectionLost, trio.TooSlowError, RecordError, OSError) as exc:
-            controller.saved = f"The record could not be saved: {exc}"
+            controller.saved = _("The record could not be saved: {why}").format(why=exc)
         else:
-            controller.saved = f"Record: {path.name}"
-            controller.log.note(f"The game's record is saved in {path}")
+            controller.saved = _("Record: {file}").format(file=path.name)
+            controller.log.note(_("The game's record is saved in {path}").format(path=path))
             if not ok:
-                controller.verified = f"The record does NOT verify: {why}"[:200]
+                controller.verified = _("The record does NOT verify: {why}").format(why=why)[:200]
         bridge.changed()

@@ -616,7 +616,7 @@ class LobbyController:
             keys = "[j] join  [s] watch  [n] new  [c] invite  [m] my games  [h] played  [/] chat  [q] quit"
         row = Row(width)
         for part in keys.split("  "):
-            key, _, label = part.partition("] ")
+            key, __, label = part.partition("] ")
             row.add(" " + key + "]", "class:key").add(" " + label)
         return row.line()
 

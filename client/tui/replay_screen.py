@@ -16,7 +16,8 @@ from oriflamme.engine import Step
 from oriflamme.protocol.record import Record
 from oriflamme.protocol.verify import GameVerdict
 
-from ..narrator import EventLog
+from ..i18n import N_, _
+from ..narrator import EventLog, seat_pattern
 from ..replay import ReplayStep
 from .choices import END, HOME, LEFT, PAGE_DOWN, PAGE_UP, QUIT_NOW, RIGHT
 from .screen import EndSummary, Line, Row, Scene, end_order, placings, render, rule, wrap
@@ -25,7 +26,7 @@ from .text import cut, safe
 # Lines for a step's description under the board (at 80x24, room for two).
 DESCRIBED_ROWS = 2
 
-KEYS = "[← →] a step  [PgUp PgDn] ten  [Home End] the deal, the end  [q] quit"
+KEYS = N_("[← →] a step  [PgUp PgDn] ten  [Home End] the deal, the end  [q] quit")
 
 
 class ReplayController:
@@ -56,7 +57,8 @@ class ReplayController:
         elif key in ("q", QUIT_NOW):
             self.on_quit()
         else:
-            self.status = f"{key} does nothing here: the keys are ← → PgUp PgDn Home End q"
+            said = _("{key} does nothing here: the keys are ← → PgUp PgDn Home End q")
+            self.status = said.format(key=key)
 
     def _named(self, text: str) -> str:
         """A step's description with the players' names for "seat N"."""
@@ -65,7 +67,7 @@ class ReplayController:
             seat = int(found.group(1))
             return self.names[seat] if seat < len(self.names) else found.group(0)
 
-        return re.sub(r"\bseat (\d)\b", name, safe(text, 300))
+        return re.sub(seat_pattern(), name, safe(text, 300))
 
     def tick(self, now: float) -> bool:
         return False
@@ -86,38 +88,43 @@ class ReplayController:
         if over:
             results = self.record.results
             verified = (
-                "Verified: fair deal, every hidden card opened and checked."
+                _("Verified: fair deal, every hidden card opened and checked.")
                 if self.verdict.ok
-                else "Verification FAILED: " + "; ".join(self.verdict.reasons())
+                else _("Verification FAILED: {reasons}").format(
+                    reasons="; ".join(self.verdict.reasons())
+                )
             )
             end = EndSummary(results.scores, results.winners, verified, "")
-        footer = [rule(width, f"Replay · step {self.at} of {len(self.steps) - 1}")]
+        step_of = _("Replay · step {step} of {steps}")
+        footer = [rule(width, step_of.format(step=self.at, steps=len(self.steps) - 1))]
         said = wrap(" " + self._named(step.description), width - 1, "   ")
         if len(said) > DESCRIBED_ROWS:  # (the rest is in the log, in full)
             said = [*said[: DESCRIBED_ROWS - 1], cut(said[DESCRIBED_ROWS - 1], width - 3) + " …"]
         footer += [Row(width).add(part).line() for part in said]
         if end is not None:
-            ranking, _ = end_order(end, position)
-            won = {seat: " (winner)" for seat in end.winners}
+            ranking, __ = end_order(end, position)
+            won = {seat: " " + _("(winner)") for seat in end.winners}
             entries = [
                 (f"{place + 1}. {self.names[seat]} {end.scores[seat]}{won.get(seat, '')}", "")
                 for place, seat in enumerate(ranking)
             ]
             footer += placings(entries, width)
             if not self.record.results.complete:
-                stopped = f" Ended by vote in round {position.round}: no winner"
+                stopped = " " + _("Ended by vote in round {round}: no winner").format(
+                    round=position.round
+                )
                 footer.append(Row(width).add(stopped).line())
             footer.append(Row(width).add(" " + end.verified, "class:verified").line())
         return Scene(
             view=position,
             names=self.names,
             seat=None,
-            title=f"Oriflamme · replay · {safe(self.name, 16)}",
+            title=_("Oriflamme · replay · {name}").format(name=safe(self.name, 16)),
             log=log.lines,
             decision_seat=nxt if decision != Step.OVER else None,
             decision_kind=None if decision == Step.OVER else decision.value,
-            status=self.status or KEYS,
-            help_key="q quits",
+            status=self.status or _(KEYS),
+            help_key=N_("q quits"),
             reveal_all=True,
             hand_of=nxt if nxt is not None else step.actor,
             footer=footer,

@@ -30,9 +30,10 @@ from dataclasses import dataclass, field
 
 from oriflamme.engine import FAMILY_NAMES, Card
 
-from ..narrator import KIND_NAMES, card_name
+from ..i18n import N_, NP_, _, ngettext, pgettext
+from ..narrator import card_name, family_name, kind_name
 from ..view import QueueCard, TableView
-from .choices import Chooser
+from .choices import KEY_SYMBOLS, Chooser
 from .text import cells, cut, fit
 from .words import ABILITIES
 
@@ -45,39 +46,54 @@ MIN_WIDTH, MIN_HEIGHT = 80, 24
 # under them its owner. A cell is at most MAX_CELL wide.
 MIN_LABEL, MAX_CELL = 6, 24
 # A card's name in a queue cell too narrow for the full name: the first of
-# these that fits (docs/CLIENT.md has the table). The shortest is at most 4
-# letters: in parentheses, our own face-down card's name fits MIN_LABEL.
+# these that fits (docs/CLIENT.md has the table), each language's own,
+# separated by "|". The shortest is at most 4 cells: in parentheses, our own
+# face-down card's name fits MIN_LABEL (a test checks each catalog).
 QUEUE_NAMES = {
-    "archer": ("Arch",),
-    "soldier": ("Sold",),
-    "ambush": ("Amb",),
-    "conspiracy": ("Consp", "Cons"),
-    "shapeshifter": ("Shape", "Shap"),
-    "assassination": ("Assassin", "Assa"),
-    "royal_decree": ("Decree", "Decr"),
+    # TRANSLATORS: shorter forms of a card's name for the queue, longest
+    # first, separated by |; the last at most 4 letters
+    "archer": NP_("queue", "Arch"),
+    "soldier": NP_("queue", "Sold"),
+    "spy": NP_("queue", "Spy"),
+    "heir": NP_("queue", "Heir"),
+    "lord": NP_("queue", "Lord"),
+    "shapeshifter": NP_("queue", "Shape|Shap"),
+    "assassination": NP_("queue", "Assassin|Assa"),
+    "royal_decree": NP_("queue", "Decree|Decr"),
+    "ambush": NP_("queue", "Amb"),
+    "conspiracy": NP_("queue", "Consp|Cons"),
 }
 CHANGED = "*"  # the mark of a card changed since our last decision
 ROUNDS = 6
+# A card's name in the lists of cards out: at most 10 cells.
 SHORT_NAMES = {
-    "shapeshifter": "Shapeshift",
-    "assassination": "Assassin",
-    "royal_decree": "Decree",
-    "conspiracy": "Conspiracy",
+    # TRANSLATORS: a card's name in a list of cards, at most 10 letters
+    "archer": NP_("short", "Archer"),
+    "soldier": NP_("short", "Soldier"),
+    "spy": NP_("short", "Spy"),
+    "heir": NP_("short", "Heir"),
+    "lord": NP_("short", "Lord"),
+    "shapeshifter": NP_("short", "Shapeshift"),
+    "assassination": NP_("short", "Assassin"),
+    "royal_decree": NP_("short", "Decree"),
+    "ambush": NP_("short", "Ambush"),
+    "conspiracy": NP_("short", "Conspiracy"),
 }
 BACK = "▒▒▒▒▒▒▒"
 DAY = 86400  # seconds
 WARN_AT = 10  # seconds left to a decision of ours: the bell rings, the clock stands out
 
+# What a player is doing while the others wait: "Waiting for Bo {doing}"
 WAITING = {
-    "direction": "to choose the direction",
-    "place": "to place a card",
-    "reveal": "to reveal or keep a card",
-    "open": "to open an eliminated card",
-    "eliminate": "to choose a card to eliminate",
-    "steal": "to choose whom to steal from",
-    "copy": "to choose a card to copy",
-    "move_card": "to choose a card to move",
-    "move_to": "to choose where the card goes",
+    "direction": N_("to choose the direction"),
+    "place": N_("to place a card"),
+    "reveal": N_("to reveal or keep a card"),
+    "open": N_("to open an eliminated card"),
+    "eliminate": N_("to choose a card to eliminate"),
+    "steal": N_("to choose whom to steal from"),
+    "copy": N_("to choose a card to copy"),
+    "move_card": N_("to choose a card to move"),
+    "move_to": N_("to choose where the card goes"),
 }
 
 
@@ -89,7 +105,7 @@ class EndSummary:
     winners: Sequence[int]
     verified: str  # one line: the verification result
     saved: str = ""  # where the record was saved, or why not
-    keys: str = "[a] play again  [q] quit"
+    keys: str = N_("[a] play again  [q] quit")
     ended_in: int | None = None  # a game its players ended by vote: the round it stopped in
 
 
@@ -113,7 +129,7 @@ class Scene:
     help: bool = False
     stand_ins: frozenset[int] = field(default_factory=frozenset)
     reveal_all: bool = False  # a finished game's replay: every card is known
-    help_key: str = "? help"
+    help_key: str = N_("? help")
     hand_of: int | None = None  # whose hand to show when `seat` is None
     footer: Sequence[Line] = ()  # lines in place of the decision (a replay's)
     hint: bool = True  # the keys that always work, on the status line (not while asked)
@@ -163,8 +179,8 @@ def who(names: Sequence[str], seat: int | None, me: int | None) -> str:
     if seat is None:
         return "?"
     if seat == me:
-        return "You"
-    return names[seat] if seat < len(names) else f"seat {seat + 1}"
+        return _("You")
+    return names[seat] if seat < len(names) else _("seat {number}").format(number=seat + 1)
 
 
 def initials(names: Sequence[str]) -> list[str]:
@@ -215,7 +231,7 @@ def render(scene: Scene, width: int, height: int) -> list[Line]:
     lines: list[Line] = [_title(scene, width)]
     if view is None:
         lines.append(rule(width))
-        lines.append(Row(width).add(" Waiting for the game to begin…").line())
+        lines.append(Row(width).add(" " + _("Waiting for the game to begin…")).line())
         lines += _bottom(scene, width)
         return pad(lines, width, height)
     queue = _queue(scene, view, width)
@@ -237,12 +253,12 @@ def pad(lines: list[Line], width: int, height: int) -> list[Line]:
 
 def too_small(width: int, height: int) -> list[Line]:
     text = [
-        f"This terminal is {width}x{height}.",
-        f"Oriflamme needs at least {MIN_WIDTH}x{MIN_HEIGHT}:",
-        "make the window larger.",
-        "(q quits)",
+        _("This terminal is {width}x{height}.").format(width=width, height=height),
+        _("Oriflamme needs at least {width}x{height}:").format(width=MIN_WIDTH, height=MIN_HEIGHT),
+        _("make the window larger."),
+        _("(q quits)"),
     ]
-    lines = [[("", t[:width].ljust(width))] for t in text]
+    lines = [[("", cut(t, width) + " " * (width - cells(cut(t, width))))] for t in text]
     return pad(lines, width, height)
 
 
@@ -251,13 +267,15 @@ def _title(scene: Scene, width: int) -> Line:
     row = Row(width).add(scene.title, "class:title")
     if view is not None:
         first = who(scene.names, view.first_player, scene.seat)
-        row.add(f" · round {view.round} of {ROUNDS} · first: {first}", "class:title")
+        said = _(" · round {round} of {rounds} · first: {player}")
+        row.add(said.format(round=view.round, rounds=ROUNDS, player=first), "class:title")
     clock_text = "" if scene.seconds_left is None else f"⏱ {clock(scene.seconds_left)}  "
-    right = clock_text + scene.help_key
-    row.to(width - len(right))
+    help_key = _(scene.help_key)
+    right = clock_text + help_key
+    row.to(width - cells(right))
     # Our own time nearly out: the clock stands out (the app rings once too).
     row.add(clock_text, "class:banner" if hurried(scene) else "class:title")
-    row.add(scene.help_key, "class:title")
+    row.add(help_key, "class:title")
     return row.line(style="class:title")
 
 
@@ -286,10 +304,17 @@ def _card_text(card: QueueCard, seat: int | None, reveal_all: bool, room: int) -
     if kind is None or not (card.face_up or card.owner == seat or reveal_all):
         return BACK[:room], family_style(card) + " class:card.back"
     own = not card.face_up  # face down, and known: ours, or the game is over
-    forms = (KIND_NAMES.get(kind, kind), *QUEUE_NAMES.get(kind, ()))
+    forms = queue_names(kind)
     labels = [f"({form})" if own else form for form in forms]
     label = next((text for text in labels if cells(text) <= room), labels[-1])
     return label, "class:card.mine" if own else "class:card.up"
+
+
+def queue_names(kind: str) -> list[str]:
+    """The forms of a kind's name in the queue, the longest first."""
+    form = QUEUE_NAMES.get(kind)
+    shorter = [] if form is None else pgettext(*form).split("|")
+    return [kind_name(kind), *(name for name in shorter if name != kind_name(kind))]
 
 
 def _tokens(n: int) -> str:
@@ -336,7 +361,8 @@ def _queue(scene: Scene, view: TableView, width: int) -> list[Line]:
     reverse = view.direction == "right-to-left"
     lines = [rule(width, _queue_title(scene, view, width))]
     if not queue:
-        lines.append(Row(width).add("   (empty: the first card goes in the middle)").line())
+        said = _("(empty: the first card goes in the middle)")
+        lines.append(Row(width).add("   " + said).line())
         return lines
     per_row, cell = queue_grid(len(queue), width)
     rows: dict[int, dict[int, int]] = {}  # row -> column -> card
@@ -359,21 +385,20 @@ def _queue_title(scene: Scene, view: TableView, width: int) -> str:
     card has it (if the rule has room)."""
     direction = view.direction
     if direction is None:
-        title = "Influence Queue · resolution order not chosen yet"
+        title = _("Influence Queue · resolution order not chosen yet")
+    elif direction == "right-to-left":
+        title = _("Influence Queue · 1 resolves first, right to left")
     else:
-        way = "right to left" if direction == "right-to-left" else "left to right"
-        title = f"Influence Queue · 1 resolves first, {way}"
+        title = _("Influence Queue · 1 resolves first, left to right")
     if scene.changed:
-        legend = f" · {CHANGED} new {_since(scene)}"
+        legend = " · " + (
+            _("{mark} new in the last turn")
+            if scene.seat is None
+            else _("{mark} new since your turn")
+        ).format(mark=CHANGED)
         if cells(title + legend) + 4 <= width:
             title += legend
     return title
-
-
-def _since(scene: Scene) -> str:
-    """Since when the marks and the cards gone are counted: our last
-    decision, or (a spectator's) the last turn."""
-    return "in the last turn" if scene.seat is None else "since your turn"
 
 
 def _queue_card(
@@ -436,7 +461,7 @@ def _owner_tag(scene: Scene, view: TableView, card: QueueCard, room: int) -> str
     owner = card.owner
     letter = initials(scene.names)[owner]
     if view.two_player:  # two families each: say which
-        family = card.family
+        family = family_name(card.family)
         named = [f"{letter} {family}", f"{letter} {family[:3]}"]
     else:
         named = [f"{letter} {who(scene.names, owner, scene.seat)}"]
@@ -449,7 +474,8 @@ def _gone(scene: Scene, width: int, middle: int) -> list[Line]:
     `middle` lines for their rule, a row a player and two lines more."""
     if not scene.gone or middle - 1 < len(scene.names) + 3:
         return []
-    label = f"  gone {_since(scene)}: "
+    since = _("gone in the last turn:") if scene.seat is None else _("gone since your turn:")
+    label = f"  {since} "
     names = _names_in(width - cells(label) - 1, list(scene.gone), ", ")
     return [Row(width).add(label + names, "class:dim").line()]
 
@@ -463,9 +489,9 @@ def _panels(scene: Scene, view: TableView, width: int, height: int) -> list[Line
     left, complete = _players(scene, view, left_width, height - 1)
     log_lines, log_title = _log(scene.log, right_width, height - 1, scene.log_end)
     if len(scene.names) > height - 1:
-        players = "Players · [o] in full"
+        players = _("Players · [o] in full")
     else:
-        players = "Players" if complete else "Players · [o] every card out"
+        players = _("Players") if complete else _("Players · [o] every card out")
     out = [rule(left_width, players) + [("class:rule", " ")] + rule(right_width, log_title)]
     for i in range(height - 1):
         row: Line = left[i] if i < len(left) else [("", " " * left_width)]
@@ -544,7 +570,7 @@ def _log(
     log's title. `end`: the log is scrolled back to show the lines before
     line `end` (at the start of the log, the lines after it fill the rest)."""
     if height <= 0:
-        return [], "Log"
+        return [], _("Log")
     shown = len(log) if end is None else max(0, min(end, len(log)))
     out: list[str] = []
     for entry in reversed(log[:shown]):
@@ -562,10 +588,10 @@ def _log(
         out = out[-height:]
     newer = len(log) - shown
     if newer > 0:
-        return out, f"Log · {newer} newer: PgDn End"
+        return out, _("Log · {count} newer: PgDn End").format(count=newer)
     if shown > log_start(log, width, height):  # lines before the first shown
-        return out, "Log · PgUp earlier"
-    return out, "Log"
+        return out, _("Log · PgUp earlier")
+    return out, _("Log")
 
 
 def log_start(log: Sequence[str], width: int, height: int) -> int:
@@ -625,33 +651,53 @@ def _player_rows(scene: Scene, view: TableView, width: int) -> list[Line]:
     scores, hands, fronts = view.scores, view.hands, view.fronts
     piles, aside = view.draw_piles, view.set_aside
     rows = []
+    colours = [_colour(view, seat) for seat in range(len(scene.names))]
+    # the colours' column: 7 cells, more where a language's colour is longer
+    # and the row has room for it besides the rest (Polish "niebieski")
+    rest = 3 + 2 + 8 + 3 + cells(_(" hand {hand} out {out}").format(hand=7, out=9))
+    rest += cells(
+        _(" pile {count}").format(count=9)
+        if view.two_player
+        else _(" aside {count}").format(count=3)
+    )
+    colour_width = max(7, min(max(map(cells, colours), default=0), width - rest))
     for seat, name in enumerate(scene.names):
         row = Row(width)
         turn = scene.decision_seat == seat and scene.end is None
         row.add(" ▸ " if turn else "   ", "class:turn")
         style = owner_style(view, seat)
-        shown = "You" if seat == scene.seat else name
+        shown = _("You") if seat == scene.seat else name
         row.add(f"{marks[seat]} ", style + " class:initial").add(fit(shown, 8), style)
-        families = view.families
-        fams = families[seat] if seat < len(families) else ()
-        colour = "+".join(f[:3] for f in fams) if len(fams) > 1 else "".join(fams)
-        row.add(fit(colour, 7), style)
+        row.add(fit(colours[seat], colour_width), style)
         score = scores[seat] if seat < len(scores) else 0
         row.add(f"{score:>3}", "class:score")
-        row.add(f" hand {len(hands[seat]) if seat < len(hands) else 0}")
-        row.add(f" out {len(fronts[seat]) if seat < len(fronts) else 0}")
+        # TRANSLATORS: a player's row: cards in hand, out (eliminated or
+        # discarded), set aside, in the draw pile; "away": a stand-in plays
+        counts = _(" hand {hand} out {out}").format(
+            hand=len(hands[seat]) if seat < len(hands) else 0,
+            out=len(fronts[seat]) if seat < len(fronts) else 0,
+        )
+        row.add(counts)
         extra = ""
         if view.two_player and seat < len(piles):
-            extra = f" pile {len(piles[seat])}"
+            extra = _(" pile {count}").format(count=len(piles[seat]))
         elif seat < len(aside):
-            extra = f" aside {len(aside[seat])}"
+            extra = _(" aside {count}").format(count=len(aside[seat]))
         away = seat in scene.stand_ins
-        if not away or row.used + cells(extra) + 5 <= width:  # "away" goes before it
+        away_text = _(" away")
+        if not away or row.used + cells(extra) + cells(away_text) <= width:  # "away" goes before it
             row.add(extra)
         if away:
-            row.add(" away", "class:away")
+            row.add(away_text, "class:away")
         rows.append(row.line())
     return rows
+
+
+def _colour(view: TableView, seat: int) -> str:
+    """A seat's colour ("red"), or its two families' ("red+blu")."""
+    families = view.families
+    names = [family_name(f) for f in (families[seat] if seat < len(families) else ())]
+    return "+".join(f[:3] for f in names) if len(names) > 1 else "".join(names)
 
 
 def _compact_players(scene: Scene, view: TableView, width: int, height: int) -> list[Line]:
@@ -679,32 +725,33 @@ def _compact_players(scene: Scene, view: TableView, width: int, height: int) -> 
             details = cell >= 22
             name_room = 7 if details else cell - 8  # "▸Y " + name + score + a gap
             if name_room >= 3:
-                shown = "You" if seat == scene.seat else scene.names[seat]
+                shown = _("You") if seat == scene.seat else scene.names[seat]
                 row.add(" " + fit(shown, name_room), style)
             score = scores[seat] if seat < len(scores) else 0
             row.add(f"{score:>3}" if name_room >= 3 else f" {score}", "class:score")
             if details and seat in scene.stand_ins:
-                row.add(" away", "class:away")
+                row.add(_(" away"), "class:away")
             elif details:
-                row.add(f" hand {len(hands[seat]) if seat < len(hands) else 0}")
+                count = len(hands[seat]) if seat < len(hands) else 0
+                row.add(_(" hand {hand}").format(hand=count))
         rows.append(row.line())
     return rows
 
 
-# The names of cards out when room is short.
+# The names of cards out when room is short: at most 5 cells.
 TINY_NAMES = {
-    "archer": "Arch",
-    "soldier": "Sold",
-    "spy": "Spy",
-    "heir": "Heir",
-    "lord": "Lord",
-    "shapeshifter": "Shape",
-    "assassination": "Assas",
-    "royal_decree": "Decr",
-    "ambush": "Amb",
-    "conspiracy": "Consp",
+    # TRANSLATORS: a card's name in a list of cards, at most 5 letters
+    "archer": NP_("tiny", "Arch"),
+    "soldier": NP_("tiny", "Sold"),
+    "spy": NP_("tiny", "Spy"),
+    "heir": NP_("tiny", "Heir"),
+    "lord": NP_("tiny", "Lord"),
+    "shapeshifter": NP_("tiny", "Shape"),
+    "assassination": NP_("tiny", "Assas"),
+    "royal_decree": NP_("tiny", "Decr"),
+    "ambush": NP_("tiny", "Amb"),
+    "conspiracy": NP_("tiny", "Consp"),
 }
-OUT_KEY_HINT = "[o] shows all"
 
 
 def label_of(card: Card) -> str | None:
@@ -712,9 +759,21 @@ def label_of(card: Card) -> str | None:
     return None if card.kind is None else card.kind.label
 
 
+def tiny_name(kind: str) -> str:
+    """A kind's name in at most 5 cells (``Decr``)."""
+    form = TINY_NAMES.get(kind)
+    return "?" if form is None else pgettext(*form)
+
+
+def short_name(kind: str) -> str:
+    """A kind's name in at most 10 cells (``Decree``)."""
+    form = SHORT_NAMES.get(kind)
+    return "?" if form is None else pgettext(*form)
+
+
 def _tiny(card: Card) -> str:
     kind = label_of(card)
-    return TINY_NAMES.get(kind, "?") if kind else "?"
+    return tiny_name(kind) if kind else "?"
 
 
 def _names_in(width: int, names: list[str], sep: str) -> str:
@@ -744,51 +803,61 @@ def out_lines(
         return [], True
     if room <= 0:
         return [], False
+
+    def label(mark: str) -> str:
+        # TRANSLATORS: "B out: Spy, Lord": player B's cards out of the game
+        return _("{mark} out:").format(mark=mark) + " "
+
     full: list[str] = []
     for mark, cards in entries:
-        label = f"{mark} out: "
-        parts = wrap(", ".join(_short(c) for c in cards), width - len(label))
-        full += [label + parts[0]] + [" " * len(label) + part for part in parts[1:]]
+        start = label(mark)
+        parts = wrap(", ".join(_short(c) for c in cards), width - cells(start))
+        full += [start + parts[0]] + [" " * cells(start) + part for part in parts[1:]]
     if len(full) <= room:
         return full, True
-    one = [f"{mark} out: " + ", ".join(_short(c) for c in cards) for mark, cards in entries]
+    one = [label(mark) + ", ".join(_short(c) for c in cards) for mark, cards in entries]
     complete = True
     if any(cells(line) > width for line in one):  # the short names for all, alike
         one = []
         for mark, cards in entries:
-            names = _names_in(width - 7, [_tiny(c) for c in cards], " ")
+            start = label(mark)
+            names = _names_in(width - cells(start), [_tiny(c) for c in cards], " ")
             complete = complete and "+" not in names
-            one.append(f"{mark} out: {names}")
+            one.append(start + names)
     if len(one) <= room:
         return one, complete
     # several players a line: "out Y Decr Spy · B Lord"
+    out = _("out") + " "
     packed: list[list[str]] = [[]]
     for mark, cards in entries:
-        part = f"{mark} " + _names_in(width - 6, [_tiny(c) for c in cards], " ")
+        part = f"{mark} " + _names_in(width - cells(out) - 2, [_tiny(c) for c in cards], " ")
         complete = complete and "+" not in part[2:]
         line = packed[-1]
-        if line and cells("out " + " · ".join([*line, part])) > width:
+        if line and cells(out + " · ".join([*line, part])) > width:
             packed.append([part])
         else:
             line.append(part)
-    texts = ["out " + " · ".join(line) for line in packed]
+    texts = [out + " · ".join(line) for line in packed]
     if len(texts) <= room:
         return texts, complete
     left = sum(len(line) for line in packed[room - 1 :])
-    players = "player's cards" if left == 1 else "players' cards"
-    hint = f"+{left} more {players} out: {OUT_KEY_HINT}"
+    hint = ngettext(
+        "+{count} more player's cards out: [o] shows all",
+        "+{count} more players' cards out: [o] shows all",
+        left,
+    ).format(count=left)
     return texts[: room - 1] + [cut(hint, width)], False
 
 
 def _short(card: Card) -> str:
     kind = label_of(card)
-    return SHORT_NAMES.get(kind, KIND_NAMES.get(kind, "?")) if kind else "?"
+    return short_name(kind) if kind else "?"
 
 
 def _hand(scene: Scene, view: TableView, width: int) -> list[Line]:
     me = scene.seat if scene.seat is not None else scene.hand_of
     if me is None:
-        return [rule(width, "Spectating: every hand is hidden")]
+        return [rule(width, _("Spectating: every hand is hidden"))]
     hand: Sequence[Card] = view.hands[me] if me < len(view.hands) else ()
     chooser = scene.chooser
     row = Row(width).add(" ")
@@ -797,19 +866,23 @@ def _hand(scene: Scene, view: TableView, width: int) -> list[Line]:
         if chooser is not None and chooser.kind == "place" and chooser.card is not None
         else None
     )
-    families = sorted({FAMILY_NAMES[c.family] for c in hand})
+    families = sorted({c.family for c in hand})
     if len(families) > 1:  # the two-player variant: the cards by family
-        hand = sorted(hand, key=lambda c: families.index(FAMILY_NAMES[c.family]))
+        hand = sorted(hand, key=lambda c: families.index(c.family))
     family = None
     for card in hand:
-        if len(families) > 1 and FAMILY_NAMES[card.family] != family:
-            family = FAMILY_NAMES[card.family]
-            row.add(f"{family}:", f"class:owner.{family}").add(" ")
+        if len(families) > 1 and card.family != family:
+            family = card.family
+            style = f"class:owner.{FAMILY_NAMES[family]}"
+            row.add(f"{family_name(family)}:", style).add(" ")
         picked = picked_card is not None and card == picked_card
         name = card_name(card) or "?"
         row.add(name, "class:hand" + (" class:highlight" if picked else "")).add("  ")
     aside = view.set_aside
-    whose = "Your hand" if me == scene.seat else f"{who(scene.names, me, None)}'s hand"
+    if me == scene.seat:
+        whose = _("Your hand")
+    else:
+        whose = _("{player}'s hand").format(player=who(scene.names, me, None))
     title = whose
     if me < len(aside) and aside[me]:
         title += " · " + set_aside_text(aside[me], width - cells(whose) - 7)
@@ -830,13 +903,13 @@ def set_aside_text(cards: Sequence[Card], width: int) -> str:
     for names in (card_name, _short, _tiny):
         if len(families) > 1:
             groups = [
-                f"{FAMILY_NAMES[family]}: "
+                f"{family_name(family)}: "
                 + ", ".join(names(c) or "?" for c in cards if c.family == family)
                 for family in families
             ]
-            text = "set aside " + "; ".join(groups)
+            text = _("set aside {cards}").format(cards="; ".join(groups))
         else:
-            text = "set aside: " + ", ".join(names(c) or "?" for c in cards)
+            text = _("set aside: {cards}").format(cards=", ".join(names(c) or "?" for c in cards))
         if cells(text) <= width:
             break
     return text
@@ -854,26 +927,30 @@ def _bottom(scene: Scene, width: int) -> list[Line]:
         chooser = scene.chooser
         heading = chooser.heading
         if hurried(scene):
-            heading += f" · {scene.seconds_left} s left!"
-        lines.append(rule(width, heading, "class:banner" if hurried(scene) else "class:rule.turn"))
+            heading += " · " + _("{seconds} s left!").format(seconds=scene.seconds_left)
+        style = "class:banner" if hurried(scene) else "class:rule.turn"
+        head, rest = _heading_parts(heading, width)
+        lines.append(rule(width, head, style))
+        lines += [Row(width).add(" " + part, "class:rule.title").line() for part in rest]
         lines += _offers(chooser, width)
     elif scene.decision_kind is not None:
         thinker = who(names, scene.decision_seat, me)
-        doing = WAITING.get(scene.decision_kind, "")
-        lines.append(rule(width, "Waiting"))
+        doing = WAITING.get(scene.decision_kind)
+        lines.append(rule(width, _("Waiting")))
         if scene.decision_seat == me:  # ours, but not offered: not connected, say
-            waiting = f" Your turn {doing}: waiting for the server…"
+            waiting = _("Your turn {doing}: waiting for the server…")
         else:
-            waiting = f" Waiting for {thinker} {doing}…"
+            waiting = _("Waiting for {player} {doing}…")
+        waiting = " " + waiting.format(player=thinker, doing=_(doing) if doing else "")
         if scene.seconds_left is not None:
-            waiting += f"  ({clock(scene.seconds_left)} left)"
+            waiting += "  " + _("({time} left)").format(time=clock(scene.seconds_left))
         lines.append(Row(width).add(waiting).line())
     else:
         lines.append(rule(width))
         lines.append(Row(width).line())
     if scene.chat_input is not None:
         shown = scene.chat_input[-(width - 9) :]  # the end of a long line: where you type
-        status = Row(width).add(" say: ", "class:key").add(shown + "▏")
+        status = Row(width).add(" " + _("say:") + " ", "class:key").add(shown + "▏")
         lines.append(status.line())
     else:
         lines.append(_status(scene, width))
@@ -883,37 +960,41 @@ def _bottom(scene: Scene, width: int) -> list[Line]:
 OFFER_ROWS = 5
 
 
+def _heading_parts(heading: str, width: int) -> tuple[str, list[str]]:
+    """A choice's heading too long for its rule (a Shapeshifter's copy in
+    French) goes on: the rule says what acts, a line under it what it asks.
+
+    >>> _heading_parts("Your Archer: eliminate a card", 80)
+    ('Your Archer: eliminate a card', [])
+    >>> _heading_parts("Your Archer: eliminate a card", 24)
+    ('Your Archer', ['eliminate a card'])
+    """
+    if cells(heading) + 4 <= width or ":" not in heading:
+        return heading, []
+    head, _colon, rest = heading.partition(":")
+    return head.rstrip(), wrap(rest.strip(), width - 2)[:1]
+
+
 def _offers(chooser: Chooser, width: int) -> list[Line]:
     """The choices with their keys, wrapped over at most `OFFER_ROWS` lines;
     when they are too many for that (an Assassination over a long queue),
     in short: the keys alone (each a card highlighted in the queue), or, for
     where a card goes, the numbers of the cards each place lies between."""
-    shown = [offer.shown for offer in chooser.offers()]
+    offers = chooser.offers()
+    shown = [offer.shown for offer in offers]
     if chooser.kind == "place" and chooser.card is not None:
-        shown.append("[Esc] another card")
+        shown.append(_("[Esc] another card"))
     rows = _wrapped_offers(" ", shown, width)
     if len(rows) > OFFER_ROWS:
         if chooser.kind == "move_to":
-            short = [_short_place(text) for text in shown]
-            rows = _wrapped_offers(" it goes between the cards: ", short, width)
+            short = [f"[{KEY_SYMBOLS.get(o.key, o.key)}] {o.short}" for o in offers]
+            heading = " " + _("it goes between the cards:") + " "
+            rows = _wrapped_offers(heading, short, width)
         else:
             keys = [text.partition("] ")[0] + "]" for text in shown]
-            rows = _wrapped_offers(" the cards highlighted in the queue: ", keys, width)
+            heading = " " + _("the cards highlighted in the queue:") + " "
+            rows = _wrapped_offers(heading, keys, width)
     return rows[:OFFER_ROWS]
-
-
-def _short_place(text: str) -> str:
-    """A place in the queue as few characters say it: `[5] 3|6` for "between
-    3 and 6", `start|1`, `9|end`."""
-    key, _, label = text.partition("] ")
-    numbers = re.findall(r"\d+", label)
-    if label.startswith("the first end"):
-        return f"{key}] start|{numbers[0] if numbers else ''}".rstrip("|")
-    if label.startswith("the last end"):
-        return f"{key}] {numbers[-1] + '|' if numbers else ''}end"
-    if label.startswith("between") and len(numbers) == 2:
-        return f"{key}] {numbers[0]}|{numbers[1]}"
-    return text
 
 
 def _wrapped_offers(heading: str, shown: list[str], width: int) -> list[Line]:
@@ -923,7 +1004,7 @@ def _wrapped_offers(heading: str, shown: list[str], width: int) -> list[Line]:
         if row.used + cells(text) + 2 > width and row.used > 1:
             rows.append(row.line())
             row = Row(width).add(" ")
-        key, _, label = text.partition("] ")
+        key, __, label = text.partition("] ")
         row.add(key + "]", "class:key")
         if label:
             row.add(" " + label)
@@ -932,7 +1013,7 @@ def _wrapped_offers(heading: str, shown: list[str], width: int) -> list[Line]:
     return rows
 
 
-KEYS_HINT = "[/] chat  [?] help  [q] quit"
+KEYS_HINT = N_("[/] chat  [?] help  [q] quit")
 
 
 def _status(scene: Scene, width: int) -> Line:
@@ -940,16 +1021,17 @@ def _status(scene: Scene, width: int) -> Line:
     work at its right end when they fit (they stay in view while you wait)."""
     row = Row(width)
     said = scene.banner or scene.status
+    hint = _(KEYS_HINT)
     if said:
         row.add(" " + said, "class:banner" if scene.banner else "class:status")
-        if scene.end is None and scene.hint and row.used + 3 + cells(KEYS_HINT) <= width:
-            row.to(width - cells(KEYS_HINT) - 1).add(KEYS_HINT, "class:dim")
+        if scene.end is None and scene.hint and row.used + 3 + cells(hint) <= width:
+            row.to(width - cells(hint) - 1).add(hint, "class:dim")
     elif scene.end is not None:
-        for part in scene.end.keys.split("  "):
-            key, _, label = part.partition("] ")
+        for part in _(scene.end.keys).split("  "):
+            key, __, label = part.partition("] ")
             row.add(" " + key + "]", "class:key").add(" " + label + " ")
     else:
-        row.add(" " + KEYS_HINT, "class:dim")
+        row.add(" " + hint, "class:dim")
     return row.line()
 
 
@@ -957,15 +1039,19 @@ def _end(scene: Scene, width: int) -> list[Line]:
     end = scene.end
     assert end is not None
     view = scene.view
-    heading = f"Game over · round {ROUNDS if view is None else view.round} of {ROUNDS}"
+    heading = _("Game over · round {round} of {rounds}").format(
+        round=ROUNDS if view is None else view.round, rounds=ROUNDS
+    )
     if end.ended_in is not None:
-        heading = f"Game ended by vote in round {end.ended_in} of {ROUNDS} · no winner"
+        heading = _("Game ended by vote in round {round} of {rounds} · no winner").format(
+            round=end.ended_in, rounds=ROUNDS
+        )
     lines = [rule(width, heading, "class:rule.turn")]
     order, in_queue = end_order(end, view)
     entries = []
     for place, seat in enumerate(order):
         name = who(scene.names, seat, scene.seat)
-        won = " (winner)" if seat in end.winners else ""
+        won = " " + _("(winner)") if seat in end.winners else ""
         style = owner_style(view, seat) + (" class:winner" if won else "")
         entries.append((f"{place + 1}. {name} {end.scores[seat]}{won}", style))
     lines += placings(entries, width)
@@ -975,18 +1061,23 @@ def _end(scene: Scene, width: int) -> list[Line]:
         counts = ", ".join(f"{who(scene.names, s, scene.seat)} {in_queue[s]}" for s in tied)
         winners = [who(scene.names, s, scene.seat) for s in tied if s in end.winners]
         if len(winners) == 1:
-            verb = "win" if winners[0] == "You" else "wins"
-            said = (
-                f"Tie on {top} points: {winners[0]} {verb} with more cards in the queue ({counts})"
-            )
+            if scene.seat in end.winners:
+                said = _("Tie on {points} points: You win with more cards in the queue ({counts})")
+            else:
+                said = _(
+                    "Tie on {points} points: {player} wins with more cards in the queue ({counts})"
+                )
         else:
-            shared = " and ".join(winners)
-            said = (
-                f"Tie on {top} points and on cards in the queue ({counts}): {shared} share the win"
+            said = _(
+                "Tie on {points} points and on cards in the queue ({counts}): {players} share the win"
             )
+        said = said.format(
+            points=top, counts=counts, player=winners[0], players=_(" and ").join(winners)
+        )
         for part in wrap(said, width - 1, "  "):
             lines.append(Row(width).add(" " + part, "class:verified").line())
-    lines.append(Row(width).add(" " + end.verified, "class:verified").line())
+    for part in wrap(end.verified, width - 2, "  ")[:2]:
+        lines.append(Row(width).add(" " + part, "class:verified").line())
     lines.append(Row(width).add(" " + end.saved).line())
     return lines
 
@@ -1038,16 +1129,16 @@ def placings(entries: Sequence[tuple[str, str]], width: int) -> list[Line]:
 def _outs(scene: Scene, view: TableView, width: int) -> list[Line]:
     """Every player's cards out (eliminated and discarded), in full; then
     every player's row (as the panel draws it when there is room)."""
-    lines = [rule(width, "Cards out: eliminated and discarded · any key closes this")]
+    lines = [rule(width, _("Cards out: eliminated and discarded · any key closes this"))]
     marks = initials(scene.names)
     fronts = view.fronts
     longest = min(16, max(cells(who(scene.names, s, scene.seat)) for s in range(len(scene.names))))
     for seat in range(len(scene.names)):
         cards = fronts[seat] if seat < len(fronts) else ()
         names = [
-            (card_name(c) or "?") + (f" ({FAMILY_NAMES[c.family]})" if view.two_player else "")
+            (card_name(c) or "?") + (f" ({family_name(c.family)})" if view.two_player else "")
             for c in cards
-        ] or ["none"]
+        ] or [_("none")]
         style = owner_style(view, seat)
         label = f" {marks[seat]} {fit(who(scene.names, seat, scene.seat), longest)} "
         for i, part in enumerate(wrap(", ".join(names), width - cells(label) - 1)):
@@ -1057,36 +1148,43 @@ def _outs(scene: Scene, view: TableView, width: int) -> list[Line]:
             else:
                 row.to(cells(label))
             lines.append(row.add(part).line())
-    lines.append(rule(width, "Players"))
+    lines.append(rule(width, _("Players")))
     lines += _player_rows(scene, view, width)
     return lines
 
 
 HELP_KEYS = [
-    ("1-9", "a card of your hand, a position or a target (10 and up: two digits)"),
-    ("← →", "place at the left or right end of the queue"),
-    ("l / r", "the first player, once: resolve left to right, or right to left"),
-    ("r / k", "reveal your face-down card, or keep it hidden (+1 ◆)"),
-    ("Enter", "take the only choice, or the number typed"),
-    ("Esc", "go back one step (another card to place)"),
-    ("PgUp/Dn", "scroll the log back and forth (↑ ↓ a line, Home End its ends)"),
-    ("o / s", "every player in full, with their cards out / the scores of each round"),
-    ("/", "chat: type a line, Enter sends it, Esc cancels"),
-    ("q", "quit (asked) · L lobby, seat kept · R resign · A vote to end the game"),
+    ("1-9", N_("a card of your hand, a position or a target (10 and up: two digits)")),
+    ("← →", N_("place at the left or right end of the queue")),
+    ("l / r", N_("the first player, once: resolve left to right, or right to left")),
+    ("r / k", N_("reveal your face-down card, or keep it hidden (+1 ◆)")),
+    ("Enter", N_("take the only choice, or the number typed")),
+    ("Esc", N_("go back one step (another card to place)")),
+    ("PgUp/Dn", N_("scroll the log back and forth (↑ ↓ a line, Home End its ends)")),
+    ("o / s", N_("every player in full, with their cards out / the scores of each round")),
+    ("/", N_("chat: type a line, Enter sends it, Esc cancels")),
+    ("q", N_("quit (asked) · L lobby, seat kept · R resign · A vote to end the game")),
 ]
+EDITIONS = {"revised": N_("revised edition"), "first": N_("first edition")}
 
 
 def _help(width: int, edition: str = "revised") -> list[Line]:
-    lines = [rule(width, f"Help · the cards ({edition} edition) · any key closes this")]
-    for kind, text in ABILITIES.items():
-        row = Row(width).add(f" {KIND_NAMES[kind]:<14}", "class:key").add(text)
+    edition_name = _(EDITIONS[edition]) if edition in EDITIONS else edition
+    title = _("Help · the cards ({edition}) · any key closes this").format(edition=edition_name)
+    lines = [rule(width, title)]
+    column = max(cells(kind_name(kind)) for kind in ABILITIES) + 2
+    for kind, ability in ABILITIES.items():
+        name = kind_name(kind)
+        row = Row(width).add(" " + name, "class:key").to(column).add(pgettext(*ability))
         lines.append(row.line())
-    lines.append(rule(width, "Keys and the board"))
-    for key, text in HELP_KEYS:
-        lines.append(Row(width).add(f" {key:<8}", "class:key").add(text).line())
+    lines.append(rule(width, _("Keys and the board")))
+    for key, words in HELP_KEYS:
+        key = _("Enter") if key == "Enter" else key
+        lines.append(Row(width).add(f" {key:<8}", "class:key").add(_(words)).line())
     for text in (
-        f"▶ resolving; {CHANGED} new since your turn; ◆ Influence; ×2 a stack; A-Z players",
-        f"{BACK} face down; (Heir) face down, known: yours, or any once the game is over",
+        _("▶ resolving; {changed} new since your turn; ◆ Influence; ×2 a stack; A-Z players"),
+        _("{back} face down; ({heir}) face down, known: yours, or any once the game is over"),
     ):
-        lines.append(Row(width).add(" " + text).line())
+        said = text.format(changed=CHANGED, back=BACK, heir=kind_name("heir"))
+        lines.append(Row(width).add(" " + said).line())
     return lines

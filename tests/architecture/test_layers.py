@@ -70,6 +70,7 @@ SANS_IO_CLIENT = (
     "oriflamme.client.narrator",
     "oriflamme.client.view",
     "oriflamme.client.failures",
+    "oriflamme.client.i18n",
     # the terminal client's logic: what is drawn and what keys do
     "oriflamme.client.tui.text",
     "oriflamme.client.tui.words",

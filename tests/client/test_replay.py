@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from oriflamme.client.narrator import KIND_NAMES, EventLog
+from oriflamme.client.narrator import EventLog, kind_name
 from oriflamme.client.replay import ReplayError, ReplayStep, replay_steps
 from oriflamme.engine import Event, from_data, mask_event, to_data
 from oriflamme.engine.events import Revealed
@@ -220,4 +220,4 @@ def test_captions_name_places_in_the_queue_not_card_ids() -> None:
         if found:  # that place held the card named when the step began
             place, name = int(found[1]), found[2]
             top = before.position["queue"][place - 1][-1]
-            assert name.endswith(KIND_NAMES[str(top["card"][1])]), caption
+            assert name.endswith(kind_name(str(top["card"][1]))), caption

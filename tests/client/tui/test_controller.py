@@ -18,7 +18,7 @@ import unicodedata
 import pytest
 
 from oriflamme.client.bots import Behaviour, Bot
-from oriflamme.client.narrator import KIND_NAMES
+from oriflamme.client.narrator import KIND_NAMES, kind_name
 from oriflamme.client.tui.choices import BACKSPACE, ENTER, ESCAPE, QUIT_NOW
 from oriflamme.client.tui.controller import Answer, GameController, PlayAgain, Quit, Say
 from oriflamme.client.tui.screen import render
@@ -353,7 +353,7 @@ def test_the_log_speaks_in_plain_words() -> None:
     assert any(line.startswith("── Round 6 · ") for line in lines)
     assert lines[-1] == "── The game is over"
     assert any("You placed your " in line for line in lines)  # our own cards by name
-    named = {name for name in KIND_NAMES.values() if name in text}
+    named = {name for name in map(kind_name, KIND_NAMES) if name in text}
     assert len(named) >= 6
     for line in lines:
         assert line[0].isupper() or line.startswith(("──", "  ", "»")), line

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from oriflamme.client.narrator import KIND_NAMES
+from oriflamme.client.narrator import KIND_NAMES, kind_name
 from oriflamme.client.tui.screen import Line, render
 from tests.engine.builders import position
 
@@ -32,8 +32,8 @@ FAMILIES = ["red", "blue", "green", "yellow", "black"]
 def documented_forms() -> dict[str, list[str]]:
     """Each card's names in the queue, from docs/CLIENT.md's table of short
     forms: the full name first."""
-    forms = {kind: [name] for kind, name in KIND_NAMES.items()}
-    by_name = {name: kind for kind, name in KIND_NAMES.items()}
+    forms = {kind: [name] for kind, name in ((k, kind_name(k)) for k in KIND_NAMES)}
+    by_name = {name: kind for kind, name in ((k, kind_name(k)) for k in KIND_NAMES)}
     for line in DOCS.read_text(encoding="utf-8").splitlines():
         row = re.match(r"\s*\| ([A-Z][a-z]+(?: [A-Z][a-z]+)?) \| (`.*`) \|\s*$", line)
         if row and row.group(1) in by_name:

@@ -20,16 +20,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from prompt_toolkit.utils import get_cwidth
 
-from oriflamme.client.narrator import KIND_NAMES, card_name
+from oriflamme.client.narrator import KIND_NAMES, card_name, kind_name
 from oriflamme.client.tui import app
 from oriflamme.client.tui.screen import (
     BACK,
     HELP_KEYS,
     MIN_HEIGHT,
     MIN_WIDTH,
-    QUEUE_NAMES,
-    SHORT_NAMES,
-    TINY_NAMES,
     EndSummary,
     Scene,
     _panels,
@@ -37,8 +34,11 @@ from oriflamme.client.tui.screen import (
     label_of,
     log_entry_lines,
     out_lines,
+    queue_names,
     render,
     set_aside_text,
+    short_name,
+    tiny_name,
 )
 from oriflamme.client.tui.text import cells
 from oriflamme.client.tui.words import ABILITIES
@@ -58,11 +58,6 @@ def assert_shape(lines: list, width: int, height: int) -> None:
         assert sum(cells(t) for _, t in line) == width, (i, text(line))
         assert all(isinstance(s, str) and isinstance(t, str) for s, t in line)
         assert "\n" not in text(line) and "\x1b" not in text(line)
-
-
-def queue_names(kind: str) -> tuple[str, ...]:
-    """A card's names in a queue cell: in full, or a short form (never cut)."""
-    return (KIND_NAMES[kind], *QUEUE_NAMES.get(kind, ()))
 
 
 # ---------------------------------------------------------------- shape
@@ -441,7 +436,7 @@ def test_the_help_screen(width: int, height: int) -> None:
     assert_shape(lines, width, height)
     shown = screen_text(lines)
     assert "Help" in shown and "any key closes" in shown
-    for name in KIND_NAMES.values():
+    for name in map(kind_name, KIND_NAMES):
         assert re.search(rf"^ {name} +\w", shown, re.M), name
     for key in ("1-9", "← →", "l / r", "r / k", "Enter", "Esc", "/", "q"):
         assert re.search(rf"^ {re.escape(key)} +\w", shown, re.M), key
@@ -451,7 +446,9 @@ def test_the_help_screen(width: int, height: int) -> None:
 def test_the_help_screen_shows_every_card_text_in_full_at_80x24() -> None:
     shown = screen_text(render(Scene(view=None, names=[], help=True), 80, 24))
     flat = " ".join(shown.split())
-    missing = [kind for kind, words in ABILITIES.items() if " ".join(words.split()) not in flat]
+    missing = [
+        kind for kind, (_, words) in ABILITIES.items() if " ".join(words.split()) not in flat
+    ]
     assert missing == []
     # and every key, the direction's included, with nothing cut at the bottom
     for key, words in HELP_KEYS:
@@ -636,14 +633,14 @@ def test_every_players_cards_out_are_named_at_80x24_with_five_players() -> None:
     for seat, mark in enumerate("ABCDE"):
         row = next(t for t in panel if t.startswith(f"   {mark} out: "))
         names = row.split(": ", 1)[1].split()
-        assert names == [TINY_NAMES[label_of(c) or ""] for c in fronts[seat]], row
+        assert names == [tiny_name(label_of(c) or "") for c in fronts[seat]], row
 
 
 def test_cards_out_that_do_not_fit_are_counted_never_dropped() -> None:
     def named(texts: list[str], kind: str) -> int:
         words = re.findall(r"[A-Za-z]+", " ".join(texts))
-        short = SHORT_NAMES.get(kind, KIND_NAMES[kind])
-        return sum(w in (short, TINY_NAMES[kind]) for w in words)
+        short = short_name(kind)
+        return sum(w in (short, tiny_name(kind)) for w in words)
 
     for cards in (6, 2):
         entries = [(mark, [card("red", kind) for kind in OUT_KINDS[:cards]]) for mark in "YBCDE"]

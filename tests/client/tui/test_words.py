@@ -49,7 +49,7 @@ def test_a_spy_steals_from_you_in_plain_words() -> None:
             {"type": "stolen", "seat": 2, "victim": 0, "points": 1},
         ]
     )
-    assert lines[-1] == "Cy's Spy stole 1 from you"
+    assert lines[-1] == "Cy's Spy stole 1 point from you"
 
 
 def test_revealing_says_the_influence_on_the_card_not_points_taken() -> None:

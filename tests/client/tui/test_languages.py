@@ -1,0 +1,316 @@
+"""The game in French and in Polish: the catalogs complete and sound, the
+card names the rulebooks give, and every screen of real games fitting
+80x24 in each language with nothing that matters cut.
+
+The catalogs are read as gettext's tools read them (Babel), and the screens
+drawn through the compiled ``.mo`` files the client loads, so a catalog
+changed but not compiled fails here too (`make test` compiles them first).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+import pytest
+from babel.messages.catalog import Catalog
+
+from oriflamme.client import i18n
+from oriflamme.client.catalogs import load
+from oriflamme.client.narrator import YOU, EventLog, kind_name
+from oriflamme.client.tui.choices import Chooser
+from oriflamme.client.tui.screen import (
+    HELP_KEYS,
+    EndSummary,
+    Scene,
+    queue_names,
+    render,
+    short_name,
+    tiny_name,
+)
+from oriflamme.client.tui.text import cells
+from oriflamme.client.tui.words import ABILITIES
+from oriflamme.client.view import TableView
+from oriflamme.engine import Game, RandomPlayer, mask_event
+from tests.client.tui.helpers import NAMES, game, screen_text, text
+from tools.catalogs import extract, read, untranslated
+
+LANGUAGES = ("fr", "pl")
+TABLES = [(2, 21), (3, 22), (4, 23), (5, 24)]  # (players, seed), as test_screen's
+PLACEHOLDER = re.compile(r"\{(\w*)\}")
+
+# Each card's name as the rulebook of the language names it (docs/LANGUAGES.md).
+RULEBOOK_NAMES = {
+    "fr": {
+        "archer": "Archer",
+        "soldier": "Soldat",
+        "spy": "Espion",
+        "heir": "Héritier",
+        "lord": "Seigneur",
+        "shapeshifter": "Changeforme",
+        "assassination": "Assassinat",
+        "royal_decree": "Décret royal",
+        "ambush": "Embuscade",
+        "conspiracy": "Complot",
+    },
+    "pl": {
+        "archer": "Łucznik",
+        "soldier": "Żołnierz",
+        "spy": "Szpieg",
+        "heir": "Dziedzic",
+        "lord": "Lord",
+        "shapeshifter": "Impostor",
+        "assassination": "Zlecenie zabójstwa",
+        "royal_decree": "Królewski Dekret",
+        "ambush": "Zasadzka",
+        "conspiracy": "Spisek",
+    },
+}
+
+
+@pytest.fixture(params=LANGUAGES)
+def language(request: pytest.FixtureRequest) -> Iterator[str]:
+    """The client speaking each language in turn, from its compiled catalog."""
+    lang = str(request.param)
+    with i18n.using(load(lang), lang):
+        yield lang
+
+
+def _strings(catalog: Catalog) -> dict[tuple[str | None, str], object]:
+    return {(m.context, m.id if isinstance(m.id, str) else m.id[0]): m for m in catalog if m.id}
+
+
+# ---------------------------------------------------------------- the catalogs
+
+
+def _texts(said: object) -> tuple[str, ...]:
+    """A message's id or translation, as its forms (one, or a plural's)."""
+    if isinstance(said, str):
+        return (said,)
+    assert isinstance(said, tuple | list), said
+    return tuple(str(s) for s in said)
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_every_string_of_the_code_is_translated(lang: str) -> None:
+    """Every string marked in the code has a translation (not fuzzy) in the
+    catalog; the failure lists what is missing (`make locale` merges new
+    strings in, `python -m tools.catalogs missing` lists them)."""
+    catalog = read(lang)
+    known = _strings(catalog)
+    lacking = {id(m) for m in untranslated(catalog)}
+    missing = [
+        f"{context or ''}|{key}"
+        for (context, key) in _strings(extract())
+        if (context, key) not in known or id(known[(context, key)]) in lacking
+    ]
+    assert missing == [], f"{lang}: {len(missing)} not translated:\n" + "\n".join(missing)
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_no_translation_drops_or_adds_a_placeholder(lang: str) -> None:
+    wrong = []
+    for message in read(lang):
+        if not message.id:
+            continue
+        ids = _texts(message.id)
+        strings = _texts(message.string)
+        wanted = set().union(*(PLACEHOLDER.findall(s) for s in ids))
+        found = [set(PLACEHOLDER.findall(s)) for s in strings]
+        # A plural's forms may each leave out the count ("une autre partie"),
+        # but together they say what the English says, and nothing else.
+        if set().union(*found) != wanted or any(not f <= wanted for f in found):
+            wrong.append(f"{ids[0]!r} -> {strings!r}")
+        if len(ids) == 1 and found[0] != wanted:
+            wrong.append(f"{ids[0]!r} -> {strings[0]!r}")
+    assert wrong == [], "\n".join(wrong)
+
+
+@pytest.mark.parametrize(("lang", "forms"), [("fr", 3), ("pl", 3)])
+def test_plural_forms(lang: str, forms: int) -> None:
+    """Every plural has each form its language has (Polish: 1, 2-4 and 5+;
+    French: CLDR's one, many and other), and the compiled catalog picks them."""
+    catalog = read(lang)
+    assert catalog.num_plurals == forms
+    for message in catalog:
+        if isinstance(message.id, tuple):
+            assert len(_texts(message.string)) == forms and all(_texts(message.string)), message.id
+    drew = load(lang)
+    said = {
+        n: drew.ngettext("You drew {count} card", "You drew {count} cards", n).format(count=n)
+        for n in (1, 2, 5, 12, 22, 25)
+    }
+    if lang == "pl":
+        assert said == {
+            1: "Dobierasz 1 kartę",
+            2: "Dobierasz 2 karty",
+            5: "Dobierasz 5 kart",
+            12: "Dobierasz 12 kart",
+            22: "Dobierasz 22 karty",
+            25: "Dobierasz 25 kart",
+        }
+    else:
+        assert said[1] == "Vous piochez 1 carte" and said[2] == "Vous piochez 2 cartes"
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_the_compiled_catalog_says_what_its_source_says(lang: str) -> None:
+    """The .mo the client reads is the .po compiled (not one left from before)."""
+    compiled = load(lang)
+    for message in read(lang):
+        if not message.id or isinstance(message.id, tuple) or message.fuzzy:
+            continue
+        (said,) = _texts(message.id)
+        if message.context:
+            got = compiled.pgettext(message.context, said)
+        else:
+            got = compiled.gettext(said)
+        assert got == message.string, (message.context, message.id)
+
+
+def test_card_names_are_the_rulebooks(language: str) -> None:
+    names = {kind: kind_name(kind) for kind in ABILITIES}
+    assert names == RULEBOOK_NAMES[language]
+
+
+def test_short_names_fit_their_places(language: str) -> None:
+    """In the queue the shortest form fits "(name)" in 6 cells; the lists
+    of cards out take 10 cells, or 5 where room is short."""
+    for kind in ABILITIES:
+        forms = queue_names(kind)
+        assert forms[0] == kind_name(kind)
+        assert cells(forms[-1]) <= 4, forms
+        assert [cells(f) for f in forms] == sorted((cells(f) for f in forms), reverse=True)
+        assert cells(short_name(kind)) <= 10 and cells(tiny_name(kind)) <= 5, kind
+
+
+def test_the_language_is_chosen_as_gettext_does() -> None:
+    env = {"LANG": "fr_FR.UTF-8"}
+    assert i18n.choose(None, None, env) == ("fr", "LANG=fr_FR.UTF-8")
+    assert i18n.choose(None, "pl", env)[0] == "pl"  # the config over the locale
+    assert i18n.choose("en", "pl", env)[0] == "en"  # --lang over both
+    assert i18n.choose(None, "de", env)[0] == "fr"  # a setting not known: the locale
+    assert i18n.choose(None, None, {"LC_ALL": "pl_PL.UTF-8", "LANG": "fr_FR"})[0] == "pl"
+    assert i18n.choose(None, None, {"LANGUAGE": "pl:fr", "LC_ALL": "fr_FR"})[0] == "pl"
+    assert i18n.choose(None, None, {"LC_MESSAGES": "de_DE.UTF-8", "LANG": "fr_FR"}) == (
+        "en",
+        "LC_MESSAGES=de_DE.UTF-8",
+    )
+    assert i18n.choose(None, None, {}) == ("en", "nothing set")
+
+
+# ---------------------------------------------------------------- the screens
+
+
+def _walk(players: int, seed: int, names: tuple[str, ...]) -> Iterator[tuple[Game, EventLog]]:
+    """`helpers.walk` in the language in use: our own seat (0) is its "You"."""
+    g = game(players, seed)
+    player = RandomPlayer(seed=seed)
+    log = EventLog(lambda s: i18n._(YOU) if s == 0 else names[s])
+    while True:
+        yield g, log
+        if g.over:
+            return
+        log.add([mask_event(e, 0) for e in g.apply(player.choose(g))])
+
+
+def _scene(g: Game, log: EventLog, names: tuple[str, ...], **extra: object) -> Scene:
+    d = g.decision
+    view = TableView.of(g, 0)
+    chooser = None
+    if d is not None and d.seat == 0 and d.kind != "open":
+        who = lambda s: i18n._(YOU) if s == 0 else names[s]  # noqa: E731
+        chooser = Chooser(str(d.kind), list(d.options), view, seat=0, who=who, pid=d.pid)
+    scene = Scene(
+        view=view,
+        names=names[: g.n],
+        seat=0,
+        log=log.lines,
+        decision_seat=None if d is None else d.seat,
+        decision_kind=None if d is None else str(d.kind),
+        chooser=chooser,
+    )
+    for key, value in extra.items():
+        setattr(scene, key, value)
+    return scene
+
+
+def _words(said: str) -> str:
+    return " ".join(said.replace(":", " ").split())
+
+
+def _exact(lines: list, width: int = 80, height: int = 24) -> list[str]:
+    """The screen's lines, after checking it is `height` lines of exactly
+    `width` cells (wide and combining characters counted as a terminal does)."""
+    assert len(lines) == height
+    for i, line in enumerate(lines):
+        assert sum(cells(t) for _, t in line) == width, (i, text(line))
+    return [text(line) for line in lines]
+
+
+# Names with a wide character (two cells) and a combining one (none).
+WIDE_NAMES = ("Ann", "李雷", "Zoe\u0308", "Łucja", "Ed")
+
+
+@pytest.mark.parametrize(("players", "seed"), TABLES)
+@pytest.mark.parametrize("names", [NAMES, WIDE_NAMES], ids=["ascii", "wide"])
+def test_every_screen_of_real_games_fits_80x24(
+    language: str, players: int, seed: int, names: tuple[str, ...]
+) -> None:
+    """Every position of a real game, as our seat sees it, in 80x24 exactly;
+    our choice's heading and every choice's key on screen; the end of the
+    game with its ranking and its verification in full."""
+    shown = 0
+    for g, log in _walk(players, seed, names):
+        scene = _scene(g, log, names)
+        lines = _exact(render(scene, 80, 24))
+        assert lines[0].rstrip().endswith(i18n._("? help"))
+        chooser = scene.chooser
+        if chooser is not None:
+            heading = chooser.heading
+            at = next(i for i, line in enumerate(lines) if line.startswith("─ " + heading[:8]))
+            said = lines[at][2:].rstrip("─ ") + " " + lines[at + 1]
+            assert _words(heading) in _words(said), heading
+            bottom = "\n".join(lines[-7:])
+            for offer in chooser.offers():
+                assert offer.shown.partition("] ")[0] + "]" in bottom, offer
+            shown += 1
+        if g.over:
+            verified = i18n._(
+                "Verified: fair deal for all {seats} seats, every hidden card checked."
+            ).format(seats=g.n)
+            end = EndSummary(scores=g.scores, winners=g.winners, verified=verified)
+            lines = _exact(render(_scene(g, log, names, end=end), 80, 24))
+            flat = " ".join(" ".join(lines).split())
+            assert " ".join(verified.split()) in flat
+            for seat in range(g.n):
+                assert f"{names[seat] if seat else i18n._(YOU)} {g.scores[seat]}" in flat
+    assert shown > 10
+
+
+def test_the_help_screen_is_whole_in_each_language(language: str) -> None:
+    """Every card's ability and every key's words in full at 80x24, with the
+    card names of the rulebook."""
+    lines = _exact(render(Scene(view=None, names=[], help=True), 80, 24))
+    shown = "\n".join(lines)
+    for kind, (context, words) in ABILITIES.items():
+        said = i18n.pgettext(context, words)
+        assert re.search(rf"^ {re.escape(kind_name(kind))} +{re.escape(said)} *$", shown, re.M)
+    for _key, words in HELP_KEYS:
+        assert i18n._(words) in shown, words
+    assert lines[-1].rstrip().endswith(")" if language == "fr" else "gry")
+
+
+def test_the_log_reads_in_the_language(language: str) -> None:
+    """The log names the cards as the rulebook does, and says nothing in English."""
+    g, log = next((g, log) for g, log in _walk(3, 22, NAMES) if g.over)
+    text_of_log = "\n".join(log.lines)
+    for english in ("placed", "revealed", "eliminated", " the queue", "Round"):
+        assert english not in text_of_log
+    assert any(name in text_of_log for name in RULEBOOK_NAMES[language].values())
+
+
+def test_a_screen_in_english_is_as_it_was() -> None:
+    """No catalog: the code's own English (what every other screen test reads)."""
+    g, log = next((g, log) for g, log in _walk(3, 22, NAMES) if g.over)
+    assert "placed" in screen_text(render(_scene(g, log, NAMES), 80, 24))
