@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal, TypeVar
 
 from oriflamme.client.failures import said
-from oriflamme.client.i18n import LANGUAGES, choose
+from oriflamme.client.i18n import LANGUAGES, N_, _, choose
 
 if TYPE_CHECKING:
     from oriflamme.client.tls import Trust
@@ -332,7 +332,9 @@ def _serve(args: argparse.Namespace) -> int:
     from oriflamme.server.core import ServerConfig
 
     limits = {
-        name: getattr(args, name) for name, _, _ in SERVER_LIMITS if getattr(args, name) is not None
+        name: getattr(args, name)
+        for name, __, ___ in SERVER_LIMITS
+        if getattr(args, name) is not None
     }
     try:
         config = replace(ServerConfig(), **limits)
@@ -631,7 +633,7 @@ def _play(args: argparse.Namespace) -> int:
     from oriflamme.launcher.play import PlayOptions, play_program
 
     if not 1 <= args.bots <= 4:
-        print("oriflamme play: --bots must be 1-4 (tables seat 2-5)", file=sys.stderr)
+        print("oriflamme play: " + _("--bots must be 1-4 (tables seat 2-5)"), file=sys.stderr)
         return 2
     if not _need_terminal("play"):
         return 2
@@ -655,15 +657,19 @@ def _play(args: argparse.Namespace) -> int:
     try:
         code = run(partial(play_program, options=options), controller, bell=not args.no_bell)
     except ProgramFailed as exc:
-        print(f"oriflamme play: stopped: {exc}", file=sys.stderr)
-        print(f"(the log is in {state_dir / 'play.log'})", file=sys.stderr)
+        print("oriflamme play: " + _("stopped: {why}").format(why=exc), file=sys.stderr)
+        print(_("(the log is in {path})").format(path=state_dir / "play.log"), file=sys.stderr)
         return 1
     game = controller.state.game
     if controller.game.resigned:
         print(controller.game.resigned)
     elif game is not None and game.end is None:
-        print(f"Your seat is kept: run `{options.again()}` again to finish the game.")
+        print(_(SEAT_KEPT).format(command=options.again()))
     return code
+
+
+# What `play` and `join` say when a player quits a game not over.
+SEAT_KEPT = N_("Your seat is kept: run `{command}` again to finish the game.")
 
 
 def _terminal_logging(command: str, state_dir: Path) -> bool:
@@ -674,7 +680,8 @@ def _terminal_logging(command: str, state_dir: Path) -> bool:
         state_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
         handler: logging.Handler = logging.FileHandler(state_dir / f"{command}.log")
     except OSError as exc:
-        print(f"oriflamme {command}: cannot use {state_dir}: {exc.strerror}", file=sys.stderr)
+        said = _("cannot use {path}: {why}").format(path=state_dir, why=exc.strerror)
+        print(f"oriflamme {command}: {said}", file=sys.stderr)
         return False
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     logging.basicConfig(level=logging.INFO, handlers=[handler], force=True)
@@ -684,7 +691,7 @@ def _terminal_logging(command: str, state_dir: Path) -> bool:
 def _need_terminal(command: str) -> bool:
     if sys.stdin.isatty() and sys.stdout.isatty():
         return True
-    print(f"oriflamme {command}: needs a terminal (stdin and stdout)", file=sys.stderr)
+    print(f"oriflamme {command}: " + _("needs a terminal (stdin and stdout)"), file=sys.stderr)
     return False
 
 
@@ -702,7 +709,10 @@ def _player_name(given: str | None, command: str) -> str | None:
         return kept
     login = _default_name()
     try:
-        typed = input(f"Your name at the table, as the other players see it [{login}]: ")
+        typed = input(
+            _("Your name at the table, as the other players see it [{name}]:").format(name=login)
+            + " "
+        )
     except EOFError:
         typed = ""
     except KeyboardInterrupt:
@@ -712,13 +722,10 @@ def _player_name(given: str | None, command: str) -> str | None:
     try:
         write_name(path, name)
     except OSError as exc:
-        print(
-            f"oriflamme {command}: cannot keep your name in {path} ({exc.strerror}):"
-            " it is asked again next time",
-            file=sys.stderr,
-        )
+        said = _("cannot keep your name in {path} ({why}): it is asked again next time")
+        print(f"oriflamme {command}: " + said.format(path=path, why=exc.strerror), file=sys.stderr)
     else:
-        print(f"Kept in {path}: edit it there, or give --name for one game.")
+        print(_("Kept in {path}: edit it there, or give --name for one game.").format(path=path))
     return name
 
 
@@ -739,14 +746,12 @@ def _choose_server() -> tuple[str, int, bool, bool] | None:
 
     from oriflamme.client.discovery import find_servers
 
-    print("Looking for servers on the local network…")
+    print(_("Looking for servers on the local network…"))
     found = trio.run(find_servers)
     if not found:
         join = shlex.join([*invoked_as(), "join"])
-        print(
-            f"No server answered on the local network. Give its address: {join} HOST[:PORT]",
-            file=sys.stderr,
-        )
+        said = _("No server answered on the local network. Give its address: {command}")
+        print(said.format(command=f"{join} HOST[:PORT]"), file=sys.stderr)
         return None
     if len(found) == 1:
         return found[0].host, found[0].port, True, found[0].tls
@@ -755,7 +760,7 @@ def _choose_server() -> tuple[str, int, bool, bool] | None:
         print(f"  {i}. {server.name}  ({server.host}:{server.port}{tls})")
     while True:
         try:
-            answer = input(f"Which server (1-{len(found)})? ").strip()
+            answer = input(_("Which server (1-{last})?").format(last=len(found)) + " ").strip()
         except (EOFError, KeyboardInterrupt):
             return None
         if answer.isdigit() and 1 <= int(answer) <= len(found):
@@ -800,7 +805,7 @@ def _join(args: argparse.Namespace) -> int:
         try:
             key = load_or_make(Path(args.identity) if args.identity else default_identity_file())
         except (IdentityError, OSError) as exc:
-            print(f"oriflamme join: your key: {exc}", file=sys.stderr)
+            print("oriflamme join: " + _("your key: {why}").format(why=exc), file=sys.stderr)
             return 2
     trust = _trust(args, "join")
     if trust is False:
@@ -817,7 +822,10 @@ def _join(args: argparse.Namespace) -> int:
             print(f"oriflamme join: {exc}", file=sys.stderr)
             return 1
         except (OSError, trio.TooSlowError) as exc:
-            print(f"oriflamme join: cannot reach {host}:{port} with TLS: {exc}", file=sys.stderr)
+            said = _("cannot reach {server} with TLS: {why}").format(
+                server=f"{host}:{port}", why=exc
+            )
+            print(f"oriflamme join: {said}", file=sys.stderr)
             return 1
     options = JoinOptions(
         host=host,
@@ -840,7 +848,7 @@ def _join(args: argparse.Namespace) -> int:
         return 1
     game = screens.state.game
     if game is not None and game.end is None:
-        print(f"Your seat is kept: run `{options.again()}` again to finish the game.")
+        print(_(SEAT_KEPT).format(command=options.again()))
     return code
 
 
@@ -879,10 +887,12 @@ def _replay(args: argparse.Namespace) -> int:
         record = decode_record(data)
         steps = replay_steps(record)
     except OSError as exc:
-        print(f"oriflamme replay: cannot read {args.record}: {exc.strerror}", file=sys.stderr)
+        said = _("cannot read {path}: {why}").format(path=args.record, why=exc.strerror)
+        print(f"oriflamme replay: {said}", file=sys.stderr)
         return 2
     except (RecordError, ReplayError) as exc:
-        print(f"oriflamme replay: {args.record} cannot be replayed: {exc}", file=sys.stderr)
+        said = _("{path} cannot be replayed: {why}").format(path=args.record, why=exc)
+        print(f"oriflamme replay: {said}", file=sys.stderr)
         return 2
     controller = ReplayController(record, steps, verify_record(record), Path(args.record).name)
     app = build_application(controller, colour=colour_wanted(), ascii_only=ascii_wanted())
@@ -1232,10 +1242,15 @@ def _language(args: argparse.Namespace) -> int:
         try:
             write_setting(path, "lang", None if args.choice == "auto" else args.choice)
         except OSError as e:
-            print(f"oriflamme language: cannot write {path}: {e.strerror}", file=sys.stderr)
+            said = _("cannot write {path}: {why}").format(path=path, why=e.strerror)
+            print(f"oriflamme language: {said}", file=sys.stderr)
             return 1
     language, why = _speak([])  # (the setting just kept, if any)
-    print(f"{LANGUAGES[language]} ({language}), chosen by {why}")
+    print(
+        _("{language} ({code}), chosen by {why}").format(
+            language=LANGUAGES[language], code=language, why=why
+        )
+    )
     return 0
 
 

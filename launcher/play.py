@@ -27,6 +27,7 @@ from pathlib import Path
 import trio
 
 from oriflamme.client.bots import Behaviour
+from oriflamme.client.i18n import N_, _
 from oriflamme.client.secret_store import SecretStore, default_state_dir
 from oriflamme.client.session import Backoff, Session, tcp
 from oriflamme.client.state import ClientState
@@ -36,6 +37,7 @@ from oriflamme.client.tui.driver import banner, drive, ready_and_start, records_
 from oriflamme.protocol import messages as m
 
 LEVELS = {"easy": "random", "normal": "heuristic", "hard": "ismcts"}
+LEVEL_NAMES = {"easy": N_("easy"), "normal": N_("normal"), "hard": N_("hard")}
 SERVER_KEY = "play"
 
 
@@ -91,7 +93,7 @@ async def play_program(bridge: Bridge, options: PlayOptions) -> None:
         )
         bridge.controller.state = session.state
         session.on_change = lambda: bridge.changed(banner=banner(session))
-        bridge.controller.game.title = "Oriflamme · you against bots"
+        bridge.controller.game.title = _("Oriflamme · you against bots")
         await nursery.start(session.run)
         if await seat_at_table(session, options, bridge, commands):
             await drive(session, bridge, commands, records_dir(options.state_dir), start=True)
@@ -136,7 +138,7 @@ async def seat_at_table(
         )
     )
     strategy = LEVELS.get(options.level, options.level)
-    for _ in range(options.bots):
+    for __ in range(options.bots):
         await session.request(m.AddBot(strategy=strategy))
     await ready_and_start(session)
     return True
@@ -157,14 +159,24 @@ def _resume_or_new(
 ) -> Question:
     game = state.game
     view = game.table() if game is not None else None
-    at = f"round {view.round}, " if view is not None else ""
     level = {strategy: level for level, strategy in LEVELS.items()}.get(kept[1] or "", "")
-    asked = f"{options.bots + 1} players, {options.level} bots"
+    kept_game = [_("{count} players").format(count=kept[0])]
+    if view is not None:
+        kept_game.insert(0, _("round {round}").format(round=view.round))
+    if level:
+        kept_game.append(_("{level} bots").format(level=_(LEVEL_NAMES[level])))
+    asked = [
+        _("{count} players").format(count=options.bots + 1),
+        _("{level} bots").format(level=_(LEVEL_NAMES.get(options.level, options.level))),
+    ]
+    said = _(
+        "Resume your game ({kept}) or abandon it (your seat forfeits it)"
+        " and start this one ({asked})?"
+    )
     return Question(
-        "Your last game is not over",
-        f"Resume your game ({at}{kept[0]} players{', ' + level + ' bots' if level else ''})"
-        f" or abandon it (your seat forfeits it) and start this one ({asked})?",
-        {"r": ("resume", "resume it"), "n": ("new", "abandon it, start a new game")},
+        _("Your last game is not over"),
+        said.format(kept=", ".join(kept_game), asked=", ".join(asked)),
+        {"r": ("resume", _("resume it")), "n": ("new", _("abandon it, start a new game"))},
     )
 
 

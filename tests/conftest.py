@@ -7,7 +7,8 @@
 - no network socket and no process unless the test is marked for it (the
   markers `make test-fast` leaves out);
 - every value the server makes as trusted (`WireValue.trusted`) checked as
-  any other, so that one made wrong fails whichever test makes it."""
+  any other, so that one made wrong fails whichever test makes it;
+- the client speaking English (`LANGUAGE=en`), whatever the machine's locale."""
 
 from __future__ import annotations
 
@@ -26,6 +27,12 @@ from oriflamme.protocol import schema
 from oriflamme.server.core.lobby import Lobby
 
 schema.CHECK_TRUSTED = True  # (see the module docstring)
+
+# The suite reads the client in English, whatever the tester's locale says
+# (LANGUAGE is the first thing `oriflamme.client.i18n.choose` reads, and the
+# programs the tests start inherit it). The tests of the other languages say
+# theirs: tests/client/tui/test_languages.py, the French game under tmux.
+os.environ["LANGUAGE"] = "en"
 
 # Hypothesis times each example (200 ms by default) and the generation of its
 # data (HealthCheck.too_slow): on a loaded machine either would fail a test for

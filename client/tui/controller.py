@@ -181,8 +181,8 @@ class Question:
 
     def keys(self) -> str:
         """The keys, as the status line says them ([q] quits too)."""
-        said = [f"[{key}] {what}" for key, (_, what) in self.answers.items()]
-        return "  ".join([*said, "[q] quit"])
+        said = [f"[{key}] {what}" for key, (__, what) in self.answers.items()]
+        return "  ".join([*said, _("[q] quit")])
 
 
 @dataclass(frozen=True, slots=True)

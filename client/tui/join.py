@@ -22,6 +22,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from oriflamme.protocol import messages as m
 
 from ..bots import Behaviour
+from ..i18n import _
 from ..identity import ServerKeys
 from ..secret_store import SecretStore
 from ..session import Backoff, ConnectionLost, RequestRefused, Session, SessionEnded
@@ -81,18 +82,19 @@ async def join_program(bridge: Bridge, options: JoinOptions) -> None:
     )
     screens = bridge.controller
     screens.state = session.state
-    screens.lobby.server = where + (" (found on your network)" if options.found else "")
+    screens.lobby.server = where + (" " + _("(found on your network)") if options.found else "")
     session.on_change = lambda: bridge.changed(banner=banner(session))
-    screens.banner = f"Connecting to {where}…"
+    screens.banner = _("Connecting to {server}…").format(server=where)
     async with trio.open_nursery() as nursery:
         try:
             with trio.fail_after(CONNECT_TIMEOUT):
                 await nursery.start(session.run)
         except trio.TooSlowError:
-            raise CannotReach(
-                f"cannot reach {where}: no answer in {CONNECT_TIMEOUT:.0f} s"
+            said = _(
+                "cannot reach {server}: no answer in {seconds} s"
                 " (is the server running, and is the address right?)"
-            ) from None
+            )
+            raise CannotReach(said.format(server=where, seconds=f"{CONNECT_TIMEOUT:.0f}")) from None
         except SessionEnded as exc:
             if options.trust is None and speaks_tls(exc):
                 raise CannotReach(f"{where}: {ADD_TLS}") from None
@@ -113,9 +115,8 @@ async def _take_name(session: Session, name: str, bridge: Bridge) -> None:
     try:
         await session.request(m.Rename(name=name))
     except RequestRefused as refused:
-        bridge.controller.lobby.status = (
-            f"You are {held} here: {name} is not free ({refused.error.code})"
-        )
+        said = _("You are {held} here: {name} is not free ({code})")
+        bridge.controller.lobby.status = said.format(held=held, name=name, code=refused.error.code)
         return
     session.name = name
     bridge.controller.lobby.name = name

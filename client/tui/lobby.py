@@ -30,17 +30,35 @@ from dataclasses import dataclass, field
 
 from oriflamme.protocol import messages as m
 
+from ..i18n import N_, _, elide, ngettext
 from ..state import ClientState
 from .choices import DOWN, ENTER, ESCAPE, LEFT, QUIT_NOW, RIGHT, UP
 from .controller import Command, Download, Quit, Request, plain
-from .screen import MIN_HEIGHT, MIN_WIDTH, Line, Row, clock, pad, rule, too_small
-from .text import edited, fit, safe, timer_words
+from .screen import MIN_HEIGHT, MIN_WIDTH, Line, Row, clock, pad, rule, too_small, wrap
+from .text import cells, edited, fit, safe, timer_words
 
 # (an hour and more: a game that waits for its players: docs/CLIENT.md)
 TIMERS = (None, 30, 60, 120, 300, 3600, 86400, 172800)
 # The host's keys that add a bot, and its strategy (the levels of `oriflamme play`).
 BOT_KEYS = {"b": "heuristic", "e": "random", "h": "ismcts"}
-BOT_LEVELS = {"random": "easy bot", "ismcts": "hard bot"}
+BOT_LEVELS = {"random": N_("easy bot"), "ismcts": N_("hard bot")}
+# A room's state (the protocol's identifiers) and its variant, as said.
+ROOM_STATES = {
+    "waiting": N_("waiting"),
+    "playing": N_("playing"),
+    "finished": N_("finished"),
+    "closed": N_("closed"),
+}
+EDITION_NAMES = {"revised": N_("revised"), "first": N_("first")}
+
+
+def _variant(variant: str) -> str:
+    return _("2-player") if variant == "two-player" else _("standard")
+
+
+def _edition(edition: str) -> str:
+    said = EDITION_NAMES.get(edition)
+    return _(said) if said else edition
 
 
 @dataclass
@@ -56,6 +74,15 @@ class RoomForm:
     field: int = 0
 
     FIELDS = ("name", "players", "edition", "turn timer", "first player", "private")
+    # (what each field is called on screen)
+    LABELS = (
+        N_("name"),
+        N_("players"),
+        N_("edition"),
+        N_("turn timer"),
+        N_("first player"),
+        N_("private"),
+    )
 
     def move(self, step: int) -> None:
         self.field = (self.field + step) % len(self.FIELDS)
@@ -75,14 +102,21 @@ class RoomForm:
             self.private = not self.private
 
     def values(self) -> list[str]:
-        variant = "two-player variant" if self.players == 2 else "standard game"
+        if self.players == 2:
+            players = _("{count} (two-player variant)")
+        else:
+            players = _("{count} (standard game)")
+        if self.turn_timer is None:
+            timer = _("none")
+        else:
+            timer = _("{time} a decision").format(time=timer_words(self.turn_timer))
         return [
-            self.name or "(the server picks one)",
-            f"{self.players} ({variant})",
-            self.edition,
-            "none" if self.turn_timer is None else f"{timer_words(self.turn_timer)} a decision",
-            "the host plays first" if self.first_player == "host" else "random",
-            "yes: join by invite code" if self.private else "no: listed",
+            self.name or _("(the server picks one)"),
+            players.format(count=self.players),
+            _edition(self.edition),
+            timer,
+            _("the host plays first") if self.first_player == "host" else _("random"),
+            _("yes: join by invite code") if self.private else _("no: listed"),
         ]
 
     def message(self) -> m.CreateRoom:
@@ -142,12 +176,12 @@ class LobbyController:
             self.send(Request(m.ListGames()))
         self.rung = waiting
         if self.state.ended_away:
-            self.status = "A game of yours ended while you were out: [h] your finished games"
+            self.status = _("A game of yours ended while you were out: [h] your finished games")
         if self.back_to is not None and room is not None and room.room == self.back_to:
             self.back_to = None
             if room.state != "playing":
                 self.send(Request(m.LeaveRoom()))
-                self.status = "That game is over: it is in your finished games ([h])"
+                self.status = _("That game is over: it is in your finished games ([h])")
         return rings
 
     def _rings(self, waiting: tuple[int, ...]) -> bool:
@@ -183,16 +217,17 @@ class LobbyController:
             and isinstance(request, m.StartGame)
             and (unready := self._unready())
         ):
-            self.status = f"Not started: {unready}"  # in our words: "you", the key
+            # in our words: "you", the key
+            self.status = _("Not started: {why}").format(why=unready)
         elif isinstance(answer, m.Error):
-            self.status = f"Refused: {plain(answer.message)}"
+            self.status = _("Refused: {reason}").format(reason=plain(answer.message))
         elif isinstance(request, m.CreateRoom):
-            self.status = "Room created: add bots or wait for players, then [r] ready"
+            self.status = _("Room created: add bots or wait for players, then [r] ready")
         elif isinstance(request, m.JoinRoom | m.Spectate):
             self.status = ""
             self.games = None
         elif isinstance(request, m.LeaveRoom) and request.keep_seat:
-            self.status = "Your seat is kept: [m] my games takes you back to it"
+            self.status = _("Your seat is kept: [m] my games takes you back to it")
             if self.shown_last is not None and self.shown_last[1]:
                 self.quiet = (self.shown_last[0], False)  # (we know it waits for us)
         if isinstance(request, m.CreateRoom | m.JoinRoom | m.Spectate | m.LeaveRoom) and isinstance(
@@ -240,14 +275,15 @@ class LobbyController:
                 self.selected = max(0, min(len(self.rooms) - 1, self.selected + step))
         elif key in ("j", ENTER) and room is not None:
             self.send(Request(m.JoinRoom(room=room.room)))
-            self.status = f'Joining "{safe(room.name)}"…'
+            self.status = _('Joining "{room}"…').format(room=safe(room.name))
         elif key == "s" and room is not None:
             self.send(Request(m.Spectate(room=room.room)))
-            self.status = f'Watching "{safe(room.name)}"…'
+            self.status = _('Watching "{room}"…').format(room=safe(room.name))
         elif key in ("j", "s", ENTER):
-            self.status = "No room to choose: [n] makes one"
+            self.status = _("No room to choose: [n] makes one")
         elif key == "n":
-            self.form = RoomForm(name=f"{self.name}'s room"[:40] if self.name else "")
+            named = elide(_("{player}'s room").format(player=self.name))
+            self.form = RoomForm(name=named[:40] if self.name else "")
         elif key == "c":
             self.typing, self.typed = "invite", ""
         elif key == "h":
@@ -259,7 +295,9 @@ class LobbyController:
         elif key == "r":
             self.send(Request(m.ListRooms()))
         else:
-            self.status = f"{key} does nothing here: the keys are listed at the bottom"
+            self.status = _("{key} does nothing here: the keys are listed at the bottom").format(
+                key=key
+            )
 
     def _room_key(self, key: str) -> None:
         room = self.state.room
@@ -272,7 +310,7 @@ class LobbyController:
         elif key == "r" and seat is not None:
             self.send(Request(m.Ready(ready=not seat.ready)))
         elif key in ("b", "e", "h", "x", "g") and not host:
-            self.status = "Only the host can do that"
+            self.status = _("Only the host can do that")
         elif key in BOT_KEYS:
             self.send(Request(m.AddBot(strategy=BOT_KEYS[key])))
         elif key == "x":
@@ -280,15 +318,17 @@ class LobbyController:
             if bots:
                 self.send(Request(m.RemoveBot(seat=bots[-1])))
             else:
-                self.status = "No bot to remove"
+                self.status = _("No bot to remove")
         elif key == "g" and any(s.name is None for s in room.seats):
-            self.status = "Every seat must be taken first: [b] adds a bot"
+            self.status = _("Every seat must be taken first: [b] adds a bot")
         elif key == "g" and (unready := self._unready()):
             self.status = unready[0].upper() + unready[1:]
         elif key == "g":
             self.send(Request(m.StartGame()))
         else:
-            self.status = f"{key} does nothing here: the keys are listed at the bottom"
+            self.status = _("{key} does nothing here: the keys are listed at the bottom").format(
+                key=key
+            )
 
     def _unready(self) -> str:
         """Who is not ready yet, in our words ("you": with the key that says
@@ -300,11 +340,13 @@ class LobbyController:
         me = any(s.seat == room.seat for s in waiting)
         others = [safe(s.name or "", 14) for s in waiting if s.seat != room.seat]
         if me and others:
-            return f"you are not ready (press r), nor {', '.join(others)}"
+            return _("you are not ready (press r), nor {players}").format(players=", ".join(others))
         if me:
-            return "you are not ready: press r, then g to start"
+            return _("you are not ready: press r, then g to start")
         if others:
-            return f"not everyone is ready: {', '.join(others)} (waiting for them)"
+            return _("not everyone is ready: {players} (waiting for them)").format(
+                players=", ".join(others)
+            )
         return ""
 
     def _records_key(self, key: str) -> None:
@@ -317,9 +359,9 @@ class LobbyController:
         elif key in ("d", ENTER) and records:
             record = records[self.selected]
             self.send(Download(record.record_id))
-            self.status = f"Downloading {record.record_id}…"
+            self.status = _("Downloading {record}…").format(record=record.record_id)
         else:
-            self.status = "[↑↓] choose  [d] download the record  [Esc] back"
+            self.status = _(RECORD_KEYS)
 
     def _games_key(self, key: str) -> None:
         games = self.games or ()
@@ -332,11 +374,11 @@ class LobbyController:
         elif key in ("j", ENTER) and chosen is not None:
             self.send(Request(m.JoinRoom(room=chosen.room)))
             self.back_to = chosen.room
-            self.status = f'Back to "{safe(chosen.name)}"…'
+            self.status = _('Back to "{room}"…').format(room=safe(chosen.name))
         elif key == "r":
             self.send(Request(m.ListGames()))
         else:
-            self.status = "[↑↓] choose  [Enter] back to that game  [r] refresh  [Esc] back"
+            self.status = _(GAME_KEYS)
 
     def _form_key(self, key: str) -> None:
         form = self.form
@@ -375,12 +417,13 @@ class LobbyController:
             return too_small(width, height)
         head = f"Oriflamme · {self.server}"
         if self.name:
-            head += f" · you are {safe(self.name, 32)}"
-        title = Row(width).add(fit(head, width - 8), "class:title")  # (never over "? help")
-        title.to(width - 6).add("? help", "class:title")
+            head += " · " + _("you are {name}").format(name=safe(self.name, 32))
+        help_key = _("? help")
+        title = Row(width).add(fit(head, width - cells(help_key) - 2), "class:title")
+        title.to(width - cells(help_key)).add(help_key, "class:title")  # (never under the head)
         lines: list[Line] = [title.line(style="class:title")]
         if self.help:
-            lines += [Row(width).add(" " + t).line() for t in _HELP]
+            lines += [Row(width).add(" " + _(t) if t else "").line() for t in _HELP]
             return pad(lines, width, height)
         if self.form is not None:
             lines += self._form_lines(width)
@@ -401,19 +444,24 @@ class LobbyController:
         return lines
 
     def _room_list(self, width: int, height: int) -> list[Line]:
-        out = [rule(width, f"Rooms ({len(self.rooms)})")]
+        out = [rule(width, _("Rooms ({count})").format(count=len(self.rooms)))]
         if not self.rooms:
-            out.append(Row(width).add("   No room yet: [n] makes one.").line())
+            out.append(Row(width).add("   " + _("No room yet: [n] makes one.")).line())
             return out
         first = max(0, min(self.selected - height // 2, len(self.rooms) - height))
         for i, r in enumerate(self.rooms[first : first + height], start=first):
             s = r.settings
-            variant = "2-player" if s.variant == "two-player" else "standard"
-            timer = "no timer" if s.turn_timer is None else f"timer {timer_words(s.turn_timer)}"
+            if s.turn_timer is None:
+                timer = _("no timer")
+            else:
+                timer = _("timer {time}").format(time=timer_words(s.turn_timer))
             mark = " ▸ " if i == self.selected and self.state.room is None else "   "
+            state = ROOM_STATES.get(r.state)
             text = (
-                f"{fit(safe(r.name), 14)} {r.seated}/{s.players}  {variant:<9} {s.edition:<8}"
-                f" {timer:<13} {r.state:<8} host {safe(r.host, 12)}"
+                f"{fit(safe(r.name), 14)} {r.seated}/{s.players}  {fit(_variant(s.variant), 9)}"
+                f" {fit(_edition(s.edition), 8)} {fit(timer, 13)}"
+                f" {fit(_(state) if state else r.state, 8)} "
+                + _("host {player}").format(player=safe(r.host, 12))
             )
             style = "class:highlight" if mark.strip() else ""
             out.append(Row(width).add(mark, "class:turn").add(text, style).line())
@@ -424,51 +472,50 @@ class LobbyController:
         right_width = width - left_width - 1
         room = self.state.room
         if room is None:
-            title = "Not in a room"
-            left = [
-                "   ↑↓ choose a room, then [j] join",
-                "   or [s] watch it as a spectator.",
-                "   [n] a new room, [c] a private room's",
-                "   invite code.",
-            ]
+            title = _("Not in a room")
+            left = ["   " + part for part in wrap(_(NOT_IN_A_ROOM), left_width - 4)]
             if self.state.games_waiting:
                 left = [f"   {self.waiting_text()}: [m]", *left]
         else:
             # (the invite code whole: the name is cut to leave it room)
-            title = f'Room "{safe(room.name, 14 if room.invite else 20)}"'
+            title = _('Room "{room}"').format(room=safe(room.name, 14 if room.invite else 20))
             if room.invite:
-                title += f" · invite {room.invite}"
+                title += " · " + _("invite {code}").format(code=room.invite)
             settings = room.settings
-            timer = "no timer" if settings.turn_timer is None else timer_words(settings.turn_timer)
-            first = "host first" if settings.first_player == "host" else "random first"
-            variant = "2-player" if settings.variant == "two-player" else "standard"
-            left = [f"   {variant}, {settings.edition}, {timer}, {first}"]
+            if settings.turn_timer is None:
+                timer = _("no timer")
+            else:
+                timer = timer_words(settings.turn_timer)
+            first = _("host first") if settings.first_player == "host" else _("random first")
+            said = f"{_variant(settings.variant)}, {_edition(settings.edition)}, {timer}, {first}"
+            left = ["   " + part for part in wrap(said, left_width - 4)]
             for seat in room.seats:
                 if seat.name is None:
-                    left.append(f"   {seat.seat + 1} (open seat)")
+                    left.append(f"   {seat.seat + 1} " + _("(open seat)"))
                     continue
-                who = "You" if seat.seat == room.seat else safe(seat.name, 14)
-                what = (
-                    BOT_LEVELS.get(seat.bot, "bot")
-                    if seat.bot
-                    else ("ready" if seat.ready else "not ready")
-                )
+                who = _("You") if seat.seat == room.seat else safe(seat.name, 14)
+                level = BOT_LEVELS.get(seat.bot or "")
+                if seat.bot:
+                    what = [_(level) if level else _("bot")]
+                else:
+                    what = [_("ready") if seat.ready else _("not ready")]
                 if seat.player is not None and seat.player == room.host:
-                    what += ", host"
+                    what.append(_("host"))
                 if not seat.connected:
-                    what += ", away"
+                    what.append(_("away"))
                 if seat.rating is not None:  # (a player with a key, rated here: first)
-                    what = f"{seat.rating / 100:.1f}, {what}"
+                    what.insert(0, f"{seat.rating / 100:.1f}")
                 elif seat.bot is None and seat.key is None and seat.seat != room.seat:
-                    what += ", no key"  # (another's name, which anyone could have typed)
-                left.append(f"   {seat.seat + 1} {fit(who, 14)} {what}")
+                    what.append(_("no key"))  # (another's name, which anyone could have typed)
+                left.append(f"   {seat.seat + 1} {fit(who, 14)} {', '.join(what)}")
             if room.spectators:
-                left.append(f"   and {room.spectators} watching")
+                said = ngettext("and {count} watching", "and {count} watching", room.spectators)
+                left.append("   " + said.format(count=room.spectators))
             if room.seat is None:
-                left.append("   You are watching this room.")
+                left.append("   " + _("You are watching this room."))
         chat = self._chat_lines()
         chat = chat[-max(0, height - 1) :] if height > 1 else []
-        where = "Chat · the room" if room is not None else "Chat · the lobby"
+        where = _("Chat · the room") if room is not None else _("Chat · the lobby")
         out = [rule(left_width, title) + [("class:rule", " ")] + rule(right_width, where)]
         for i in range(max(0, height - 1)):
             text = left[i] if i < len(left) else ""
@@ -498,7 +545,12 @@ class LobbyController:
                 else f"* {safe(c.text)}"
             )
             if c.room != here:
-                elsewhere = self.room_names.get(c.room, f"room {c.room}") if c.room else "lobby"
+                if c.room:
+                    elsewhere = self.room_names.get(
+                        c.room, _("room {number}").format(number=c.room)
+                    )
+                else:
+                    elsewhere = _("lobby")
                 said = f"[{safe(elsewhere, 12)}] {said}"
             out.append(" " + said)
         return out
@@ -506,15 +558,17 @@ class LobbyController:
     def _form_lines(self, width: int) -> list[Line]:
         form = self.form
         assert form is not None
-        out = [rule(width, "New room · ↑↓ a field, ←→ its value, Enter creates, Esc cancels")]
-        for i, (label, value) in enumerate(zip(form.FIELDS, form.values(), strict=True)):
+        title = _("New room · ↑↓ a field, ←→ its value, Enter creates, Esc cancels")
+        out = [rule(width, title)]
+        column = max(14, *(cells(_(label)) + 2 for label in form.LABELS))
+        for i, (named, value) in enumerate(zip(form.FIELDS, form.values(), strict=True)):
             mark = " ▸ " if i == form.field else "   "
             style = "class:highlight" if i == form.field else ""
-            arrows = "  ← →" if label != "name" else "  (type)"
+            arrows = "  ← →" if named != "name" else "  " + _("(type)")
             out.append(
                 Row(width)
                 .add(mark, "class:turn")
-                .add(f"{label:<14}", "class:key")
+                .add(fit(_(form.LABELS[i]), column), "class:key")
                 .add(value, style)
                 .add(arrows if i == form.field else "", "class:dim")
                 .line()
@@ -523,24 +577,23 @@ class LobbyController:
 
     def _record_lines(self, width: int, height: int) -> list[Line]:
         records = self.records or ()
-        out = [rule(width, f"Your finished games ({len(records)})")]
+        out = [rule(width, _("Your finished games ({count})").format(count=len(records)))]
         if not records:
-            out.append(Row(width).add("   None yet (or the list is on its way).").line())
+            out.append(Row(width).add("   " + _("None yet (or the list is on its way).")).line())
         for i, r in enumerate(records[: max(1, height - 1)]):
             scores = ", ".join(
-                f"{'you' if seat == r.seat else safe(n, 10)} {s}"
-                + (" (won)" if seat in r.winners else "")
+                f"{_('you') if seat == r.seat else safe(n, 10)} {s}"
+                + (" " + _("(won)") if seat in r.winners else "")
                 for seat, (n, s) in enumerate(zip(r.names, r.scores, strict=False))
             )
             mark = " ▸ " if i == self.selected else "   "
             # (a game played to its end has a winner; one ended by vote has none)
-            valid = (
-                ""
-                if r.valid
-                else "  (ended by vote)"
-                if not r.winners
-                else "  (not valid: a seat forfeited)"
-            )
+            if r.valid:
+                valid = ""
+            elif not r.winners:
+                valid = "  " + _("(ended by vote)")
+            else:
+                valid = "  " + _("(not valid: a seat forfeited)")
             out.append(
                 Row(width)
                 .add(mark, "class:turn")
@@ -552,31 +605,37 @@ class LobbyController:
     def waiting_text(self) -> str:
         """ "Your turn in 2 games" (empty when none waits for us)."""
         n = len(self.state.games_waiting)
-        return "" if not n else f"Your turn in {n} game{'s' if n > 1 else ''}"
+        if not n:
+            return ""
+        return ngettext("Your turn in {count} game", "Your turn in {count} games", n).format(
+            count=n
+        )
 
     def _game_lines(self, width: int, height: int) -> list[Line]:
         games = self.games or ()
-        out = [rule(width, f"My games ({len(games)}) · Enter takes you back to one")]
+        said = _("My games ({count}) · Enter takes you back to one").format(count=len(games))
+        out = [rule(width, said)]
         if not games:
-            out.append(Row(width).add("   None (or the list is on its way).").line())
+            out.append(Row(width).add("   " + _("None (or the list is on its way).")).line())
         first = max(0, min(self.selected - (height - 1) // 2, len(games) - (height - 1)))
         for i, g in enumerate(games[first : first + max(1, height - 1)], start=first):
             if g.seat in g.waiting_for:
-                turn, style = "your turn", "class:turn"
+                turn, style = _("your turn"), "class:turn"
             elif g.waiting_for:
                 names = [safe(g.names[s], 10) for s in g.waiting_for if s < len(g.names)]
                 if len(names) > 2:  # (the final reveal: every seat at once)
-                    names = [*names[:2], f"{len(names) - 2} more"]
-                turn, style = f"waiting for {', '.join(names)}", ""
+                    names = [*names[:2], _("{count} more").format(count=len(names) - 2)]
+                turn, style = _("waiting for {players}").format(players=", ".join(names)), ""
             else:
-                turn, style = "the server plays", ""
+                turn, style = _("the server plays"), ""
             left = "" if g.time_left is None else f"  ⏱ {clock(g.time_left // 1000)}"
-            where = " (this room)" if g.here else ""
+            where = " " + _("(this room)") if g.here else ""
             mark = " ▸ " if i == self.selected else "   "
+            at = _("round {round}").format(round=g.round)
             out.append(
                 Row(width)
                 .add(mark, "class:turn")
-                .add(f"{fit(safe(g.name), 16)} #{g.room}{where} · round {g.round} · ")
+                .add(f"{fit(safe(g.name), 16)} #{g.room}{where} · {at} · ")
                 .add(turn, style)
                 .add(left, "class:dim")
                 .line()
@@ -586,34 +645,38 @@ class LobbyController:
     def _status_line(self, width: int) -> Line:
         row = Row(width)
         if self.typing is not None:
-            label = "say: " if self.typing == "chat" else "invite code: "
-            return row.add(" " + label, "class:key").add(self.typed + "▏").line()
+            label = _("say:") if self.typing == "chat" else _("invite code:")
+            return row.add(" " + label + " ", "class:key").add(self.typed + "▏").line()
         if self.banner:
             return row.add(" " + self.banner, "class:banner").line()
         if not self.status and self.state.room is not None and self.state.games_waiting:
-            elsewhere = f" {self.waiting_text()} elsewhere: [l] leave this room, then [m]"
+            elsewhere = " " + _("{waiting} elsewhere: [l] leave this room, then [m]").format(
+                waiting=self.waiting_text()
+            )
             return row.add(elsewhere, "class:status").line()
         return row.add(" " + self.status, "class:status").line()
 
     def _keys_line(self, width: int) -> Line:
         if self.form is not None:
-            keys = "[Enter] create  [Esc] cancel"
+            keys = _("[Enter] create  [Esc] cancel")
         elif self.records is not None:
-            keys = "[↑↓] choose  [d] download the record  [Esc] back"
+            keys = _(RECORD_KEYS)
         elif self.games is not None:
-            keys = "[↑↓] choose  [Enter] back to that game  [r] refresh  [Esc] back"
+            keys = _(GAME_KEYS)
         elif self.state.room is not None:
             room = self.state.room
             if room.seat is None:
-                keys = "[l] leave  [/] chat  [q] quit"
+                keys = _("[l] leave  [/] chat  [q] quit")
             elif room.host == self.state.player:
-                keys = (
+                keys = _(
                     "[r] ready  [b/e/h] bot  [x] no bot  [g] start  [l] leave  [/] chat  [q] quit"
                 )
             else:
-                keys = "[r] ready  [l] leave  [/] chat  [q] quit"
+                keys = _("[r] ready  [l] leave  [/] chat  [q] quit")
         else:
-            keys = "[j] join  [s] watch  [n] new  [c] invite  [m] my games  [h] played  [/] chat  [q] quit"
+            keys = _(
+                "[j] join  [s] watch  [n] new  [c] invite  [m] my games  [h] played  [/] chat  [q] quit"
+            )
         row = Row(width)
         for part in keys.split("  "):
             key, __, label = part.partition("] ")
@@ -621,19 +684,27 @@ class LobbyController:
         return row.line()
 
 
+RECORD_KEYS = N_("[↑↓] choose  [d] download the record  [Esc] back")
+GAME_KEYS = N_("[↑↓] choose  [Enter] back to that game  [r] refresh  [Esc] back")
+NOT_IN_A_ROOM = N_(
+    "↑↓ choose a room, then [j] join or [s] watch it as a spectator."
+    " [n] a new room, [c] a private room's invite code."
+)
+# TRANSLATORS: the lobby's help, a line each (at most 78 letters); the keys
+# (j, s, n, c, m, h, d, r, l, b, e, x, g) stay as they are
 _HELP = [
-    "The lobby lists the server's open rooms; a room seats 2 to 5.",
+    N_("The lobby lists the server's open rooms; a room seats 2 to 5."),
     "",
-    "↑ ↓       choose a room          j  join it      s  watch it (spectate)",
-    "n         a new room: seats, edition, turn timer, first player, private",
-    "c         join a private room by its invite code (its host shares it)",
-    "m         my games: those whose seats you kept ([L] in a game); Enter goes back",
-    "h         your finished games; d downloads one (oriflamme verify checks it)",
-    "/         chat (in a room: with the room; else with the lobby)",
+    N_("↑ ↓       choose a room          j  join it      s  watch it (spectate)"),
+    N_("n         a new room: seats, edition, turn timer, first player, private"),
+    N_("c         join a private room by its invite code (its host shares it)"),
+    N_("m         my games: those whose seats you kept ([L] in a game); Enter goes back"),
+    N_("h         your finished games; d downloads one (oriflamme verify checks it)"),
+    N_("/         chat (in a room: with the room; else with the lobby)"),
     "",
-    "In a room: r ready (or not), l leave. The host: b add a bot (e: an easy one,",
-    "h: a hard one that searches), x remove the last bot, g start once everyone",
-    "is ready.",
+    N_("In a room: r ready (or not), l leave. The host: b add a bot (e: an easy one,"),
+    N_("h: a hard one that searches), x remove the last bot, g start once everyone"),
+    N_("is ready."),
     "",
-    "Any key closes this help.",
+    N_("Any key closes this help."),
 ]

@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 from oriflamme.protocol import messages as m
 
+from ..i18n import _
 from ..state import ClientState
 from .controller import Command, GameController, plain
 from .lobby import LobbyController
@@ -96,4 +97,4 @@ class Screens:
     def answered(self, request: m.Message, answer: m.Message) -> None:
         self.lobby.answered(request, answer)
         if isinstance(answer, m.Error) and not self.in_lobby:
-            self.game.status = f"Refused: {plain(answer.message)}"
+            self.game.status = _("Refused: {reason}").format(reason=plain(answer.message))

@@ -29,6 +29,8 @@ from __future__ import annotations
 
 import unicodedata
 
+from ..i18n import ngettext
+
 # Each glyph the screens draw, and the one ASCII character that stands for it.
 ASCII_GLYPHS = {
     "─": "-",  # rules
@@ -64,7 +66,7 @@ def timer_words(seconds: int) -> str:
     """
     if seconds >= 86400 and seconds % 86400 == 0:
         days = seconds // 86400
-        return f"{days} day{'s' if days > 1 else ''}"
+        return ngettext("{count} day", "{count} days", days).format(count=days)
     if seconds >= 3600 and seconds % 3600 == 0:
         return f"{seconds // 3600} h"
     if seconds >= 120 and seconds % 60 == 0:

@@ -22,6 +22,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -50,6 +51,33 @@ DISCONNECTED = "Connection to the server lost"
 # The status line once the first digits of a choice are typed: the choice
 # waits for Enter or the next digit.
 TYPING = re.compile(r" (\d+)…?: (press Enter to choose|type the next digit)")
+
+
+@dataclass(frozen=True)
+class Words:
+    """What the screen says, in one language, that the game's driver reads."""
+
+    turn: str  # a decision of ours: its heading (a pattern, at a line's start)
+    summary: str  # a round's summary, which any key closes
+    over: str  # the game is over
+    typing: re.Pattern[str]  # `TYPING`
+    disconnected: str  # `DISCONNECTED`
+
+
+ENGLISH = Words(
+    turn=r"─ Your (?!hand)",
+    summary="is over · any key goes on",
+    over="Game over",
+    typing=TYPING,
+    disconnected=DISCONNECTED,
+)
+FRENCH = Words(
+    turn=r"─ (À vous|Votre (?!main))",
+    summary="une touche pour continuer",
+    over="Partie terminée",
+    typing=re.compile(r" (\d+)…? : (Entrée pour choisir|tapez le chiffre suivant)"),
+    disconnected="Connexion au serveur perdue",
+)
 
 
 class Terminal:
@@ -123,13 +151,13 @@ def status_lines(screen: str) -> str:
     return "\n".join(screen.splitlines()[-2:])
 
 
-def first_offer(screen: str) -> list[str] | None:
+def first_offer(screen: str, words: Words = ENGLISH) -> list[str] | None:
     """The keys that pick the first choice the screen offers, when a decision
     is ours: a position of two digits is typed digit by digit, and one that
     begins another (1, when there is a 10) is confirmed with Enter."""
     lines = screen.splitlines()
     for i, line in enumerate(lines):
-        if line.startswith("─ Your ") and not line.startswith("─ Your hand"):
+        if re.match(words.turn, line):
             rows = lines[i + 1 : len(lines) - 1][:OFFER_ROWS]  # (not the status line)
             offers = re.findall(r"\[([^\]]+)\]", " ".join(rows))
             offers = [o for o in offers if o not in ("/", "?", "Esc")]
@@ -148,11 +176,14 @@ def play_until_over(
     timeout: float,
     midway: Callable[[], None] | None = None,
     *,
-    until: str = "Game over",
+    until: str | None = None,
+    words: Words = ENGLISH,
 ) -> int:
     """Answer every decision on every screen with its first offer until every
     screen says the game is over (or shows `until`, a pattern); `midway()`
-    is called once, after 10 answers. The number of answers."""
+    is called once, after 10 answers. The number of answers. `words`: what
+    the screens say, in their language."""
+    until = words.over if until is None else until
     deadline = time.monotonic() + timeout
     answered = 0
     while time.monotonic() < deadline:
@@ -162,17 +193,17 @@ def play_until_over(
             if re.search(until, screen):
                 over += 1
                 continue
-            if "is over · any key goes on" in screen:  # a round's summary: read it
+            if words.summary in screen:  # a round's summary: read it
                 term.keys("Space")
                 continue
-            keys = first_offer(screen)
+            keys = first_offer(screen, words)
             if keys is None:
                 term.pending = False  # no choice shown: the last answer was read
                 continue
-            if DISCONNECTED in screen:
+            if words.disconnected in screen:
                 continue  # an answer now would be refused: wait for the reconnection
             block, status = decision_block(screen), status_lines(screen)
-            typing = TYPING.search(status)
+            typing = words.typing.search(status)
             if typing is not None:
                 typed = list(typing.group(1))
                 if term.sent != typed:
@@ -247,6 +278,49 @@ def test_a_complete_game_at_80x24(terminal: Terminal) -> None:
     check_verified(path)
     terminal.keys("q")
     terminal.wait_for(r"EXITED 0")
+
+
+def test_a_complete_game_in_french(tmp_path: Path) -> None:
+    """A player whose locale is French (`LANG=fr_FR.UTF-8`, nothing else
+    set) plays a whole game: the screen, the help and the end in French,
+    with the rulebook's card names."""
+    state = tmp_path / "state"
+    # (LC_CTYPE: the encoding, whether or not this machine has the French
+    # locale installed; the language is LANG's)
+    command = (
+        f"env -u LANGUAGE -u LC_ALL -u LC_MESSAGES LANG=fr_FR.UTF-8 LC_CTYPE=C.UTF-8"
+        f" XDG_CONFIG_HOME={tmp_path / 'config'}"
+        f" {sys.executable} -m oriflamme.launcher.cli play --bots 2 --no-bell --name Anne"
+        f" --state-dir {state}; echo EXITED $?; {KEPT}"
+    )
+    term = Terminal(tmp_path / "tmux.sock", command, state=state)
+    try:
+        screen = term.wait_for(r"File d'Influence")
+        term.wait_for(FRENCH.turn, timeout=HANG)
+        term.wait_for_title("À vous · Oriflamme")
+        term.keys("?")
+        shown = term.wait_for(r"Aide · les cartes")
+        for name in ("Espion", "Héritier", "Seigneur", "Changeforme", "Décret royal", "Complot"):
+            assert name in shown, shown
+        term.keys("Space")
+        screen = term.wait_for(r"(?m)^─ Joueurs")
+        answered = play_until_over([term], GAME_HANG, words=FRENCH)
+        screen = term.wait_for(r"Enregistrement : .*oriflamme")
+        assert answered >= 6, screen
+        assert "Traceback" not in screen
+        assert all(len(line) <= 80 for line in screen.splitlines())
+        assert re.search(r"1\. (Vous|Bot \d) (\d+) \(vainqueur\)", screen), screen
+        assert re.search(r"Vérifié( \(ici aussi\))? : donne équitable pour les 3 sièges", screen)
+        assert "[a] rejouer" in screen and "Partie terminée · tour 6 sur 6" in screen
+        for english in ("Your hand", "Influence Queue", "placed", "revealed"):
+            assert english not in screen
+        record = re.search(r"Enregistrement : (\S+\.oriflamme)", screen)
+        assert record is not None
+        check_verified(state / "records" / record.group(1))
+        term.keys("q")
+        term.wait_for(r"EXITED 0")
+    finally:
+        term.close()
 
 
 def test_quitting_mid_game_says_a_command_that_brings_the_table_back(tmp_path: Path) -> None:

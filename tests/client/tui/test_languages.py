@@ -18,7 +18,10 @@ from babel.messages.catalog import Catalog
 from oriflamme.client import i18n
 from oriflamme.client.catalogs import load
 from oriflamme.client.narrator import YOU, EventLog, kind_name
+from oriflamme.client.state import ClientState
 from oriflamme.client.tui.choices import Chooser
+from oriflamme.client.tui.controller import Command
+from oriflamme.client.tui.lobby import _HELP, LobbyController
 from oriflamme.client.tui.screen import (
     HELP_KEYS,
     EndSummary,
@@ -33,6 +36,7 @@ from oriflamme.client.tui.words import ABILITIES
 from oriflamme.client.view import TableView
 from oriflamme.engine import Game, RandomPlayer, mask_event
 from tests.client.tui.helpers import NAMES, game, screen_text, text
+from tests.client.tui.test_lobby import lobby_in_a_room
 from tools.catalogs import extract, read, untranslated
 
 LANGUAGES = ("fr", "pl")
@@ -314,3 +318,30 @@ def test_a_screen_in_english_is_as_it_was() -> None:
     """No catalog: the code's own English (what every other screen test reads)."""
     g, log = next((g, log) for g, log in _walk(3, 22, NAMES) if g.over)
     assert "placed" in screen_text(render(_scene(g, log, NAMES), 80, 24))
+
+
+# ---------------------------------------------------------------- the lobby
+
+
+def test_the_lobby_in_each_language_fits_with_every_key_shown(language: str) -> None:
+    """The lobby's screens (the room list, a room as its host, the
+    new-room form, the help) at 80x24: exact, every key of the bottom line
+    on screen, every line of the help whole."""
+    sent: list[Command] = []
+    outside = LobbyController(ClientState(), sent.append, server="192.0.2.2:7601", name="Łucja")
+    host = lobby_in_a_room(players=4, bots=1)[0]
+    form = LobbyController(ClientState(), sent.append, server="here", name="Ann")
+    form.key("n")
+    for lobby in (outside, host, form):
+        lines = _exact(lobby.lines(80, 24))
+        keys = re.findall(r"\[[^\]]+\]", lines[-1])
+        assert len(keys) >= 2, lines[-1]
+        assert lines[-1].rstrip() == lines[-1].rstrip()[:80]
+        wanted = re.findall(r"\[[^\]]+\]", "".join(t for _, t in lobby._keys_line(200)))
+        assert set(wanted) <= set(keys), (wanted, lines[-1])
+    outside.key("?")
+    shown = _exact(outside.lines(80, 24))
+    for line in _HELP:
+        said = i18n._(line) if line else ""
+        assert cells(" " + said) <= 80, said
+        assert any(row.rstrip() == (" " + said).rstrip() for row in shown), said
