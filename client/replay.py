@@ -88,6 +88,7 @@ from oriflamme.protocol.commitments import SERVER_SEAT, opening_matches, seed_ma
 from oriflamme.protocol.deal import derive_deal
 from oriflamme.protocol.record import LogEntry, Record
 
+from .i18n import _
 from .narrator import deal_line, decision_line
 from .view import TableView
 
@@ -141,7 +142,7 @@ def replay_steps(record: Record) -> list[ReplayStep]:
                 ) from None
             blamed = [d.seat] if d.seat in full else sorted(full)
             for seat in blamed:
-                hidden[seat] = "its revealed cards do not fit the game as played"
+                hidden[seat] = _("its revealed cards do not fit the game as played")
 
 
 # ---------------------------------------------------------------- what is known
@@ -203,15 +204,17 @@ def _hidden_seats(
             and known.get(e.pid) != e.action.card
         ]
         if seed is None:
-            hidden[seat] = "its seed was never revealed"
+            hidden[seat] = _("its seed was never revealed")
         elif not server_ok:
-            hidden[seat] = "the server seed does not open its commitment"
+            hidden[seat] = _("the server seed does not open its commitment")
         elif not seed_matches(record.seed_commitments[seat], gid, seat, seed):
-            hidden[seat] = "its seed does not open its commitment"
+            hidden[seat] = _("its seed does not open its commitment")
         elif unopened:
-            hidden[seat] = f"card {unopened[0]} was never opened"
+            hidden[seat] = _("card {card} was never opened").format(card=unopened[0])
         elif miscast:
-            hidden[seat] = f"the server settled its card {miscast[0]} as another card"
+            hidden[seat] = _("the server settled its card {card} as another card").format(
+                card=miscast[0]
+            )
     return hidden
 
 

@@ -110,13 +110,15 @@ from oriflamme.protocol.record import FAILED, OK, SeatVerdict
 from oriflamme.protocol.updates import PublicGame, ReplayError, events_digest
 from oriflamme.protocol.verify import check_seat
 
+from .i18n import N_
 from .seat_secrets import SeatSecrets
 from .view import TableView
 
 CHAT_KEPT = 200
 ENDED_KEPT = 8  # the games seen end, kept for a server that goes back to one
-WENT_BACK = "the server went back to an earlier state (a restore): the game goes on from there"
-UNSEALED = "your seat's secrets were not on this machine: your key brought them back"
+# What the mirror tells the player (in English here: the screen translates them).
+WENT_BACK = N_("the server went back to an earlier state (a restore): the game goes on from there")
+UNSEALED = N_("your seat's secrets were not on this machine: your key brought them back")
 
 
 def rules_of(started: m.GameStarted) -> Rules:

@@ -468,15 +468,17 @@ def _add_tls_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--tls",
         action="store_true",
-        help="connect with TLS: the certificate is checked against the system's authorities,"
-        " or trusted on first use (~/.config/oriflamme/known_servers)",
+        help=_(
+            "connect with TLS: the certificate is checked against the system's authorities,"
+            " or trusted on first use (~/.config/oriflamme/known_servers)"
+        ),
     )
     parser.add_argument(
         "--tls-fingerprint",
         metavar="SHA256",
-        help="TLS, and the server's certificate must be this one",
+        help=_("TLS, and the server's certificate must be this one"),
     )
-    parser.add_argument("--tls-ca", metavar="FILE", help="TLS, checked against this authority")
+    parser.add_argument("--tls-ca", metavar="FILE", help=_("TLS, checked against this authority"))
 
 
 def _turn_timer(text: str) -> int:
@@ -1139,62 +1141,69 @@ def build_parser() -> argparse.ArgumentParser:
     bp.set_defaults(func=_bot)
 
     pp = sub.add_parser(
-        "play", help="play a game against bots in this terminal (a server runs inside)"
+        "play", help=_("play a game against bots in this terminal (a server runs inside)")
     )
-    pp.add_argument("--bots", type=int, default=2, help="bot opponents, 1-4 (default 2)")
+    pp.add_argument("--bots", type=int, default=2, help=_("bot opponents, 1-4 (default 2)"))
     pp.add_argument(
-        "--name", help="your name at the table (default: the one kept in your config, asked once)"
+        "--name",
+        help=_("your name at the table (default: the one kept in your config, asked once)"),
     )
     pp.add_argument(
         "--level",
         choices=["easy", "normal", "hard"],
         default="normal",
-        help="the bots: easy (random moves), normal (heuristic) or hard (ismcts search)",
+        help=_("the bots: easy (random moves), normal (heuristic) or hard (ismcts search)"),
     )
     pp.add_argument(
         "--turn-timer",
         type=_turn_timer,
         metavar="SECONDS",
-        help="seconds a decision, 10-3600 (default: no timer)",
+        help=_("seconds a decision, 10-3600 (default: no timer)"),
     )
-    pp.add_argument("--no-bell", action="store_true", help="no bell when it is your turn")
+    pp.add_argument("--no-bell", action="store_true", help=_("no bell when it is your turn"))
     pp.add_argument(
-        "--state-dir", help="where your secrets, records and the game are kept (XDG state)"
+        "--state-dir", help=_("where your secrets, records and the game are kept (XDG state)")
     )
     _add_lang_option(pp)
     pp.set_defaults(func=_play)
 
     jp = sub.add_parser(
-        "join", help="join a server's lobby in this terminal (no host: find one on the LAN)"
+        "join", help=_("join a server's lobby in this terminal (no host: find one on the LAN)")
     )
-    jp.add_argument("server", metavar="HOST[:PORT]", nargs="?", help="default: look on the LAN")
-    jp.add_argument("--name", help="your name (default: the one kept in your config, asked once)")
-    jp.add_argument("--no-bell", action="store_true", help="no bell when it is your turn")
-    jp.add_argument("--state-dir", help="where your secrets and records are kept (XDG state)")
+    jp.add_argument("server", metavar="HOST[:PORT]", nargs="?", help=_("default: look on the LAN"))
     jp.add_argument(
-        "--identity", metavar="FILE", help="your key's file (default: `oriflamme identity`'s)"
+        "--name", help=_("your name (default: the one kept in your config, asked once)")
+    )
+    jp.add_argument("--no-bell", action="store_true", help=_("no bell when it is your turn"))
+    jp.add_argument("--state-dir", help=_("where your secrets and records are kept (XDG state)"))
+    jp.add_argument(
+        "--identity", metavar="FILE", help=_("your key's file (default: `oriflamme identity`'s)")
     )
     jp.add_argument(
-        "--anonymous", action="store_true", help="play without your key (where the server allows)"
+        "--anonymous",
+        action="store_true",
+        help=_("play without your key (where the server allows)"),
     )
     _add_tls_options(jp)
     _add_lang_option(jp)
     jp.set_defaults(func=_join)
 
-    rp2 = sub.add_parser("replay", help="step through a finished game's record, every card shown")
-    rp2.add_argument("record", help="the game record file (.oriflamme)")
+    rp2 = sub.add_parser(
+        "replay", help=_("step through a finished game's record, every card shown")
+    )
+    rp2.add_argument("record", help=_("the game record file (.oriflamme)"))
     _add_lang_option(rp2)
     rp2.set_defaults(func=_replay)
 
     lg = sub.add_parser(
         "language",
-        help="show the language the terminal client speaks, or keep one in your config",
+        help=_("show the language the terminal client speaks, or keep one in your config"),
     )
     lg.add_argument(
         "choice",
         nargs="?",
         choices=[*LANGUAGES, "auto"],
-        help="en, fr or pl: kept in your config; auto: follow the locale again",
+        help=_("en, fr or pl: kept in your config; auto: follow the locale again"),
     )
     lg.set_defaults(func=_language)
     return parser
@@ -1204,8 +1213,10 @@ def _add_lang_option(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--lang",
         choices=list(LANGUAGES),
-        help="the language of the screens, for this run (default: `oriflamme language`'s,"
-        " else the locale's: LANGUAGE, LC_ALL, LC_MESSAGES, LANG)",
+        help=_(
+            "the language of the screens, for this run (default: `oriflamme language`'s,"
+            " else the locale's: LANGUAGE, LC_ALL, LC_MESSAGES, LANG)"
+        ),
     )
 
 

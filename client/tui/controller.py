@@ -468,8 +468,9 @@ class GameController:
         """What the mirror tells the user (the server went back), in the log
         and the status line."""
         for notice in notices:
-            self.log.note(f"── {notice[0].upper()}{notice[1:]}")
-            self.status = notice[0].upper() + notice[1:]
+            said = _(notice)
+            self.log.note(f"── {said[0].upper()}{said[1:]}")
+            self.status = said[0].upper() + said[1:]
 
     def revealed_view(self) -> TableView | None:
         """The view, and once the game is over every face-down card shown as
