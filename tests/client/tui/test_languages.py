@@ -9,19 +9,25 @@ changed but not compiled fails here too (`make test` compiles them first).
 
 from __future__ import annotations
 
+import random
 import re
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from babel.messages.catalog import Catalog
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from oriflamme.client import i18n
 from oriflamme.client.catalogs import load
 from oriflamme.client.narrator import YOU, EventLog, kind_name
+from oriflamme.client.replay import replay_steps
 from oriflamme.client.state import ClientState
-from oriflamme.client.tui.choices import Chooser
-from oriflamme.client.tui.controller import Command
+from oriflamme.client.tui.choices import ESCAPE, RIGHT, Chooser
+from oriflamme.client.tui.controller import Command, GameController
 from oriflamme.client.tui.lobby import _HELP, LobbyController
+from oriflamme.client.tui.replay_screen import ReplayController
 from oriflamme.client.tui.screen import (
     HELP_KEYS,
     EndSummary,
@@ -35,11 +41,14 @@ from oriflamme.client.tui.text import cells
 from oriflamme.client.tui.words import ABILITIES
 from oriflamme.client.view import TableView
 from oriflamme.engine import Game, RandomPlayer, mask_event
-from tests.client.tui.helpers import NAMES, game, screen_text, text
+from oriflamme.protocol.record import decode_record
+from oriflamme.protocol.verify import verify_record
+from tests.client.tui.helpers import NAMES, Table, game, press_an_offer, screen_text, text
 from tests.client.tui.test_lobby import lobby_in_a_room
 from tools.catalogs import extract, read, untranslated
 
 LANGUAGES = ("fr", "pl")
+SAMPLE = Path(__file__).parents[3] / "docs" / "records" / "honest-3-players.oriflamme"
 TABLES = [(2, 21), (3, 22), (4, 23), (5, 24)]  # (players, seed), as test_screen's
 PLACEHOLDER = re.compile(r"\{(\w*)\}")
 
@@ -345,3 +354,76 @@ def test_the_lobby_in_each_language_fits_with_every_key_shown(language: str) -> 
         said = i18n._(line) if line else ""
         assert cells(" " + said) <= 80, said
         assert any(row.rstrip() == (" " + said).rstrip() for row in shown), said
+
+
+# ---------------------------------------------------------------- whole games
+
+
+ENGLISH_WORDS = ("Influence Queue", "Your hand", "Waiting for", " placed ", "revealed", "Players")
+
+
+@pytest.mark.slow
+def test_a_whole_game_at_the_table_in_each_language(language: str) -> None:
+    """A game played over the protocol with the terminal's controller, in the
+    language: every screen of it at 80x24 exactly, nothing said in English,
+    and once each the cards out (o), the scores (s), the help (?) and the
+    resign question (R)."""
+    table = Table(3)
+    table.seat_bots_and_start()
+    asides = ["o", "s", "?", "R"]
+
+    def choose(controller: GameController, rng: random.Random) -> None:
+        screen = "\n".join(_exact(controller.lines(80, 24)))
+        assert not [w for w in ENGLISH_WORDS if w in screen], screen
+        if asides:
+            controller.key(asides.pop())
+            aside = "\n".join(_exact(controller.lines(80, 24)))
+            assert not [w for w in ENGLISH_WORDS if w in aside], aside
+            controller.key(ESCAPE)
+        press_an_offer(controller, rng)
+
+    assert table.play_to_end(choose) > 6
+    assert not asides
+    end = "\n".join(_exact(table.controller.lines(80, 24)))
+    assert i18n._("Game over · round {round} of {rounds}").format(round=6, rounds=6) in end
+    assert i18n._("(winner)") in end
+
+
+def test_a_replay_in_each_language(language: str) -> None:
+    """Every step of a sample record's replay at 80x24 exactly, its
+    sentences in the language with the players' names for the seats."""
+    record = decode_record(SAMPLE.read_bytes())
+    steps = replay_steps(record)
+    replay = ReplayController(record, steps, verify_record(record), SAMPLE.name)
+    seat = i18n._("seat {number}").format(number=0)
+    for _step in steps:
+        lines = _exact(replay.lines(80, 24))
+        footer = "\n".join(lines[-6:])
+        assert seat not in footer and " placed " not in footer, footer
+        replay.key(RIGHT)
+    assert i18n._("Verified: fair deal, every hidden card opened and checked.") in "\n".join(lines)
+
+
+@settings(max_examples=40, deadline=None, derandomize=True)
+@given(
+    lang=st.sampled_from(LANGUAGES),
+    players=st.integers(2, 5),
+    seed=st.integers(0, 10_000),
+    steps=st.integers(0, 150),
+    width=st.integers(80, 240),
+    height=st.integers(24, 80),
+)
+def test_any_position_at_any_size_in_each_language(
+    lang: str, players: int, seed: int, steps: int, width: int, height: int
+) -> None:
+    """test_screen's property in each language: any position, any size, the
+    screen exactly filled (a spectator's and the window's wait too)."""
+    with i18n.using(load(lang), lang):
+        for i, (g, log) in enumerate(_walk(players, seed, WIDE_NAMES)):  # noqa: B007
+            if i == steps or g.over:
+                break
+        scene = _scene(g, log, WIDE_NAMES, seconds_left=75)
+        _exact(render(scene, width, height), width, height)
+        spectator = Scene(view=TableView.of(g, None), names=WIDE_NAMES[: g.n], log=log.lines)
+        _exact(render(spectator, width, height), width, height)
+        _exact(render(Scene(view=None, names=["Ann"]), width, height), width, height)
