@@ -1231,9 +1231,29 @@ def _lang_flag(argv: Sequence[str]) -> str | None:
     return None
 
 
+# argparse's own words that a player meets (the usage, the help's headings,
+# a mistake typed), marked for the catalogs: `_speak` points argparse's
+# gettext at ours, so that `oriflamme play --help` is all in one language.
+# (A string a later Python changes is said in English; nothing breaks.)
+ARGPARSE_WORDS = (
+    N_("usage: "),
+    N_("positional arguments"),
+    N_("options"),
+    N_("show this help message and exit"),
+    N_("%(prog)s: error: %(message)s\n"),
+    N_("argument %(argument_name)s: %(message)s"),
+    N_("invalid choice: %(value)r (choose from %(choices)s)"),
+    N_("invalid %(type)s value: %(value)r"),
+    N_("the following arguments are required: %s"),
+    N_("unrecognized arguments: %s"),
+    N_("expected one argument"),
+    N_("ambiguous option: %(option)s could match %(matches)s"),
+)
+
+
 def _speak(argv: Sequence[str]) -> tuple[str, str]:
-    """Choose the language and use it; what chose it. A catalog that is
-    missing is said on stderr, and English spoken."""
+    """Choose the language and use it (argparse's words too); what chose it.
+    A catalog that is missing is said on stderr, and English spoken."""
     from oriflamme.client.catalogs import install
     from oriflamme.client.config import default_config_file, read_setting
 
@@ -1242,6 +1262,8 @@ def _speak(argv: Sequence[str]) -> tuple[str, str]:
     problem = install(language)
     if problem:
         print(f"oriflamme: {problem}", file=sys.stderr)
+    # (argparse calls the `_` it imported from gettext: its module's global)
+    argparse._ = _  # type: ignore[attr-defined]
     return language, why
 
 

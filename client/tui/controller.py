@@ -37,7 +37,7 @@ from oriflamme.engine.events import (
 )
 from oriflamme.protocol import messages as m
 
-from ..i18n import N_, _, ngettext
+from ..i18n import N_, _, language, ngettext
 from ..narrator import YOU, EventLog
 from ..state import ClientState, GameMirror
 from ..view import TableView
@@ -1009,7 +1009,8 @@ class GameController:
         return game is not None and game.seat is not None and game.end is None
 
     def refused(self, turn: int, message: str) -> None:
-        """The server refused our answer to `turn`: offer the choice again."""
+        """The server refused our answer to `turn` (`message`: why, in the
+        player's words): offer the choice again."""
         if self._answered == turn:
             self._answered = None
             self._chooser_turn = None
@@ -1057,6 +1058,41 @@ def _and(names: list[str]) -> str:
     if len(names) < 2:
         return "".join(names)
     return _("{names} and {last}").format(names=", ".join(names[:-1]), last=names[-1])
+
+
+# What a refusal says, by its code, in the player's language. The server's
+# own message is English, meant for client authors, and often more precise
+# ("room 3 has no free seat"): an English client shows it as it is, another
+# language says the code's sentence (and the server's message where the
+# code is not one a player meets).
+REFUSALS = {
+    "room_full": N_("the room has no free seat"),
+    "no_such_room": N_("there is no such room (any more)"),
+    "no_such_record": N_("there is no such record on this server"),
+    "not_permitted": N_("you may not do that"),
+    "wrong_state": N_("not now: the room or the game is not ready for it"),
+    "rate_limited": N_("too many requests: wait a moment"),
+    "too_many_rooms": N_("the server has too many rooms: try again later"),
+    "name_taken": N_("that name is taken on this server"),
+    "key_required": N_("this server takes only players with a key"),
+    "server_busy": N_("the server is busy: try again later"),
+    "shutting_down": N_("the server is shutting down"),
+    "not_your_turn": N_("it is not your turn"),
+    "stale_turn": N_("too late: the game moved on"),
+    "illegal_action": N_("that move is not legal now"),
+}
+
+
+def refusal(code: str, message: str) -> str:
+    """A server's refusal (its `error`'s code and message) as the player reads it.
+
+    >>> refusal("room_full", "room 3 has no free seat (see docs/PROTOCOL.md, Errors)")
+    'room 3 has no free seat'
+    """
+    said = REFUSALS.get(code)
+    if said is None or language() == "en":
+        return plain(message)
+    return _(said)
 
 
 def plain(message: str) -> str:

@@ -25,7 +25,7 @@ from ..secret_store import write_private
 from ..session import ConnectionLost, RequestRefused, Session, SessionEnded
 from ..state import GameMirror
 from .app import Bridge
-from .controller import Answer, Command, Download, PlayAgain, Quit, Request, Resign, Say, plain
+from .controller import Answer, Command, Download, PlayAgain, Quit, Request, Resign, Say, refusal
 
 
 def records_dir(state_dir: Path) -> Path:
@@ -88,11 +88,14 @@ async def drive(
                 await _carry_out(session, bridge, command, records, start)
             except RequestRefused as exc:
                 if isinstance(command, Answer):
-                    screens.game.refused(command.turn, exc.error.message)
+                    said = refusal(exc.error.code, exc.error.message)
+                    screens.game.refused(command.turn, said)
                 elif isinstance(command, Request):
                     screens.answered(command.message, exc.error)
                 else:
-                    said = _("Refused: {reason}").format(reason=exc.error.message)
+                    said = _("Refused: {reason}").format(
+                        reason=refusal(exc.error.code, exc.error.message)
+                    )
                     screens.game.status = screens.lobby.status = said
             except (ConnectionLost, trio.TooSlowError):
                 if isinstance(command, Answer):
@@ -143,7 +146,9 @@ async def _resign(session: Session, bridge: Bridge, command: Resign) -> bool:
         await _dated_request(session, message)
     except RequestRefused as exc:
         if exc.error.code != BAD_OPENING:  # (with bad_opening we are out all the same)
-            screens.game.status = _("Refused: {reason}").format(reason=plain(exc.error.message))
+            screens.game.status = _("Refused: {reason}").format(
+                reason=refusal(exc.error.code, exc.error.message)
+            )
             return False
         said = _("Your secrets did not check out: your seat forfeits, and the server plays it.")
         screens.game.resigned = said

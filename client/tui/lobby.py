@@ -33,7 +33,7 @@ from oriflamme.protocol import messages as m
 from ..i18n import N_, _, elide, ngettext
 from ..state import ClientState
 from .choices import DOWN, ENTER, ESCAPE, LEFT, QUIT_NOW, RIGHT, UP
-from .controller import Command, Download, Quit, Request, plain
+from .controller import Command, Download, Quit, Request, refusal
 from .screen import MIN_HEIGHT, MIN_WIDTH, Line, Row, clock, pad, rule, too_small, wrap
 from .text import cells, edited, fit, safe, timer_words
 
@@ -220,7 +220,7 @@ class LobbyController:
             # in our words: "you", the key
             self.status = _("Not started: {why}").format(why=unready)
         elif isinstance(answer, m.Error):
-            self.status = _("Refused: {reason}").format(reason=plain(answer.message))
+            self.status = _("Refused: {reason}").format(reason=refusal(answer.code, answer.message))
         elif isinstance(request, m.CreateRoom):
             self.status = _("Room created: add bots or wait for players, then [r] ready")
         elif isinstance(request, m.JoinRoom | m.Spectate):

@@ -15,7 +15,7 @@ from oriflamme.protocol import messages as m
 
 from ..i18n import _
 from ..state import ClientState
-from .controller import Command, GameController, plain
+from .controller import Command, GameController, refusal
 from .lobby import LobbyController
 from .screen import Line
 
@@ -97,4 +97,6 @@ class Screens:
     def answered(self, request: m.Message, answer: m.Message) -> None:
         self.lobby.answered(request, answer)
         if isinstance(answer, m.Error) and not self.in_lobby:
-            self.game.status = _("Refused: {reason}").format(reason=plain(answer.message))
+            self.game.status = _("Refused: {reason}").format(
+                reason=refusal(answer.code, answer.message)
+            )
