@@ -25,6 +25,7 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 
 from oriflamme.engine import (
+    FAMILY_NAMES,
     Card,
     ChooseDirection,
     Decision,
@@ -457,6 +458,25 @@ def _name(card: Card) -> str:
 
 
 FAMILIES = (N_("red"), N_("blue"), N_("green"), N_("yellow"), N_("black"))
+
+
+# A family's colour where room is short (the two-player variant's tags).
+FAMILIES_SHORT = (
+    # TRANSLATORS: a colour in 3 or 4 letters (red, blue, green, yellow, black)
+    NP_("short colour", "red"),
+    NP_("short colour", "blu"),
+    NP_("short colour", "gre"),
+    NP_("short colour", "yel"),
+    NP_("short colour", "bla"),
+)
+
+
+def family_short(family: int | str) -> str:
+    """A family's colour in a few letters (``blu``), from its index or name."""
+    index = FAMILY_NAMES.index(family) if family in FAMILY_NAMES else family
+    if not isinstance(index, int) or not 0 <= index < len(FAMILIES_SHORT):
+        return str(family)[:3]
+    return pgettext(*FAMILIES_SHORT[index])
 
 
 def family_name(family: int | str) -> str:

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from oriflamme.engine import FAMILY_NAMES, Card
 
 from ..i18n import N_, NP_, _, ngettext, pgettext
-from ..narrator import card_name, family_name, kind_name
+from ..narrator import card_name, family_name, family_short, kind_name
 from ..view import QueueCard, TableView
 from .choices import KEY_SYMBOLS, Chooser
 from .text import cells, cut, fit
@@ -461,8 +461,7 @@ def _owner_tag(scene: Scene, view: TableView, card: QueueCard, room: int) -> str
     owner = card.owner
     letter = initials(scene.names)[owner]
     if view.two_player:  # two families each: say which
-        family = family_name(card.family)
-        named = [f"{letter} {family}", f"{letter} {family[:3]}"]
+        named = [f"{letter} {family_name(card.family)}", f"{letter} {family_short(card.family)}"]
     else:
         named = [f"{letter} {who(scene.names, owner, scene.seat)}"]
     return next((tag for tag in named if cells(tag) <= room), letter)
@@ -696,8 +695,10 @@ def _player_rows(scene: Scene, view: TableView, width: int) -> list[Line]:
 def _colour(view: TableView, seat: int) -> str:
     """A seat's colour ("red"), or its two families' ("red+blu")."""
     families = view.families
-    names = [family_name(f) for f in (families[seat] if seat < len(families) else ())]
-    return "+".join(f[:3] for f in names) if len(names) > 1 else "".join(names)
+    ours = families[seat] if seat < len(families) else ()
+    if len(ours) > 1:
+        return "+".join(family_short(f) for f in ours)
+    return "".join(family_name(f) for f in ours)
 
 
 def _compact_players(scene: Scene, view: TableView, width: int, height: int) -> list[Line]:

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from oriflamme.client import i18n
 from oriflamme.client.catalogs import load
-from oriflamme.client.narrator import YOU, EventLog, kind_name
+from oriflamme.client.narrator import YOU, EventLog, family_short, kind_name
 from oriflamme.client.replay import replay_steps
 from oriflamme.client.state import ClientState
 from oriflamme.client.tui.choices import ESCAPE, RIGHT, Chooser
@@ -187,13 +187,16 @@ def test_card_names_are_the_rulebooks(language: str) -> None:
 
 def test_short_names_fit_their_places(language: str) -> None:
     """In the queue the shortest form fits "(name)" in 6 cells; the lists
-    of cards out take 10 cells, or 5 where room is short."""
+    of cards out take 10 cells, or 5 where room is short; a colour in short
+    (the two-player variant's tags) at most 4, each its own."""
     for kind in ABILITIES:
         forms = queue_names(kind)
         assert forms[0] == kind_name(kind)
         assert cells(forms[-1]) <= 4, forms
         assert [cells(f) for f in forms] == sorted((cells(f) for f in forms), reverse=True)
         assert cells(short_name(kind)) <= 10 and cells(tiny_name(kind)) <= 5, kind
+    shorts = [family_short(f) for f in range(5)]
+    assert all(cells(f) <= 4 for f in shorts) and len(set(shorts)) == 5, shorts
 
 
 def test_the_language_is_chosen_as_gettext_does() -> None:
