@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 from babel.messages.catalog import Catalog, Message
@@ -30,6 +31,7 @@ ROOT = Path(__file__).resolve().parents[1]
 FOLDERS = ("client", "launcher")
 LANGUAGES = ("fr", "pl")
 COMMENTS = ("TRANSLATORS:",)
+FIXED_DATE = datetime(2026, 11, 28, tzinfo=UTC)
 # gettext's own names, and `NP_` (`oriflamme.client.i18n`): a context and a
 # message, marked and translated later.
 KEYWORDS = {**DEFAULT_KEYWORDS, "NP_": ((1, "c"), 2)}
@@ -62,7 +64,22 @@ def read(language: str) -> Catalog:
         return read_po(f, locale=language)
 
 
+HEADER = """\
+# The {name} words of Oriflamme online's terminal client.
+# Card names and game terms are the {name} rulebook's (docs/LANGUAGES.md).
+# `make locale` merges the code's new strings in; tests/client/tui/test_languages.py
+# checks that every one is translated, with the same placeholders."""
+NAMES = {"fr": "French", "pl": "Polish"}
+
+
 def write(language: str, catalog: Catalog) -> None:
+    """Write `catalog` as `language`'s .po, with a header that says what it is
+    (and no date that changes at every merge: git says when it changed)."""
+    catalog.header_comment = HEADER.format(name=NAMES.get(language, language))
+    catalog.project, catalog.version = "oriflamme", "1"
+    catalog.msgid_bugs_address = "the project's issues"
+    catalog.last_translator = catalog.language_team = "Oriflamme online"
+    catalog.creation_date = catalog.revision_date = FIXED_DATE
     path = po_path(language)
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("wb") as f:
