@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 
 from oriflamme.protocol import messages as m
 
-from ..i18n import N_, _, elide, ngettext
+from ..i18n import N_, _, elide, ngettext, pgettext
 from ..state import ClientState
 from .choices import DOWN, ENTER, ESCAPE, LEFT, QUIT_NOW, RIGHT, UP
 from .controller import Command, Download, Quit, Request, refusal
@@ -107,7 +107,7 @@ class RoomForm:
         else:
             players = _("{count} (standard game)")
         if self.turn_timer is None:
-            timer = _("none")
+            timer = pgettext("turn timer", "none")
         else:
             timer = _("{time} a decision").format(time=timer_words(self.turn_timer))
         return [
@@ -580,10 +580,10 @@ class LobbyController:
         out = [rule(width, _("Your finished games ({count})").format(count=len(records)))]
         if not records:
             out.append(Row(width).add("   " + _("None yet (or the list is on its way).")).line())
+        you, won = _("you"), " " + _("(won)")
         for i, r in enumerate(records[: max(1, height - 1)]):
             scores = ", ".join(
-                f"{_('you') if seat == r.seat else safe(n, 10)} {s}"
-                + (" " + _("(won)") if seat in r.winners else "")
+                f"{you if seat == r.seat else safe(n, 10)} {s}" + (won if seat in r.winners else "")
                 for seat, (n, s) in enumerate(zip(r.names, r.scores, strict=False))
             )
             mark = " ▸ " if i == self.selected else "   "

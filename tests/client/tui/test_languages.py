@@ -439,3 +439,17 @@ def test_a_refusal_is_said_in_the_language(language: str) -> None:
     assert refusal("internal", "boom (see docs/PROTOCOL.md, Errors)") == "boom"
     with i18n.using(i18n.English(), "en"):
         assert refusal("room_full", "room 3 has no free seat") == "room 3 has no free seat"
+
+
+def test_no_marked_string_hides_in_an_f_string() -> None:
+    """The extractor reads calls, not f-strings' insides: `f"{_('you')}"`
+    would be shown in English in every language."""
+    root = Path(__file__).parents[3]
+    hidden = [
+        f"{path.relative_to(root)}:{number}"
+        for folder in ("client", "launcher")
+        for path in sorted((root / folder).rglob("*.py"))
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if re.search(r"\{\s*(_|N_|ngettext|pgettext)\(", line)
+    ]
+    assert hidden == []
