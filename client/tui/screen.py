@@ -963,7 +963,8 @@ OFFER_ROWS = 5
 
 def _heading_parts(heading: str, width: int) -> tuple[str, list[str]]:
     """A choice's heading too long for its rule (a Shapeshifter's copy in
-    French) goes on: the rule says what acts, a line under it what it asks.
+    French) goes on: the rule says what acts, a line or two under it what
+    it asks.
 
     >>> _heading_parts("Your Archer: eliminate a card", 80)
     ('Your Archer: eliminate a card', [])
@@ -973,7 +974,7 @@ def _heading_parts(heading: str, width: int) -> tuple[str, list[str]]:
     if cells(heading) + 4 <= width or ":" not in heading:
         return heading, []
     head, _colon, rest = heading.partition(":")
-    return head.rstrip(), wrap(rest.strip(), width - 2)[:1]
+    return head.rstrip(), wrap(rest.strip(), width - 2)[:2]
 
 
 def _offers(chooser: Chooser, width: int) -> list[Line]:

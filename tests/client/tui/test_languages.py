@@ -284,7 +284,7 @@ def test_every_screen_of_real_games_fits_80x24(
         if chooser is not None:
             heading = chooser.heading
             at = next(i for i, line in enumerate(lines) if line.startswith("─ " + heading[:8]))
-            said = lines[at][2:].rstrip("─ ") + " " + lines[at + 1]
+            said = lines[at][2:].rstrip("─ ") + " " + lines[at + 1] + " " + lines[at + 2]
             assert _words(heading) in _words(said), heading
             bottom = "\n".join(lines[-7:])
             for offer in chooser.offers():
