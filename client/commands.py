@@ -50,11 +50,11 @@ def parse_address(text: str, default_port: int = DEFAULT_PORT) -> tuple[str, int
     else:
         host, port = text, ""
     if not host:
-        raise ValueError(f"no host in {text!r}")
+        raise ValueError(_("no host in {address}").format(address=repr(text)))
     if not port:
         return host, default_port
     if not port.isdigit() or not 0 < int(port) < 65536:
-        raise ValueError(f"{port!r} is not a port number (1-65535)")
+        raise ValueError(_("{port} is not a port number (1-65535)").format(port=repr(port)))
     return host, int(port)
 
 

@@ -154,9 +154,10 @@ def choose(flag: str | None, setting: str | None, environ: Mapping[str, str]) ->
     the config's `setting`, then the environment as gettext reads it (the
     first of `ENVIRONMENT` set; ``LANGUAGE`` may list several, the first
     known wins). Anything unknown means English."""
-    for value, said in ((flag, f"--lang {flag}"), (setting, f"lang = {setting!r} in the config")):
-        if value and language_of(value):
-            return language_of(value) or DEFAULT, said
+    if flag and language_of(flag):
+        return language_of(flag) or DEFAULT, f"--lang {flag}"
+    if setting and language_of(setting):
+        return language_of(setting) or DEFAULT, N_("the config's lang setting")
     for name in ENVIRONMENT:
         value = environ.get(name, "")
         if not value:
@@ -166,4 +167,4 @@ def choose(flag: str | None, setting: str | None, environ: Mapping[str, str]) ->
             if found:
                 return found, f"{name}={value}"
         return DEFAULT, f"{name}={value}"
-    return DEFAULT, "nothing set"
+    return DEFAULT, N_("nothing set")

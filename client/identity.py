@@ -41,6 +41,7 @@ from cryptography.hazmat.primitives.serialization import (
 from oriflamme.protocol.identity import fingerprint, public_bytes
 
 from .config import config_dir
+from .i18n import _
 from .secret_store import write_private
 
 MIN_PASSPHRASE = 8  # characters: an export's passphrase
@@ -136,9 +137,8 @@ class KeyChange:
 
     def short(self) -> str:
         """One line of a screen (72 characters)."""
-        return (
-            f"This server's key changed: {fingerprint(self.shown)}, was {fingerprint(self.pinned)}"
-        )
+        said = _("This server's key changed: {shown}, was {pinned}")
+        return said.format(shown=fingerprint(self.shown), pinned=fingerprint(self.pinned))
 
     def warning(self) -> str:
         return (

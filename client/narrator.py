@@ -152,12 +152,12 @@ def _the(card: Card | None) -> str | None:
     return pgettext(*THE_KIND[card.kind.label])
 
 
-YOU = N_("You")  # what `who` names our own seat, in the player's language
+YOU = N_("You")  # how `who` names our own seat, in the player's language
 
 
 class EventLog:
     """The game's events in plain words; see the module docstring.
-    `who(seat)` names a seat (``_(YOU)``, "You", for our own)."""
+    `who(seat)` names a seat (``_(YOU)``, "You", for our own: `me`)."""
 
     def __init__(
         self,
@@ -165,11 +165,15 @@ class EventLog:
         *,
         known: Callable[[int], Card | None] | None = None,
         kept: int = 500,
+        me: Callable[[], int | None] = lambda: None,
     ) -> None:
         """`known(pid)`: the identity of a card of ours that the events show
-        as a back (the server never knows our face-down cards)."""
+        as a back (the server never knows our face-down cards); `me()`: our
+        seat (None: a spectator's log, or a replay's), whose sentences say
+        "you" (`who` names it "You" too, but a player may be named so)."""
         self.who = who
         self.known = known
+        self.me = me
         self.kept = kept
         self.lines: list[str] = []
         self.dropped = 0  # the oldest lines forgotten (`kept` are kept)
@@ -189,7 +193,7 @@ class EventLog:
                 self.learn(c.pid, c.owner, c.card)
 
     def mine(self, seat: int) -> bool:
-        return self.who(seat) == _(YOU)
+        return seat == self.me()
 
     def card(self, pid: int, *, subject: bool = True) -> str:
         """``Ann's Spy``, or ``Ann's face-down card`` while it is not known;
@@ -509,8 +513,8 @@ def deal_line(settings: GameSettings, hidden: dict[int, str]) -> str:
         " {seat} chooses the direction"
     ).format(
         players=s.players,
-        variant=_(s.variant),
-        edition=_(s.edition),
+        variant=variant_name(s.variant),
+        edition=edition_name(s.edition),
         seat=seat_name(s.first_player),
     )
     for seat in sorted(hidden):
@@ -520,8 +524,32 @@ def deal_line(settings: GameSettings, hidden: dict[int, str]) -> str:
     return text
 
 
-# (the names of the variants and the editions, as `deal_line` says them)
-VARIANTS = (N_("standard"), N_("two-player"), N_("revised"), N_("first"))
+# The variants and the editions (the protocol's identifiers), as said.
+VARIANT_NAMES = {"standard": N_("standard"), "two-player": N_("two-player")}
+EDITION_NAMES = {"revised": N_("revised"), "first": N_("first")}
+
+
+def variant_name(variant: str) -> str:
+    said = VARIANT_NAMES.get(variant)
+    return _(said) if said else variant
+
+
+def edition_name(edition: str) -> str:
+    """``revised``, ``first``: an edition in the player's language."""
+    said = EDITION_NAMES.get(edition)
+    return _(said) if said else edition
+
+
+def names_and(names: list[str]) -> str:
+    """Names in a sentence.
+
+    >>> names_and(["Ann"]), names_and(["You", "Ann", "Bob"])
+    ('Ann', 'You, Ann and Bob')
+    """
+    if len(names) < 2:
+        return "".join(names)
+    return _("{names} and {last}").format(names=", ".join(names[:-1]), last=names[-1])
+
 
 _TARGET = {
     Step.ELIMINATE: N_("{seat} chose {card} to eliminate"),

@@ -104,6 +104,7 @@ from oriflamme.protocol.errors import (
 
 from .bots import Behaviour, seen_position
 from .endpoint import CLIENT_NAME, ClientEndpoint
+from .i18n import _
 from .identity import KeyChange, ServerKeys
 from .seat_secrets import SeatSecrets
 from .secret_store import SecretStore
@@ -326,7 +327,8 @@ class Session:
                     if not started and self.backoff.first_attempts is not None:
                         limit = self.backoff.first_attempts
                     if limit is not None and attempt >= limit:
-                        self.ended = SessionEnded(f"cannot reach the server: {reason}")
+                        said = _("cannot reach the server: {why}").format(why=reason)
+                        self.ended = SessionEnded(said)
                         self._notify()  # (what waits for a connection learns there is none)
                         raise self.ended from None
                     delay = self.backoff.delay(attempt, self._rng)

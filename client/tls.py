@@ -36,11 +36,12 @@ from oriflamme.protocol.fingerprints import fingerprint
 
 from .config import config_dir
 from .failures import leaves
+from .i18n import N_
 from .secret_store import write_private
 from .session import Connector, SessionEnded, tcp
 
 # What the commands say when the port they reached speaks TLS and they did not.
-ADD_TLS = "this port speaks TLS: add --tls"
+ADD_TLS = N_("this port speaks TLS: add --tls")  # (translated where it is said)
 
 
 def default_known_servers() -> Path:

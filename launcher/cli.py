@@ -19,6 +19,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, TypeVar
 
+from oriflamme.client import i18n
 from oriflamme.client.failures import said
 from oriflamme.client.i18n import LANGUAGES, N_, _, choose
 
@@ -421,12 +422,13 @@ def _trust(args: argparse.Namespace, command: str) -> Trust | None | Literal[Fal
             return False
 
     def first_use(server: str, shown: str) -> None:
-        print(
-            f"oriflamme {command}: {server} has a certificate no authority vouches for;"
-            f" trusting it from now on (first use). Its SHA-256 fingerprint:\n  {shown}\n"
-            f"(compare it with the one in the server's log; kept in {known})",
-            file=sys.stderr,
+        said = _(
+            "{server} has a certificate no authority vouches for; trusting it from now on"
+            " (first use). Its SHA-256 fingerprint:\n  {fingerprint}\n(compare it with the one"
+            " in the server's log; kept in {path})"
         )
+        text = said.format(server=server, fingerprint=shown, path=known)
+        print(f"oriflamme {command}: {text}", file=sys.stderr)
 
     cafile = Path(args.tls_ca) if args.tls_ca else None
     if cafile is not None:
@@ -461,7 +463,7 @@ def _why(exc: BaseException, trust: Trust | None) -> str:
     the port speaks TLS when it was reached without (`tls.speaks_tls`)."""
     from oriflamme.client.tls import ADD_TLS, speaks_tls
 
-    return ADD_TLS if trust is None and speaks_tls(exc) else said(exc)
+    return _(ADD_TLS) if trust is None and speaks_tls(exc) else said(exc)
 
 
 def _add_tls_options(parser: argparse.ArgumentParser) -> None:
@@ -486,9 +488,11 @@ def _turn_timer(text: str) -> int:
     try:
         seconds = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+        said = _("{value} is not a number of seconds").format(value=repr(text))
+        raise argparse.ArgumentTypeError(said) from None
     if not 10 <= seconds <= 3600:
-        raise argparse.ArgumentTypeError(f"{seconds}: a turn timer is 10 to 3600 seconds")
+        said = _("{seconds}: a turn timer is 10 to 3600 seconds").format(seconds=seconds)
+        raise argparse.ArgumentTypeError(said)
     return seconds
 
 
@@ -1222,12 +1226,19 @@ def _add_lang_option(p: argparse.ArgumentParser) -> None:
 
 def _lang_flag(argv: Sequence[str]) -> str | None:
     """The `--lang` of a command line, read before it is parsed (the
-    language is chosen before any message is made)."""
+    language is chosen before any message is made), as argparse reads it:
+    `--lang fr`, `--lang=fr`, or shortened to `--la fr` (`--l` could be
+    `--level`).
+
+    >>> _lang_flag(["play", "--la", "pl"]), _lang_flag(["join", "--lang=fr"])
+    ('pl', 'fr')
+    """
     for i, arg in enumerate(argv):
-        if arg == "--lang" and i + 1 < len(argv):
-            return argv[i + 1]
-        if arg.startswith("--lang="):
-            return arg.partition("=")[2]
+        name, equals, value = arg.partition("=")
+        if len(name) >= 4 and "--lang".startswith(name):
+            if equals:
+                return value
+            return argv[i + 1] if i + 1 < len(argv) else None
     return None
 
 
@@ -1264,7 +1275,7 @@ def _speak(argv: Sequence[str]) -> tuple[str, str]:
         print(f"oriflamme: {problem}", file=sys.stderr)
     # (argparse calls the `_` it imported from gettext: its module's global)
     argparse._ = _  # type: ignore[attr-defined]
-    return language, why
+    return i18n.language(), why
 
 
 def _language(args: argparse.Namespace) -> int:
@@ -1278,17 +1289,24 @@ def _language(args: argparse.Namespace) -> int:
             said = _("cannot write {path}: {why}").format(path=path, why=e.strerror)
             print(f"oriflamme language: {said}", file=sys.stderr)
             return 1
-    language, why = _speak([])  # (the setting just kept, if any)
+    language, why = _speak([])  # (the setting just kept, if any; English if not built)
     print(
         _("{language} ({code}), chosen by {why}").format(
-            language=LANGUAGES[language], code=language, why=why
+            language=LANGUAGES[language], code=language, why=_(why)
         )
     )
     return 0
 
 
+# The commands a player reads, which speak the player's language (the
+# others, a host's, stay English, as the server's own words do).
+SPOKEN = ("play", "join", "replay", "language")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    _speak(sys.argv[1:] if argv is None else argv)
+    words = sys.argv[1:] if argv is None else list(argv)
+    if next((w for w in words if not w.startswith("-")), None) in SPOKEN:
+        _speak(words)
     args = build_parser().parse_args(argv)
     try:
         code: int = args.func(args)

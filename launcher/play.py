@@ -122,7 +122,7 @@ async def seat_at_table(
         answer = await ask(bridge, commands, _resume_or_new(state, options, kept))
         if answer != "new":
             return answer == "resume"
-        bridge.controller.game.log.note("── You abandoned that game: your seat forfeits it")
+        bridge.controller.game.log.note(_("── You abandoned that game: your seat forfeits it"))
     elif room is not None and len(room.seats) == players:
         await ready_and_start(session)
         return True

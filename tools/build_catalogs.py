@@ -28,7 +28,10 @@ def compile_catalogs(source: Path = SOURCE, target: Path | None = None) -> list[
     from babel.messages.pofile import read_po
 
     written = []
-    for po in sorted(source.glob(f"*/LC_MESSAGES/{DOMAIN}.po")):
+    sources = sorted(source.glob(f"*/LC_MESSAGES/{DOMAIN}.po"))
+    if not sources:  # (an sdist made without MANIFEST.in: a build with no languages)
+        raise FileNotFoundError(f"no catalog to compile in {source}")
+    for po in sources:
         with po.open("rb") as f:
             catalog = read_po(f, locale=po.parents[1].name)
         mo = (target or source) / po.relative_to(source).with_suffix(".mo")

@@ -24,12 +24,14 @@ from babel.messages.catalog import Catalog, Message
 from babel.messages.extract import DEFAULT_KEYWORDS, extract_from_dir
 from babel.messages.pofile import read_po, write_po
 
+from oriflamme.client import i18n
 from tools.build_catalogs import DOMAIN, SOURCE, compile_catalogs
 
 ROOT = Path(__file__).resolve().parents[1]
 # What a player reads: the terminal client and the command line.
 FOLDERS = ("client", "launcher")
-LANGUAGES = ("fr", "pl")
+# The languages with a catalog: every one the client speaks but its own English.
+LANGUAGES = tuple(lang for lang in i18n.LANGUAGES if lang != i18n.DEFAULT)
 COMMENTS = ("TRANSLATORS:",)
 FIXED_DATE = datetime(2026, 11, 28, tzinfo=UTC)
 # gettext's own names, and `NP_` (`oriflamme.client.i18n`): a context and a

@@ -38,7 +38,7 @@ from oriflamme.engine.events import (
 from oriflamme.protocol import messages as m
 
 from ..i18n import N_, _, language, ngettext
-from ..narrator import YOU, EventLog
+from ..narrator import YOU, EventLog, names_and
 from ..state import ClientState, GameMirror
 from ..view import TableView
 from .choices import DOWN, END, ENTER, ESCAPE, HOME, PAGE_DOWN, PAGE_UP, QUIT_NOW, UP, Chooser
@@ -234,7 +234,7 @@ class GameController:
         self.log_end: int | None = None
         self._size: tuple[int, int] | None = None  # the screen's, when last drawn
         self._log_box = (33, 10)  # the log's width and height, when last shown
-        self.log = EventLog(self.who, known=self._known)
+        self.log = EventLog(self.who, known=self._known, me=self._seat)
         self.end: EndSummary | None = None
         self.verified = ""
         self.saved = ""
@@ -288,6 +288,11 @@ class GameController:
                 kept.setdefault(seat, name)
             named = kept
         return [named.get(s, _("seat {number}").format(number=s + 1)) for s in range(n)]
+
+    def _seat(self) -> int | None:
+        """Our seat in the game shown (None: watching, or no game)."""
+        game = self.state.game
+        return None if game is None else game.seat
 
     def who(self, seat: int) -> str:
         game = self.state.game
@@ -358,7 +363,7 @@ class GameController:
             if game.game_id in self._shown:
                 # Back to a game shown before (My games): its log is told
                 # again from its start, not after the other game's.
-                self.log = EventLog(self.who, known=self._known)
+                self.log = EventLog(self.who, known=self._known, me=self._seat)
                 self.log_end = None
             self._shown.add(game.game_id)
             self._game = game.game_id
@@ -857,7 +862,7 @@ class GameController:
         votes = list(room.abort_votes)
         us = game.seat
         if not votes:
-            names = _and([self.who(s) for s in gone]) or _("A player")
+            names = names_and([self.who(s) for s in gone]) or _("A player")
             if us is None:
                 text = ngettext(
                     "{players} is gone: the players may vote to end the game",
@@ -877,7 +882,7 @@ class GameController:
         else:
             said = ngettext(
                 "{players} wants to end the game", "{players} want to end the game", len(voters)
-            ).format(players=_and(voters))
+            ).format(players=names_and(voters))
         waiting = [
             self.who(s.seat)
             for s in room.seats
@@ -886,7 +891,7 @@ class GameController:
         if us is not None and us not in votes:
             return _("{said} ([A] to agree)").format(said=said)
         if waiting:
-            return _("{said}: waiting for {players}").format(said=said, players=_and(waiting))
+            return _("{said}: waiting for {players}").format(said=said, players=names_and(waiting))
         return said
 
     def _resign_lines(self, width: int) -> list[Line]:
@@ -1049,17 +1054,6 @@ def scores_before(scores: list[int], later: Sequence[Event]) -> list[int]:
     return before
 
 
-def _and(names: list[str]) -> str:
-    """Names in a sentence.
-
-    >>> _and(["Ann"]), _and(["You", "Ann", "Bob"])
-    ('Ann', 'You, Ann and Bob')
-    """
-    if len(names) < 2:
-        return "".join(names)
-    return _("{names} and {last}").format(names=", ".join(names[:-1]), last=names[-1])
-
-
 # What a refusal says, by its code, in the player's language. The server's
 # own message is English, meant for client authors, and often more precise
 # ("room 3 has no free seat"): an English client shows it as it is, another
@@ -1093,6 +1087,11 @@ def refusal(code: str, message: str) -> str:
     if said is None or language() == "en":
         return plain(message)
     return _(said)
+
+
+def refused_text(code: str, message: str) -> str:
+    """The status line's "Refused: ..." for a server's refusal (`refusal`)."""
+    return _("Refused: {reason}").format(reason=refusal(code, message))
 
 
 def plain(message: str) -> str:

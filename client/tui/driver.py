@@ -25,7 +25,18 @@ from ..secret_store import write_private
 from ..session import ConnectionLost, RequestRefused, Session, SessionEnded
 from ..state import GameMirror
 from .app import Bridge
-from .controller import Answer, Command, Download, PlayAgain, Quit, Request, Resign, Say, refusal
+from .controller import (
+    Answer,
+    Command,
+    Download,
+    PlayAgain,
+    Quit,
+    Request,
+    Resign,
+    Say,
+    refusal,
+    refused_text,
+)
 
 
 def records_dir(state_dir: Path) -> Path:
@@ -93,9 +104,7 @@ async def drive(
                 elif isinstance(command, Request):
                     screens.answered(command.message, exc.error)
                 else:
-                    said = _("Refused: {reason}").format(
-                        reason=refusal(exc.error.code, exc.error.message)
-                    )
+                    said = refused_text(exc.error.code, exc.error.message)
                     screens.game.status = screens.lobby.status = said
             except (ConnectionLost, trio.TooSlowError):
                 if isinstance(command, Answer):
@@ -146,9 +155,7 @@ async def _resign(session: Session, bridge: Bridge, command: Resign) -> bool:
         await _dated_request(session, message)
     except RequestRefused as exc:
         if exc.error.code != BAD_OPENING:  # (with bad_opening we are out all the same)
-            screens.game.status = _("Refused: {reason}").format(
-                reason=refusal(exc.error.code, exc.error.message)
-            )
+            screens.game.status = refused_text(exc.error.code, exc.error.message)
             return False
         said = _("Your secrets did not check out: your seat forfeits, and the server plays it.")
         screens.game.resigned = said

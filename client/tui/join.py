@@ -97,7 +97,7 @@ async def join_program(bridge: Bridge, options: JoinOptions) -> None:
             raise CannotReach(said.format(server=where, seconds=f"{CONNECT_TIMEOUT:.0f}")) from None
         except SessionEnded as exc:
             if options.trust is None and speaks_tls(exc):
-                raise CannotReach(f"{where}: {ADD_TLS}") from None
+                raise CannotReach(where + ": " + _(ADD_TLS)) from None
             raise
         screens.lobby.name = session.name  # (the name our key holds here, if it has one)
         if options.rename and session.name != options.name:

@@ -31,9 +31,10 @@ from dataclasses import dataclass, field
 from oriflamme.protocol import messages as m
 
 from ..i18n import N_, _, elide, ngettext, pgettext
+from ..narrator import YOU, edition_name, variant_name
 from ..state import ClientState
 from .choices import DOWN, ENTER, ESCAPE, LEFT, QUIT_NOW, RIGHT, UP
-from .controller import Command, Download, Quit, Request, refusal
+from .controller import Command, Download, Quit, Request, refused_text
 from .screen import MIN_HEIGHT, MIN_WIDTH, Line, Row, clock, pad, rule, too_small, wrap
 from .text import cells, edited, fit, safe, timer_words
 
@@ -49,16 +50,11 @@ ROOM_STATES = {
     "finished": N_("finished"),
     "closed": N_("closed"),
 }
-EDITION_NAMES = {"revised": N_("revised"), "first": N_("first")}
 
 
 def _variant(variant: str) -> str:
-    return _("2-player") if variant == "two-player" else _("standard")
-
-
-def _edition(edition: str) -> str:
-    said = EDITION_NAMES.get(edition)
-    return _(said) if said else edition
+    """A variant in the room list's 9 cells ("2-player")."""
+    return _("2-player") if variant == "two-player" else variant_name(variant)
 
 
 @dataclass
@@ -113,7 +109,7 @@ class RoomForm:
         return [
             self.name or _("(the server picks one)"),
             players.format(count=self.players),
-            _edition(self.edition),
+            edition_name(self.edition),
             timer,
             _("the host plays first") if self.first_player == "host" else _("random"),
             _("yes: join by invite code") if self.private else _("no: listed"),
@@ -220,7 +216,7 @@ class LobbyController:
             # in our words: "you", the key
             self.status = _("Not started: {why}").format(why=unready)
         elif isinstance(answer, m.Error):
-            self.status = _("Refused: {reason}").format(reason=refusal(answer.code, answer.message))
+            self.status = refused_text(answer.code, answer.message)
         elif isinstance(request, m.CreateRoom):
             self.status = _("Room created: add bots or wait for players, then [r] ready")
         elif isinstance(request, m.JoinRoom | m.Spectate):
@@ -459,7 +455,7 @@ class LobbyController:
             state = ROOM_STATES.get(r.state)
             text = (
                 f"{fit(safe(r.name), 14)} {r.seated}/{s.players}  {fit(_variant(s.variant), 9)}"
-                f" {fit(_edition(s.edition), 8)} {fit(timer, 13)}"
+                f" {fit(edition_name(s.edition), 8)} {fit(timer, 13)}"
                 f" {fit(_(state) if state else r.state, 8)} "
                 + _("host {player}").format(player=safe(r.host, 12))
             )
@@ -487,13 +483,15 @@ class LobbyController:
             else:
                 timer = timer_words(settings.turn_timer)
             first = _("host first") if settings.first_player == "host" else _("random first")
-            said = f"{_variant(settings.variant)}, {_edition(settings.edition)}, {timer}, {first}"
+            said = (
+                f"{_variant(settings.variant)}, {edition_name(settings.edition)}, {timer}, {first}"
+            )
             left = ["   " + part for part in wrap(said, left_width - 4)]
             for seat in room.seats:
                 if seat.name is None:
                     left.append(f"   {seat.seat + 1} " + _("(open seat)"))
                     continue
-                who = _("You") if seat.seat == room.seat else safe(seat.name, 14)
+                who = _(YOU) if seat.seat == room.seat else safe(seat.name, 14)
                 level = BOT_LEVELS.get(seat.bot or "")
                 if seat.bot:
                     what = [_(level) if level else _("bot")]

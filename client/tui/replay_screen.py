@@ -16,7 +16,7 @@ from oriflamme.engine import Step
 from oriflamme.protocol.record import Record
 from oriflamme.protocol.verify import GameVerdict
 
-from ..i18n import N_, _
+from ..i18n import N_, _, elide
 from ..narrator import EventLog, seat_pattern
 from ..replay import ReplayStep
 from .choices import END, HOME, LEFT, PAGE_DOWN, PAGE_UP, QUIT_NOW, RIGHT
@@ -67,7 +67,7 @@ class ReplayController:
             seat = int(found.group(1))
             return self.names[seat] if seat < len(self.names) else found.group(0)
 
-        return re.sub(seat_pattern(), name, safe(text, 300))
+        return elide(re.sub(seat_pattern(), name, safe(text, 300)))
 
     def tick(self, now: float) -> bool:
         return False

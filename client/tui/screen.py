@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from oriflamme.engine import FAMILY_NAMES, Card
 
 from ..i18n import N_, NP_, _, ngettext, pgettext
-from ..narrator import card_name, family_name, family_short, kind_name
+from ..narrator import YOU, card_name, edition_name, family_name, family_short, kind_name, names_and
 from ..view import QueueCard, TableView
 from .choices import KEY_SYMBOLS, Chooser
 from .text import cells, cut, fit
@@ -179,7 +179,7 @@ def who(names: Sequence[str], seat: int | None, me: int | None) -> str:
     if seat is None:
         return "?"
     if seat == me:
-        return _("You")
+        return _(YOU)
     return names[seat] if seat < len(names) else _("seat {number}").format(number=seat + 1)
 
 
@@ -665,7 +665,7 @@ def _player_rows(scene: Scene, view: TableView, width: int) -> list[Line]:
         turn = scene.decision_seat == seat and scene.end is None
         row.add(" ▸ " if turn else "   ", "class:turn")
         style = owner_style(view, seat)
-        shown = _("You") if seat == scene.seat else name
+        shown = _(YOU) if seat == scene.seat else name
         row.add(f"{marks[seat]} ", style + " class:initial").add(fit(shown, 8), style)
         row.add(fit(colours[seat], colour_width), style)
         score = scores[seat] if seat < len(scores) else 0
@@ -726,7 +726,7 @@ def _compact_players(scene: Scene, view: TableView, width: int, height: int) -> 
             details = cell >= 22
             name_room = 7 if details else cell - 8  # "▸Y " + name + score + a gap
             if name_room >= 3:
-                shown = _("You") if seat == scene.seat else scene.names[seat]
+                shown = _(YOU) if seat == scene.seat else scene.names[seat]
                 row.add(" " + fit(shown, name_room), style)
             score = scores[seat] if seat < len(scores) else 0
             row.add(f"{score:>3}" if name_room >= 3 else f" {score}", "class:score")
@@ -1073,9 +1073,7 @@ def _end(scene: Scene, width: int) -> list[Line]:
             said = _(
                 "Tie on {points} points and on cards in the queue ({counts}): {players} share the win"
             )
-        said = said.format(
-            points=top, counts=counts, player=winners[0], players=_(" and ").join(winners)
-        )
+        said = said.format(points=top, counts=counts, player=winners[0], players=names_and(winners))
         for part in wrap(said, width - 1, "  "):
             lines.append(Row(width).add(" " + part, "class:verified").line())
     for part in wrap(end.verified, width - 2, "  ")[:2]:
@@ -1167,12 +1165,11 @@ HELP_KEYS = [
     ("/", N_("chat: type a line, Enter sends it, Esc cancels")),
     ("q", N_("quit (asked) · L lobby, seat kept · R resign · A vote to end the game")),
 ]
-EDITIONS = {"revised": N_("revised edition"), "first": N_("first edition")}
 
 
 def _help(width: int, edition: str = "revised") -> list[Line]:
-    edition_name = _(EDITIONS[edition]) if edition in EDITIONS else edition
-    title = _("Help · the cards ({edition}) · any key closes this").format(edition=edition_name)
+    title = _("Help · the cards ({edition} edition) · any key closes this")
+    title = title.format(edition=edition_name(edition))
     lines = [rule(width, title)]
     column = max(cells(kind_name(kind)) for kind in ABILITIES) + 2
     for kind, ability in ABILITIES.items():

@@ -13,9 +13,8 @@ from collections.abc import Callable
 
 from oriflamme.protocol import messages as m
 
-from ..i18n import _
 from ..state import ClientState
-from .controller import Command, GameController, refusal
+from .controller import Command, GameController, refused_text
 from .lobby import LobbyController
 from .screen import Line
 
@@ -97,6 +96,4 @@ class Screens:
     def answered(self, request: m.Message, answer: m.Message) -> None:
         self.lobby.answered(request, answer)
         if isinstance(answer, m.Error) and not self.in_lobby:
-            self.game.status = _("Refused: {reason}").format(
-                reason=refusal(answer.code, answer.message)
-            )
+            self.game.status = refused_text(answer.code, answer.message)

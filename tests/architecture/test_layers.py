@@ -59,6 +59,10 @@ FORBIDDEN = {
     "pathlib",
     "io",
     "logging",
+    # (gettext reads catalogs from disk, locale the process's settings: the
+    # language is chosen and loaded in the shells, client/catalogs.py)
+    "gettext",
+    "locale",
 }
 SANS_IO_CLIENT = (
     "oriflamme.client.seat_secrets",

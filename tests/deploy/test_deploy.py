@@ -71,6 +71,12 @@ def test_the_dockerfile_reads_well_and_its_commands_are_real() -> None:
     config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     folders = set(config["tool"]["setuptools"]["package-dir"].values())
     assert folders <= copied, f"folders not copied into the image: {sorted(folders - copied)}"
+    # ... and every file a build step is loaded from (the catalogs' compiler)
+    steps = {
+        name.rpartition(".")[0].replace(".", "/") + ".py"
+        for name in config["tool"]["setuptools"]["cmdclass"].values()
+    }
+    assert steps <= copied, f"build steps not copied into the image: {sorted(steps - copied)}"
     user = [rest for word, rest in instructions if word == "USER"]
     assert user and user[-1] not in ("root", "0"), "the server must not run as root"
     assert "VOLUME" in words and "HEALTHCHECK" in words

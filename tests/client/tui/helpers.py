@@ -55,7 +55,7 @@ def walk(players: int, seed: int, *, seat: int = 0) -> Iterator[tuple[Game, Even
     The game is answered after the consumer is done with it."""
     g = game(players, seed)
     player = RandomPlayer(seed=seed)
-    log = EventLog(lambda s: "You" if s == seat else NAMES[s])
+    log = EventLog(lambda s: "You" if s == seat else NAMES[s], me=lambda: seat)
     while True:
         yield g, log
         if g.over:

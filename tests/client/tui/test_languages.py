@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from oriflamme.client import i18n
 from oriflamme.client.catalogs import load
-from oriflamme.client.narrator import YOU, EventLog, family_short, kind_name
+from oriflamme.client.narrator import FAMILIES, YOU, EventLog, family_short, kind_name
 from oriflamme.client.replay import replay_steps
 from oriflamme.client.state import ClientState
 from oriflamme.client.tui.choices import ESCAPE, RIGHT, Chooser
@@ -40,14 +40,14 @@ from oriflamme.client.tui.screen import (
 from oriflamme.client.tui.text import cells
 from oriflamme.client.tui.words import ABILITIES
 from oriflamme.client.view import TableView
-from oriflamme.engine import Game, RandomPlayer, mask_event
+from oriflamme.engine import FAMILY_NAMES, Game, RandomPlayer, mask_event
 from oriflamme.protocol.record import decode_record
 from oriflamme.protocol.verify import verify_record
 from tests.client.tui.helpers import NAMES, Table, game, press_an_offer, screen_text, text
 from tests.client.tui.test_lobby import lobby_in_a_room
 from tools.catalogs import extract, read, untranslated
 
-LANGUAGES = ("fr", "pl")
+LANGUAGES = tuple(lang for lang in i18n.LANGUAGES if lang != i18n.DEFAULT)
 SAMPLE = Path(__file__).parents[3] / "docs" / "records" / "honest-3-players.oriflamme"
 TABLES = [(2, 21), (3, 22), (4, 23), (5, 24)]  # (players, seed), as test_screen's
 # `str.format`'s named fields, and the %-style ones of argparse's words.
@@ -195,6 +195,7 @@ def test_short_names_fit_their_places(language: str) -> None:
         assert cells(forms[-1]) <= 4, forms
         assert [cells(f) for f in forms] == sorted((cells(f) for f in forms), reverse=True)
         assert cells(short_name(kind)) <= 10 and cells(tiny_name(kind)) <= 5, kind
+    assert FAMILIES == FAMILY_NAMES  # (the same order: a family's index names it)
     shorts = [family_short(f) for f in range(5)]
     assert all(cells(f) <= 4 for f in shorts) and len(set(shorts)) == 5, shorts
 
@@ -221,7 +222,7 @@ def _walk(players: int, seed: int, names: tuple[str, ...]) -> Iterator[tuple[Gam
     """`helpers.walk` in the language in use: our own seat (0) is its "You"."""
     g = game(players, seed)
     player = RandomPlayer(seed=seed)
-    log = EventLog(lambda s: i18n._(YOU) if s == 0 else names[s])
+    log = EventLog(lambda s: i18n._(YOU) if s == 0 else names[s], me=lambda: 0)
     while True:
         yield g, log
         if g.over:
@@ -347,7 +348,6 @@ def test_the_lobby_in_each_language_fits_with_every_key_shown(language: str) -> 
         lines = _exact(lobby.lines(80, 24))
         keys = re.findall(r"\[[^\]]+\]", lines[-1])
         assert len(keys) >= 2, lines[-1]
-        assert lines[-1].rstrip() == lines[-1].rstrip()[:80]
         wanted = re.findall(r"\[[^\]]+\]", "".join(t for _, t in lobby._keys_line(200)))
         assert set(wanted) <= set(keys), (wanted, lines[-1])
     outside.key("?")
@@ -397,11 +397,11 @@ def test_a_replay_in_each_language(language: str) -> None:
     record = decode_record(SAMPLE.read_bytes())
     steps = replay_steps(record)
     replay = ReplayController(record, steps, verify_record(record), SAMPLE.name)
-    seat = i18n._("seat {number}").format(number=0)
+    seats = [i18n._("seat {number}").format(number=n) for n in range(len(record.seats))]
     for _step in steps:
         lines = _exact(replay.lines(80, 24))
         footer = "\n".join(lines[-6:])
-        assert seat not in footer and " placed " not in footer, footer
+        assert not [s for s in seats if s in footer] and " placed " not in footer, footer
         replay.key(RIGHT)
     assert i18n._("Verified: fair deal, every hidden card opened and checked.") in "\n".join(lines)
 

@@ -10,7 +10,7 @@ NAMES = ["You", "Bo", "Cy"]
 
 def log_of(events: list[dict]) -> list[str]:
     """The log's lines for `events`, written as their data (the wire's form)."""
-    log = EventLog(lambda seat: NAMES[seat])
+    log = EventLog(lambda seat: NAMES[seat], me=lambda: 0)
     log.add(event_from_data(e) for e in events)
     return log.lines
 
@@ -144,3 +144,11 @@ def test_a_card_kept_face_down_is_theirs_not_named_twice() -> None:
         ]
     )
     assert ours[-1] == "You kept your Heir face down (1 ◆ on it)"
+
+
+def test_a_player_named_you_is_not_narrated_as_us() -> None:
+    """The log says "you" for our seat (`me`), not for a name that reads so."""
+    log = EventLog(lambda seat: ["Ann", "You"][seat], me=lambda: 0)
+    log.add([event_from_data({"type": "stolen", "seat": 0, "victim": 1, "points": 1})])
+    log.add([event_from_data({"type": "stolen", "seat": 1, "victim": 0, "points": 1})])
+    assert log.lines == ["Ann stole 1 point from You", "You stole 1 point from you"]
