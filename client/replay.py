@@ -136,10 +136,11 @@ def replay_steps(record: Record) -> list[ReplayStep]:
             return _replay(record, full, known, hidden)
         except _Diverged as d:
             if not full:
-                raise ReplayError(
-                    f"the record cannot be replayed: {d.message}"
+                said = _(
+                    "the record cannot be replayed: {why}"
                     " (`oriflamme verify` tells what is wrong with it)"
-                ) from None
+                )
+                raise ReplayError(said.format(why=d.message)) from None
             blamed = [d.seat] if d.seat in full else sorted(full)
             for seat in blamed:
                 hidden[seat] = _("its revealed cards do not fit the game as played")

@@ -110,7 +110,7 @@ from oriflamme.protocol.record import FAILED, OK, SeatVerdict
 from oriflamme.protocol.updates import PublicGame, ReplayError, events_digest
 from oriflamme.protocol.verify import check_seat
 
-from .i18n import N_
+from .i18n import N_, _
 from .seat_secrets import SeatSecrets
 from .view import TableView
 
@@ -320,7 +320,7 @@ class GameMirror:
         if not seed_matches(
             self.started.server_commitment, self.game_id, SERVER_SEAT, message.seed
         ):
-            self.problems.append("the server's seed does not match the commitment it made")
+            self.problems.append(_("the server's seed does not match the commitment it made"))
         seat = self.seat
         if (
             self.secrets is not None
@@ -330,7 +330,7 @@ class GameMirror:
             and not self._unsealed(message, seat)
         ):
             # (our secrets of this game were lost: this seat cannot open its cards)
-            self.problems.append("the server holds another seed commitment for our seat")
+            self.problems.append(_("the server holds another seed commitment for our seat"))
         if self.secrets is not None and self.secrets.server_seed is None:
             self.secrets.learn_server_seed(message.seed)
 
@@ -388,7 +388,9 @@ class GameMirror:
             try:
                 typed.append(event_from_data(data))
             except ValueError as error:
-                self.problems.append(f"the server sent a malformed event: {error}")
+                self.problems.append(
+                    _("the server sent a malformed event: {why}").format(why=error)
+                )
         return typed
 
     def _game_update(self, message: m.GameUpdate) -> None:
@@ -450,7 +452,7 @@ class GameMirror:
         snapshot already is the server's fault."""
         self.public = self._decision = self._state = None  # (nothing to decide on)
         if message.snapshot:
-            self.problems.append(f"the server's game does not replay: {why}")
+            self.problems.append(_("the server's game does not replay: {why}").format(why=why))
         else:
             self.out_of_step = True
 
@@ -490,19 +492,23 @@ class GameMirror:
         except KeyError:
             if self.secrets.recover(c.pid, c.commitment):  # (secrets brought back: a sealed seed)
                 return
-            self.problems.append(f"the server shows card {c.pid} as ours, but we never placed it")
+            said = _("the server shows card {card} as ours, but we never placed it")
+            self.problems.append(said.format(card=c.pid))
             return
         if mine != c.commitment and not self.secrets.take_earlier(c.pid, c.commitment):
-            self.problems.append(f"the server holds another commitment for our card {c.pid}")
+            said = _("the server holds another commitment for our card {card}")
+            self.problems.append(said.format(card=c.pid))
             return
         self.secrets.confirm(c.pid)
 
     def _check_opening(self, o: Opening) -> None:
         c = self.commitments.get(o.pid)
         if c is None:
-            self.problems.append(f"card {o.pid} was opened, but no commitment was shown for it")
+            said = _("card {card} was opened, but no commitment was shown for it")
+            self.problems.append(said.format(card=o.pid))
         elif not opening_matches(c.commitment, self.game_id, c.seat, o.pid, o.card, o.nonce):
-            self.problems.append(f"the opening of card {o.pid} does not match its commitment")
+            said = _("the opening of card {card} does not match its commitment")
+            self.problems.append(said.format(card=o.pid))
 
     # ------------------------------------------------------------ queries
 
@@ -621,7 +627,7 @@ class GameMirror:
             view = self.view()
             return None if view is None else TableView.from_data(view)
         except (ValueError, KeyError, TypeError, IndexError) as error:
-            problem = f"the server's view of the game is not one: {error!r}"
+            problem = _("the server's view of the game is not one: {why}").format(why=repr(error))
             if problem not in self.problems:
                 self.problems.append(problem)
             return None
@@ -763,7 +769,8 @@ class GameMirror:
         server = {v.seat: v for v in end.verification}
         for v in verdicts:
             if not v.ok and server.get(v.seat, v).ok:
-                self.problems.append(f"the server calls seat {v.seat} ok, but {v.reason}")
+                said = _("the server calls seat {seat} ok, but {why}")
+                self.problems.append(said.format(seat=v.seat, why=v.reason))
         return verdicts
 
     def _family(self, pid: int) -> str:
