@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 
 from oriflamme.protocol import messages as m
 
-from ..i18n import N_, _, elide, ngettext, pgettext
+from ..i18n import N_, NP_, _, elide, ngettext, pgettext
 from ..narrator import YOU, edition_name, variant_name
 from ..state import ClientState
 from .choices import DOWN, ENTER, ESCAPE, LEFT, QUIT_NOW, RIGHT, UP
@@ -53,8 +53,24 @@ ROOM_STATES = {
 
 
 def _variant(variant: str) -> str:
-    """A variant in the room list's 9 cells ("2-player")."""
+    """A variant in a room's line ("2-player")."""
     return _("2-player") if variant == "two-player" else variant_name(variant)
+
+
+# The room list's columns: a variant in 9 cells, an edition in 8.
+LISTED = {
+    # TRANSLATORS: the room list's columns, 9 and 8 letters at most
+    "standard": NP_("room list", "standard"),
+    "two-player": NP_("room list", "2-player"),
+    "revised": NP_("room list", "revised"),
+    "first": NP_("room list", "first"),
+}
+
+
+def _listed(name: str) -> str:
+    """A variant or an edition as the room list's column says it."""
+    said = LISTED.get(name)
+    return pgettext(*said) if said else name
 
 
 @dataclass
@@ -454,8 +470,8 @@ class LobbyController:
             mark = " ▸ " if i == self.selected and self.state.room is None else "   "
             state = ROOM_STATES.get(r.state)
             text = (
-                f"{fit(safe(r.name), 14)} {r.seated}/{s.players}  {fit(_variant(s.variant), 9)}"
-                f" {fit(edition_name(s.edition), 8)} {fit(timer, 13)}"
+                f"{fit(safe(r.name), 14)} {r.seated}/{s.players}  {fit(_listed(s.variant), 9)}"
+                f" {fit(_listed(s.edition), 8)} {fit(timer, 13)}"
                 f" {fit(_(state) if state else r.state, 8)} "
                 + _("host {player}").format(player=safe(r.host, 12))
             )

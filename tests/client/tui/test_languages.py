@@ -41,6 +41,7 @@ from oriflamme.client.tui.text import cells
 from oriflamme.client.tui.words import ABILITIES
 from oriflamme.client.view import TableView
 from oriflamme.engine import FAMILY_NAMES, Game, RandomPlayer, mask_event
+from oriflamme.protocol import messages as m
 from oriflamme.protocol.record import decode_record
 from oriflamme.protocol.verify import verify_record
 from tests.client.tui.helpers import NAMES, Table, game, press_an_offer, screen_text, text
@@ -341,7 +342,12 @@ def test_the_lobby_in_each_language_fits_with_every_key_shown(language: str) -> 
     on screen, every line of the help whole."""
     sent: list[Command] = []
     outside = LobbyController(ClientState(), sent.append, server="192.0.2.2:7601", name="Łucja")
-    host = lobby_in_a_room(players=4, bots=1)[0]
+    host, _sent, table = lobby_in_a_room(players=4, bots=1)
+    rooms = table.ask(m.ListRooms())
+    assert isinstance(rooms, m.RoomList)
+    outside.answered(m.ListRooms(), rooms)
+    listed = _exact(outside.lines(80, 24))[2]
+    assert "friday" in listed and "…" not in listed, listed  # (every column whole)
     form = LobbyController(ClientState(), sent.append, server="here", name="Ann")
     form.key("n")
     for lobby in (outside, host, form):
