@@ -22,6 +22,7 @@ from oriflamme.protocol.record import RecordError, decode_record
 from oriflamme.protocol.verify import GameVerdict, verify_record
 
 from .bots import Behaviour, Bot, Think
+from .i18n import _
 from .secret_store import SecretStore, write_private
 from .session import Backoff, RequestRefused, Session, SessionError, open_session
 from .state import ClientState, GameMirror
@@ -43,10 +44,10 @@ def parse_address(text: str, default_port: int = DEFAULT_PORT) -> tuple[str, int
     (('example.org', 7531), ('10.0.0.2', 9000), ('::1', 7))
     """
     if text.startswith("["):
-        host, _, rest = text[1:].partition("]")
+        host, __, rest = text[1:].partition("]")
         port = rest[1:] if rest.startswith(":") else ""
     elif text.count(":") == 1:
-        host, _, port = text.partition(":")
+        host, __, port = text.partition(":")
     else:
         host, port = text, ""
     if not host:

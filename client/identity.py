@@ -162,7 +162,7 @@ class ServerKeys:
             return {}
         kept: dict[str, bytes] = {}
         for line in text.splitlines():
-            address, _, key = line.strip().rpartition(" ")
+            address, __, key = line.strip().rpartition(" ")
             try:
                 kept[address] = bytes.fromhex(key)
             except ValueError:

@@ -9,6 +9,7 @@ changed but not compiled fails here too (`make test` compiles them first).
 
 from __future__ import annotations
 
+import ast
 import random
 import re
 from collections.abc import Iterator
@@ -459,3 +460,36 @@ def test_no_marked_string_hides_in_an_f_string() -> None:
         if re.search(r"\{\s*(_|N_|ngettext|pgettext)\(", line)
     ]
     assert hidden == []
+
+
+def test_every_module_that_translates_has_the_translation_and_no_local_underscore() -> None:
+    """A module that calls `_()` imports it from `oriflamme.client.i18n`, and
+    binds no `_` of its own: a `host, _, port = ...` in a function makes
+    `_` a local string there (its `_("...")` then raises), and ruff removes
+    the import as unused."""
+    root = Path(__file__).parents[3]
+    wrong = []
+    for folder in ("client", "launcher"):
+        for path in sorted((root / folder).rglob("*.py")):
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+            nodes = list(ast.walk(tree))
+            calls = any(
+                isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "_"
+                for n in nodes
+            )
+            imported = any(
+                isinstance(n, ast.ImportFrom)
+                and (n.module or "").endswith("i18n")
+                and any(a.name == "_" and a.asname is None for a in n.names)
+                for n in nodes
+            )
+            bound = [
+                n.lineno
+                for n in nodes
+                if isinstance(n, ast.Name) and n.id == "_" and isinstance(n.ctx, ast.Store)
+            ]
+            if calls and not imported:
+                wrong.append(f"{path.relative_to(root)}: calls _() without importing it")
+            if imported and bound:
+                wrong.append(f"{path.relative_to(root)}:{bound[0]}: binds a local _")
+    assert wrong == []
