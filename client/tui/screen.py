@@ -212,9 +212,10 @@ def clock(seconds: int | None) -> str:
         return ""
     seconds = max(0, seconds)
     if seconds >= DAY:  # (a game of days: the hours matter, not the seconds)
-        return f"{seconds // DAY}d {seconds % DAY // 3600}h"
+        return _("{days}d {hours}h").format(days=seconds // DAY, hours=seconds % DAY // 3600)
     if seconds >= 3600:
-        return f"{seconds // 3600}h {seconds % 3600 // 60:02d}m"
+        minutes = f"{seconds % 3600 // 60:02d}"
+        return _("{hours}h {minutes}m").format(hours=seconds // 3600, minutes=minutes)
     return f"{seconds // 60}:{seconds % 60:02d}"
 
 
