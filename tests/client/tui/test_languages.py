@@ -179,7 +179,10 @@ def test_the_compiled_catalog_says_what_its_source_says(lang: str) -> None:
             got = compiled.pgettext(message.context, said)
         else:
             got = compiled.gettext(said)
-        assert got == message.string, (message.context, message.id)
+        assert got == message.string, (
+            f"{lang}: the compiled catalog is older than its source at {message.id!r}:"
+            " `make test` compiles it (or `python -m tools.catalogs compile`)"
+        )
 
 
 def test_card_names_are_the_rulebooks(language: str) -> None:
