@@ -243,129 +243,100 @@ class EventLog:
             self.dropped += len(self.lines) - self.kept
             del self.lines[: len(self.lines) - self.kept]
 
+    def _said(self, seat: int, yours: str, theirs: str, **fields: object) -> str:
+        """A sentence whose subject is `seat`: `yours` ("You revealed...")
+        for our own seat, else `theirs` ("{player} revealed..."), filled in."""
+        return (yours if self.mine(seat) else theirs).format(player=self.who(seat), **fields)
+
     def describe(self, e: Event) -> str | None:
         """One event as a line (and what it teaches about the cards), or
         None for an event that says nothing a player needs."""
-        who, mine = self.who, self.mine
         if isinstance(e, DirectionChosen):
             if e.direction == "right-to-left":
-                text = (
-                    _("You chose to resolve right to left")
-                    if mine(e.seat)
-                    else _("{player} chose to resolve right to left")
+                return self._said(
+                    e.seat,
+                    _("You chose to resolve right to left"),
+                    _("{player} chose to resolve right to left"),
                 )
-            else:
-                text = (
-                    _("You chose to resolve left to right")
-                    if mine(e.seat)
-                    else _("{player} chose to resolve left to right")
-                )
-            return text.format(player=who(e.seat))
+            return self._said(
+                e.seat,
+                _("You chose to resolve left to right"),
+                _("{player} chose to resolve left to right"),
+            )
         if isinstance(e, RoundStarted):
-            if mine(e.first_player):
-                return _("── Round {round} · You play first").format(round=e.round)
-            return _("── Round {round} · {player} plays first").format(
-                round=e.round, player=who(e.first_player)
+            return self._said(
+                e.first_player,
+                _("── Round {round} · You play first"),
+                _("── Round {round} · {player} plays first"),
+                round=e.round,
             )
         if isinstance(e, Placed):
             return self._placed(e)
         if isinstance(e, PlacementSkipped):
-            text = (
-                _("You placed nothing this round")
-                if mine(e.seat)
-                else _("{player} placed nothing this round")
+            return self._said(
+                e.seat, _("You placed nothing this round"), _("{player} placed nothing this round")
             )
-            return text.format(player=who(e.seat))
         if isinstance(e, Kept):
             name = card_name(self.cards.get(e.pid, (None, None))[1])
-            if mine(e.seat):
-                text = (
-                    _("You kept your {card} face down ({tokens} ◆ on it)")
-                    if name
-                    else _("You kept a card face down ({tokens} ◆ on it)")
-                )
-            else:  # (not "Bo kept Bo's")
-                text = (
-                    _("{player} kept their {card} face down ({tokens} ◆ on it)")
-                    if name
-                    else _("{player} kept a card face down ({tokens} ◆ on it)")
-                )
-            return text.format(player=who(e.seat), card=name, tokens=e.tokens)
+            if name:  # (not "Bo kept Bo's")
+                yours = _("You kept your {card} face down ({tokens} ◆ on it)")
+                theirs = _("{player} kept their {card} face down ({tokens} ◆ on it)")
+            else:
+                yours = _("You kept a card face down ({tokens} ◆ on it)")
+                theirs = _("{player} kept a card face down ({tokens} ◆ on it)")
+            return self._said(e.seat, yours, theirs, card=name, tokens=e.tokens)
         if isinstance(e, Revealed):
             self.learn(e.pid, e.seat, e.card)
             if e.tokens:
-                text = (
-                    _("You revealed {card} ({tokens} ◆ on it)")
-                    if mine(e.seat)
-                    else _("{player} revealed {card} ({tokens} ◆ on it)")
-                )
+                yours = _("You revealed {card} ({tokens} ◆ on it)")
+                theirs = _("{player} revealed {card} ({tokens} ◆ on it)")
             else:
-                text = _("You revealed {card}") if mine(e.seat) else _("{player} revealed {card}")
-            return text.format(player=who(e.seat), card=a_card(e.card), tokens=e.tokens)
+                yours, theirs = _("You revealed {card}"), _("{player} revealed {card}")
+            return self._said(e.seat, yours, theirs, card=a_card(e.card), tokens=e.tokens)
         if isinstance(e, AbilityUsed):
             self.acting = e.pid
             ability = e.ability
             if ability and ability != "shapeshifter" and self._kind(e.pid) is Kind.SHAPESHIFTER:
-                return _("{card} copied {other}").format(
-                    card=self.card(e.pid), other=a_kind(ability)
-                )
+                said = _("{card} copied {other}")
+                return said.format(card=self.card(e.pid), other=a_kind(ability))
             return None
         if isinstance(e, NoEffect):
             return _("{card} had no effect").format(card=self.card(e.pid))
         if isinstance(e, Eliminated):
             self.learn(e.pid, e.owner, e.card)
             if e.by == e.pid:
-                text = (
-                    _("{card} eliminated itself ({tokens} ◆ lost)")
-                    if e.tokens
-                    else _("{card} eliminated itself")
-                )
+                if e.tokens:
+                    said = _("{card} eliminated itself ({tokens} ◆ lost)")
+                else:
+                    said = _("{card} eliminated itself")
+            elif e.tokens:
+                said = _("{card} eliminated {victim} ({tokens} ◆ lost)")
             else:
-                text = (
-                    _("{card} eliminated {victim} ({tokens} ◆ lost)")
-                    if e.tokens
-                    else _("{card} eliminated {victim}")
-                )
-            return text.format(
-                card=self.card(e.by), victim=self.card(e.pid, subject=False), tokens=e.tokens
-            )
+                said = _("{card} eliminated {victim}")
+            victim = self.card(e.pid, subject=False)
+            return said.format(card=self.card(e.by), victim=victim, tokens=e.tokens)
         if isinstance(e, Discarded):
             self.learn(e.pid, e.owner, e.card)
-            text = (
-                _("{card} was discarded by the Ambush")
-                if e.reason == "ambush"
-                else _("{card} was discarded")
-            )
-            return text.format(card=self.card(e.pid))
+            if e.reason == "ambush":
+                said = _("{card} was discarded by the Ambush")
+            else:
+                said = _("{card} was discarded")
+            return said.format(card=self.card(e.pid))
         if isinstance(e, Moved):
-            return _("{card} was moved to position {position}").format(
-                card=self.card(e.pid), position=e.to + 1
-            )
+            said = _("{card} was moved to position {position}")
+            return said.format(card=self.card(e.pid), position=e.to + 1)
         if isinstance(e, Scored):
-            points = f"{'+' if e.points >= 0 else ''}{e.points}"
-            if e.reason in ("heir", "lord") and self.acting is not None:
-                # a card's own ability scoring: the card says it
-                return _("{card}: {points}").format(card=self.card(self.acting), points=points)
-            reason = REASONS.get(e.reason)
-            text = (
-                _("  You {points} ({reason})")
-                if mine(e.seat)
-                else _("  {player} {points} ({reason})")
-            )
-            return text.format(
-                player=who(e.seat), points=points, reason=_(reason) if reason else e.reason
-            )
+            return self._scored(e)
         if isinstance(e, Stolen):
             return self._stolen(e)
         if isinstance(e, Drew):
-            text = (
-                ngettext("You drew {count} card", "You drew {count} cards", len(e.cards))
-                if mine(e.seat)
-                else ngettext(
-                    "{player} drew {count} card", "{player} drew {count} cards", len(e.cards)
-                )
+            n = len(e.cards)
+            return self._said(
+                e.seat,
+                ngettext("You drew {count} card", "You drew {count} cards", n),
+                ngettext("{player} drew {count} card", "{player} drew {count} cards", n),
+                count=n,
             )
-            return text.format(player=who(e.seat), count=len(e.cards))
         if isinstance(e, RoundEnded):
             return _("── Round {round} is over").format(round=e.round)
         if isinstance(e, GameEnded):
@@ -378,42 +349,41 @@ class EventLog:
             card = self.known(e.pid) or card
         self.learn(e.pid, e.seat, card)
         name = card_name(card)
-        you = self.mine(e.seat)
-        if e.at in ("first", "last"):
-            if not name:
-                if e.at == "first":
-                    text = (
-                        _("You placed a card face down, the first in the queue")
-                        if you
-                        else _("{player} placed a card face down, the first in the queue")
-                    )
-                else:
-                    text = (
-                        _("You placed a card face down, the last in the queue")
-                        if you
-                        else _("{player} placed a card face down, the last in the queue")
-                    )
-            elif you:
-                if e.at == "first":
-                    text = _("You placed your {card} face down, the first in the queue")
-                else:
-                    text = _("You placed your {card} face down, the last in the queue")
-            elif e.at == "first":
-                text = _("{player} placed {a_card} face down, the first in the queue")
-            else:
-                text = _("{player} placed {a_card} face down, the last in the queue")
-        elif not name:
-            text = (
-                _("You placed a card face down, on top of {other}")
-                if you
-                else _("{player} placed a card face down, on top of {other}")
-            )
-        elif you:
-            text = _("You placed your {card} face down, on top of {other}")
+        # (another's card is named only when it is known: a game over, a replay)
+        if e.at == "first" and name:
+            yours = _("You placed your {card} face down, the first in the queue")
+            theirs = _("{player} placed {a_card} face down, the first in the queue")
+        elif e.at == "first":
+            yours = _("You placed a card face down, the first in the queue")
+            theirs = _("{player} placed a card face down, the first in the queue")
+        elif e.at == "last" and name:
+            yours = _("You placed your {card} face down, the last in the queue")
+            theirs = _("{player} placed {a_card} face down, the last in the queue")
+        elif e.at == "last":
+            yours = _("You placed a card face down, the last in the queue")
+            theirs = _("{player} placed a card face down, the last in the queue")
+        elif name:
+            yours = _("You placed your {card} face down, on top of {other}")
+            theirs = _("{player} placed {a_card} face down, on top of {other}")
         else:
-            text = _("{player} placed {a_card} face down, on top of {other}")
+            yours = _("You placed a card face down, on top of {other}")
+            theirs = _("{player} placed a card face down, on top of {other}")
         other = self.card(int(e.at), subject=False) if e.at not in ("first", "last") else ""
-        return text.format(player=self.who(e.seat), card=name, a_card=a_card(card), other=other)
+        return self._said(e.seat, yours, theirs, card=name, a_card=a_card(card), other=other)
+
+    def _scored(self, e: Scored) -> str:
+        points = f"{'+' if e.points >= 0 else ''}{e.points}"
+        if e.reason in ("heir", "lord") and self.acting is not None:
+            # a card's own ability scoring: the card says it
+            return _("{card}: {points}").format(card=self.card(self.acting), points=points)
+        reason = REASONS.get(e.reason)
+        return self._said(
+            e.seat,
+            _("  You {points} ({reason})"),
+            _("  {player} {points} ({reason})"),
+            points=points,
+            reason=_(reason) if reason else e.reason,
+        )
 
     def _stolen(self, e: Stolen) -> str:
         thief = self.card(self.acting) if self.acting is not None else self.who(e.seat)
