@@ -483,11 +483,12 @@ class Chooser:
                 text = _("Card {number} cannot be covered with your {family} card")
             assert self.card is not None
             return text.format(number=n, family=family_name(self.card.family))
-        refusal = REFUSALS.get(self.kind, N_("Card {number} cannot be chosen now"))
-        return _(refusal).format(number=n)
+        said = NOT_A_TARGET.get(self.kind, N_("Card {number} cannot be chosen now"))
+        return _(said).format(number=n)
 
 
-REFUSALS = {
+# Why a card of the queue is not a target now, by the choice's kind.
+NOT_A_TARGET = {
     "eliminate": N_("Card {number} cannot be eliminated now"),
     "steal": N_("Card {number} cannot be stolen from now"),
     "copy": N_("Card {number} cannot be copied now"),

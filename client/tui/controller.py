@@ -1059,7 +1059,7 @@ def scores_before(scores: list[int], later: Sequence[Event]) -> list[int]:
 # ("room 3 has no free seat"): an English client shows it as it is, another
 # language says the code's sentence (and the server's message where the
 # code is not one a player meets).
-REFUSALS = {
+SERVER_REFUSALS = {
     "room_full": N_("the room has no free seat"),
     "no_such_room": N_("there is no such room (any more)"),
     "no_such_record": N_("there is no such record on this server"),
@@ -1083,7 +1083,7 @@ def refusal(code: str, message: str) -> str:
     >>> refusal("room_full", "room 3 has no free seat (see docs/PROTOCOL.md, Errors)")
     'room 3 has no free seat'
     """
-    said = REFUSALS.get(code)
+    said = SERVER_REFUSALS.get(code)
     if said is None or language() == "en":
         return plain(message)
     return _(said)
