@@ -201,8 +201,13 @@ class GameMirror:
         notices: list[str] | None = None,
         *,
         seal: bytes | None = None,
+        over: bool = False,
     ) -> None:
+        """`problems`: the client's, where this game's are added too (the
+        game keeps its own: `problems`); `over`: the game is over already,
+        shown in a snapshot (its room says it finished)."""
         self.started = started
+        self.over = over
         self.seal = seal
         self.game_id = started.game
         self.rules = rules_of(started)
@@ -213,7 +218,8 @@ class GameMirror:
         if seal is not None and self.secrets is not None and self.secrets.nonce_key is None:
             # A player with a key derives its nonces from it (Sealed seeds).
             self.secrets.nonce_key = identity.nonce_key(seal, started.game, self.secrets.seat)
-        self.problems = problems
+        self.problems: list[str] = []  # this game's (the end screen says them)
+        self._all_problems = problems
         self.notices = notices if notices is not None else []
         self.server_seed: bytes | None = None
         self.seed_commitments: tuple[bytes, ...] = ()
@@ -243,6 +249,11 @@ class GameMirror:
         self._sent: set[tuple[Any, ...]] = set()
 
     # ------------------------------------------------------------ input
+
+    def _problem(self, said: str) -> None:
+        """Something the server did that does not check out, in this game."""
+        self.problems.append(said)
+        self._all_problems.append(said)
 
     def receive(self, message: m.Message) -> None:
         if isinstance(message, m.ServerSeed):
@@ -320,7 +331,7 @@ class GameMirror:
         if not seed_matches(
             self.started.server_commitment, self.game_id, SERVER_SEAT, message.seed
         ):
-            self.problems.append(_("the server's seed does not match the commitment it made"))
+            self._problem(_("the server's seed does not match the commitment it made"))
         seat = self.seat
         if (
             self.secrets is not None
@@ -328,9 +339,12 @@ class GameMirror:
             and seat < len(message.commitments)
             and message.commitments[seat] != self.secrets.seed_commitment
             and not self._unsealed(message, seat)
+            # (a game over before we came, whose secrets we let go once its
+            # record was kept: these are not the seat's, and nothing is lost)
+            and not (self.over and not self.secrets.seed_sent)
         ):
             # (our secrets of this game were lost: this seat cannot open its cards)
-            self.problems.append(_("the server holds another seed commitment for our seat"))
+            self._problem(_("the server holds another seed commitment for our seat"))
         if self.secrets is not None and self.secrets.server_seed is None:
             self.secrets.learn_server_seed(message.seed)
 
@@ -388,9 +402,7 @@ class GameMirror:
             try:
                 typed.append(event_from_data(data))
             except ValueError as error:
-                self.problems.append(
-                    _("the server sent a malformed event: {why}").format(why=error)
-                )
+                self._problem(_("the server sent a malformed event: {why}").format(why=error))
         return typed
 
     def _game_update(self, message: m.GameUpdate) -> None:
@@ -452,7 +464,7 @@ class GameMirror:
         snapshot already is the server's fault."""
         self.public = self._decision = self._state = None  # (nothing to decide on)
         if message.snapshot:
-            self.problems.append(_("the server's game does not replay: {why}").format(why=why))
+            self._problem(_("the server's game does not replay: {why}").format(why=why))
         else:
             self.out_of_step = True
 
@@ -493,11 +505,11 @@ class GameMirror:
             if self.secrets.recover(c.pid, c.commitment):  # (secrets brought back: a sealed seed)
                 return
             said = _("the server shows card {card} as ours, but we never placed it")
-            self.problems.append(said.format(card=c.pid))
+            self._problem(said.format(card=c.pid))
             return
         if mine != c.commitment and not self.secrets.take_earlier(c.pid, c.commitment):
             said = _("the server holds another commitment for our card {card}")
-            self.problems.append(said.format(card=c.pid))
+            self._problem(said.format(card=c.pid))
             return
         self.secrets.confirm(c.pid)
 
@@ -505,10 +517,10 @@ class GameMirror:
         c = self.commitments.get(o.pid)
         if c is None:
             said = _("card {card} was opened, but no commitment was shown for it")
-            self.problems.append(said.format(card=o.pid))
+            self._problem(said.format(card=o.pid))
         elif not opening_matches(c.commitment, self.game_id, c.seat, o.pid, o.card, o.nonce):
             said = _("the opening of card {card} does not match its commitment")
-            self.problems.append(said.format(card=o.pid))
+            self._problem(said.format(card=o.pid))
 
     # ------------------------------------------------------------ queries
 
@@ -629,7 +641,7 @@ class GameMirror:
         except (ValueError, KeyError, TypeError, IndexError) as error:
             problem = _("the server's view of the game is not one: {why}").format(why=repr(error))
             if problem not in self.problems:
-                self.problems.append(problem)
+                self._problem(problem)
             return None
 
     def options(self) -> list[Action]:
@@ -770,7 +782,7 @@ class GameMirror:
         for v in verdicts:
             if not v.ok and server.get(v.seat, v).ok:
                 said = _("the server calls seat {seat} ok, but {why}")
-                self.problems.append(said.format(seat=v.seat, why=v.reason))
+                self._problem(said.format(seat=v.seat, why=v.reason))
         return verdicts
 
     def _family(self, pid: int) -> str:
@@ -876,9 +888,15 @@ class ClientState:
                 kept.reconnected()
                 kept.restarted(message)
             else:
+                over = self.room is not None and self.room.state == "finished"
                 self._set_game(
                     GameMirror(
-                        message, self._make_secrets, self.problems, self.notices, seal=self.seal
+                        message,
+                        self._make_secrets,
+                        self.problems,
+                        self.notices,
+                        seal=self.seal,
+                        over=over,
                     )
                 )
         elif self.game is not None and getattr(message, "game", None) == self.game.game_id:

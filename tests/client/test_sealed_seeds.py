@@ -4,6 +4,8 @@ placements again (nonces derived from it)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from oriflamme.client.seat_secrets import SeatSecrets, derived_nonce
@@ -104,3 +106,38 @@ def test_a_machine_that_sent_its_own_seed_commitment_unseals_no_other() -> None:
             assert problems == ["the server holds another seed commitment for our seat"]
         else:  # (a machine that never had this game's secrets: the key brings them)
             assert mirror.secrets.seed == old_seed and UNSEALED in mirror.notices
+
+
+def test_a_game_over_shown_without_our_secrets_is_no_problem_of_the_next() -> None:
+    """`oriflamme play` again, at the table of a game over: the snapshot
+    shows that game, whose secrets were let go once its record was kept.
+    Fresh secrets, never sent, are not the seat's: nothing is lost, and no
+    problem is said. The same in a game in play is one, said in that game
+    alone (a later game's end does not repeat it)."""
+    from oriflamme.client.state import GameMirror
+    from oriflamme.protocol import messages as m
+
+    started = m.GameStarted(
+        seq=1,
+        room=1,
+        game=GAME,
+        settings=m.RoomSettings.for_players(3),
+        first_player=0,
+        families=(("red",), ("blue",), ("green",)),
+        server_commitment=seed_commitment(GAME, 255, SERVER_SEED),
+        time_left=1000,
+        seat=0,
+    )
+    theirs = seed_commitment(GAME, 0, bytes(range(200, 232)))
+    seed = m.ServerSeed(seq=2, game=GAME, seed=SERVER_SEED, commitments=(theirs, theirs, theirs))
+    fresh = lambda r, g, s: SeatSecrets(r, g, s)  # noqa: E731 -- none kept
+    everyone: list[str] = []
+    over = GameMirror(started, fresh, everyone, [], over=True)
+    over.receive(seed)
+    assert over.problems == [] and everyone == []
+    in_play = GameMirror(started, fresh, everyone, [])
+    in_play.receive(seed)
+    assert in_play.problems == ["the server holds another seed commitment for our seat"]
+    assert everyone == in_play.problems
+    later = GameMirror(replace(started, game=bytes(16)), fresh, everyone, [])
+    assert later.problems == []

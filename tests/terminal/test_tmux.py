@@ -280,6 +280,31 @@ def test_a_complete_game_at_80x24(terminal: Terminal) -> None:
     terminal.wait_for(r"EXITED 0")
 
 
+def test_a_second_play_at_the_same_table_verifies(tmp_path: Path) -> None:
+    """`oriflamme play` run again after a game over, with the same state
+    directory: the new game at the same table verifies. (The snapshot of
+    the game before, whose secrets were let go once its record was kept,
+    said the server held another seed commitment, and the next game's end
+    said "Verification FAILED".)"""
+    state = tmp_path / "state"
+    for run in range(2):
+        command = (
+            f"{sys.executable} -m oriflamme.launcher.cli play --bots 2 --no-bell --name Ann"
+            f" --state-dir {state}; echo EXITED $?; {KEPT}"
+        )
+        term = Terminal(tmp_path / f"tmux{run}.sock", command, state=state)
+        try:
+            term.wait_for(r"(?m)^─ Your (?!hand)")
+            play_until_over([term], GAME_HANG)
+            screen = term.wait_for(r"Record: .*oriflamme")
+            assert re.search(r"Verified( \(here too\))?: fair deal", screen), screen
+            assert "FAILED" not in screen, screen
+            term.keys("q")
+            term.wait_for(r"EXITED 0")
+        finally:
+            term.close()
+
+
 def test_a_complete_game_in_french(tmp_path: Path) -> None:
     """A player whose locale is French (`LANG=fr_FR.UTF-8`, nothing else
     set) plays a whole game: the screen, the help and the end in French,
