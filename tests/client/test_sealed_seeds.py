@@ -11,6 +11,7 @@ import pytest
 from oriflamme.client.seat_secrets import SeatSecrets, derived_nonce
 from oriflamme.engine import TWO_PLAYER, Rules, card
 from oriflamme.protocol import identity
+from oriflamme.protocol import messages as m
 from oriflamme.protocol.commitments import card_commitment, seed_commitment
 
 GAME = bytes(range(16))
@@ -64,17 +65,9 @@ def test_a_derived_nonce_depends_on_the_pid_and_the_card() -> None:
     assert len(commitment) == 32
 
 
-def test_a_machine_that_sent_its_own_seed_commitment_unseals_no_other() -> None:
-    """A server that shows another seed commitment for our seat, with a
-    sealed seed that opens it (one of a game it replays, whose seed it
-    knows), is not giving ours back: a client that sent its own keeps it,
-    and says the server holds another."""
-    from oriflamme.client.state import UNSEALED, GameMirror
-    from oriflamme.protocol import messages as m
-
-    key = identity.private_key(bytes(32))
-    seal = identity.seal_key(key)
-    started = m.GameStarted(
+def game_started() -> m.GameStarted:
+    """Game `GAME` of 3 seats starts: we are seat 0."""
+    return m.GameStarted(
         seq=1,
         room=1,
         game=GAME,
@@ -85,6 +78,18 @@ def test_a_machine_that_sent_its_own_seed_commitment_unseals_no_other() -> None:
         time_left=1000,
         seat=0,
     )
+
+
+def test_a_machine_that_sent_its_own_seed_commitment_unseals_no_other() -> None:
+    """A server that shows another seed commitment for our seat, with a
+    sealed seed that opens it (one of a game it replays, whose seed it
+    knows), is not giving ours back: a client that sent its own keeps it,
+    and says the server holds another."""
+    from oriflamme.client.state import UNSEALED, GameMirror
+
+    key = identity.private_key(bytes(32))
+    seal = identity.seal_key(key)
+    started = game_started()
     old_seed = bytes(range(200, 232))
     old = seed_commitment(GAME, 0, old_seed)
     replayed = m.ServerSeed(
@@ -115,19 +120,8 @@ def test_a_game_over_shown_without_our_secrets_is_no_problem_of_the_next() -> No
     problem is said. The same in a game in play is one, said in that game
     alone (a later game's end does not repeat it)."""
     from oriflamme.client.state import GameMirror
-    from oriflamme.protocol import messages as m
 
-    started = m.GameStarted(
-        seq=1,
-        room=1,
-        game=GAME,
-        settings=m.RoomSettings.for_players(3),
-        first_player=0,
-        families=(("red",), ("blue",), ("green",)),
-        server_commitment=seed_commitment(GAME, 255, SERVER_SEED),
-        time_left=1000,
-        seat=0,
-    )
+    started = game_started()
     theirs = seed_commitment(GAME, 0, bytes(range(200, 232)))
     seed = m.ServerSeed(seq=2, game=GAME, seed=SERVER_SEED, commitments=(theirs, theirs, theirs))
     fresh = lambda r, g, s: SeatSecrets(r, g, s)  # noqa: E731 -- none kept
