@@ -46,7 +46,6 @@ class Catalog(Protocol):
     def gettext(self, message: str, /) -> str: ...
     def ngettext(self, singular: str, plural: str, n: int, /) -> str: ...
     def pgettext(self, context: str, message: str, /) -> str: ...
-    def npgettext(self, context: str, singular: str, plural: str, n: int, /) -> str: ...
 
 
 class English:
@@ -60,9 +59,6 @@ class English:
 
     def pgettext(self, context: str, message: str, /) -> str:
         return message
-
-    def npgettext(self, context: str, singular: str, plural: str, n: int, /) -> str:
-        return singular if n == 1 else plural
 
 
 _catalog: Catalog = English()
@@ -118,8 +114,17 @@ def pgettext(context: str, message: str) -> str:
     return _catalog.pgettext(context, message)
 
 
-def npgettext(context: str, singular: str, plural: str, n: int) -> str:
-    return _catalog.npgettext(context, singular, plural, n)
+def lookup(table: Mapping[str, str | tuple[str, str]], key: str, default: str) -> str:
+    """`table`'s entry for `key` (marked with `N_` or `NP_`) in the player's
+    language; `default` where there is none.
+
+    >>> lookup({"spy": NP_("card", "Spy")}, "spy", "?"), lookup({}, "spy", "?")
+    ('Spy', '?')
+    """
+    marked = table.get(key)
+    if marked is None:
+        return default
+    return _catalog.pgettext(*marked) if isinstance(marked, tuple) else _catalog.gettext(marked)
 
 
 # French elides "de" before a vowel: a translation's "{card} de {player}"
@@ -154,10 +159,10 @@ def choose(flag: str | None, setting: str | None, environ: Mapping[str, str]) ->
     the config's `setting`, then the environment as gettext reads it (the
     first of `ENVIRONMENT` set; ``LANGUAGE`` may list several, the first
     known wins). Anything unknown means English."""
-    if flag and language_of(flag):
-        return language_of(flag) or DEFAULT, f"--lang {flag}"
-    if setting and language_of(setting):
-        return language_of(setting) or DEFAULT, N_("the config's lang setting")
+    if flag and (found := language_of(flag)):
+        return found, f"--lang {flag}"
+    if setting and (found := language_of(setting)):
+        return found, N_("the config's lang setting")
     for name in ENVIRONMENT:
         value = environ.get(name, "")
         if not value:

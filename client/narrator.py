@@ -59,7 +59,7 @@ from oriflamme.engine.events import (
 )
 from oriflamme.protocol.record import GameSettings, LogEntry
 
-from .i18n import N_, NP_, _, elide, ngettext, pgettext
+from .i18n import N_, NP_, _, elide, lookup, ngettext, pgettext
 from .view import TableView
 
 # A kind's name in each place a sentence puts it, each a `pgettext` context,
@@ -117,8 +117,7 @@ REASONS = {
 
 def kind_name(label: str) -> str:
     """A kind's name (``royal_decree``: ``Royal Decree``) in the player's language."""
-    form = KIND_NAMES.get(label)
-    return label if form is None else pgettext(*form)
+    return lookup(KIND_NAMES, label, label)
 
 
 def card_name(card: Card | None) -> str | None:
@@ -142,8 +141,7 @@ def a_card(card: Card | None) -> str:
 
 def a_kind(label: str) -> str:
     """``a Spy`` for ``spy`` (a kind's plain-data name; an ability's)."""
-    form = A_KIND.get(label)
-    return label if form is None else pgettext(*form)
+    return lookup(A_KIND, label, label)
 
 
 def _the(card: Card | None) -> str | None:
@@ -201,30 +199,27 @@ class EventLog:
         its object, which some languages say apart."""
         owner, card = self.cards.get(pid, (None, None))
         name, the = card_name(card), _the(card)
+
+        def placed(as_subject: str, as_object: str) -> str:
+            return as_subject if subject else as_object
+
+        if owner is None and name is None:
+            return placed(pgettext("subject", "a face-down card"), _("a face-down card"))
         if owner is None:
-            if name is None:
-                return pgettext("subject", "a face-down card") if subject else _("a face-down card")
-            text = pgettext("subject", "card {card}") if subject else _("card {card}")
-            return text.format(card=name)
-        if self.mine(owner):
-            if name is None:
-                return (
-                    pgettext("subject", "your face-down card")
-                    if subject
-                    else _("your face-down card")
-                )
-            text = pgettext("subject", "your {card}") if subject else _("your {card}")
-            return text.format(card=name)
-        player = self.who(owner)
-        if the is None:
-            text = (
-                pgettext("subject", "{player}'s face-down card")
-                if subject
-                else _("{player}'s face-down card")
+            said = placed(pgettext("subject", "card {card}"), _("card {card}"))
+        elif self.mine(owner) and name is None:
+            said = placed(pgettext("subject", "your face-down card"), _("your face-down card"))
+        elif self.mine(owner):
+            said = placed(pgettext("subject", "your {card}"), _("your {card}"))
+        elif the is None:
+            said = placed(
+                pgettext("subject", "{player}'s face-down card"), _("{player}'s face-down card")
             )
-            return elide(text.format(player=player))
-        text = pgettext("subject", "{player}'s {card}") if subject else _("{player}'s {card}")
-        return elide(text.format(player=player, card=the))
+        else:
+            said = placed(pgettext("subject", "{player}'s {card}"), _("{player}'s {card}"))
+            name = the  # (the card of someone, with its article where a language has one)
+        player = None if owner is None else self.who(owner)
+        return elide(said.format(card=name, player=player))
 
     def name(self, pid: int) -> str:
         """The card's name alone, while it is known (``face-down card``)."""
@@ -376,13 +371,12 @@ class EventLog:
         if e.reason in ("heir", "lord") and self.acting is not None:
             # a card's own ability scoring: the card says it
             return _("{card}: {points}").format(card=self.card(self.acting), points=points)
-        reason = REASONS.get(e.reason)
         return self._said(
             e.seat,
             _("  You {points} ({reason})"),
             _("  {player} {points} ({reason})"),
             points=points,
-            reason=_(reason) if reason else e.reason,
+            reason=lookup(REASONS, e.reason, e.reason),
         )
 
     def _stolen(self, e: Stolen) -> str:
@@ -445,20 +439,23 @@ FAMILIES_SHORT = (
 )
 
 
+def _family_index(family: int | str) -> int | None:
+    """A family's index, from its index or its plain-data name (``red``)."""
+    index = FAMILY_NAMES.index(family) if family in FAMILY_NAMES else family
+    return index if isinstance(index, int) and 0 <= index < len(FAMILY_NAMES) else None
+
+
 def family_short(family: int | str) -> str:
     """A family's colour in a few letters (``blu``), from its index or name."""
-    index = FAMILY_NAMES.index(family) if family in FAMILY_NAMES else family
-    if not isinstance(index, int) or not 0 <= index < len(FAMILIES_SHORT):
-        return str(family)[:3]
-    return pgettext(*FAMILIES_SHORT[index])
+    index = _family_index(family)
+    return str(family)[:3] if index is None else pgettext(*FAMILIES_SHORT[index])
 
 
 def family_name(family: int | str) -> str:
     """A family's colour in the player's language, from its index or its
     plain-data name (``red``)."""
-    if isinstance(family, str):
-        return _(family) if family in FAMILIES else family
-    return _(FAMILIES[family]) if 0 <= family < len(FAMILIES) else str(family)
+    index = _family_index(family)
+    return str(family) if index is None else _(FAMILIES[index])
 
 
 def seat_name(seat: int) -> str:
@@ -500,14 +497,13 @@ EDITION_NAMES = {"revised": N_("revised"), "first": N_("first")}
 
 
 def variant_name(variant: str) -> str:
-    said = VARIANT_NAMES.get(variant)
-    return _(said) if said else variant
+    """``standard``, ``two-player``: a variant in the player's language."""
+    return lookup(VARIANT_NAMES, variant, variant)
 
 
 def edition_name(edition: str) -> str:
     """``revised``, ``first``: an edition in the player's language."""
-    said = EDITION_NAMES.get(edition)
-    return _(said) if said else edition
+    return lookup(EDITION_NAMES, edition, edition)
 
 
 def names_and(names: list[str]) -> str:

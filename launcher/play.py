@@ -27,7 +27,7 @@ from pathlib import Path
 import trio
 
 from oriflamme.client.bots import Behaviour
-from oriflamme.client.i18n import N_, _
+from oriflamme.client.i18n import N_, _, lookup
 from oriflamme.client.secret_store import SecretStore, default_state_dir
 from oriflamme.client.session import Backoff, Session, tcp
 from oriflamme.client.state import ClientState
@@ -164,10 +164,10 @@ def _resume_or_new(
     if view is not None:
         kept_game.insert(0, _("round {round}").format(round=view.round))
     if level:
-        kept_game.append(_("{level} bots").format(level=_(LEVEL_NAMES[level])))
+        kept_game.append(_("{level} bots").format(level=lookup(LEVEL_NAMES, level, level)))
     asked = [
         _("{count} players").format(count=options.bots + 1),
-        _("{level} bots").format(level=_(LEVEL_NAMES.get(options.level, options.level))),
+        _("{level} bots").format(level=lookup(LEVEL_NAMES, options.level, options.level)),
     ]
     said = _(
         "Resume your game ({kept}) or abandon it (your seat forfeits it)"

@@ -49,7 +49,7 @@ from oriflamme.engine import (
     Target,
 )
 
-from ..i18n import N_, _, elide, ngettext, pgettext
+from ..i18n import N_, _, elide, lookup, ngettext, pgettext
 from ..narrator import a_kind, card_name, family_name
 from ..view import QueueCard, TableView
 
@@ -138,8 +138,7 @@ class Chooser:
             else:
                 text = _("card {position} (your {card}) comes up: reveal or keep?")
             return text.format(position=self.position_of[self.pid], card=name, tokens=top.tokens)
-        title = TITLES.get(self.kind)
-        return _(title) if title else self.kind
+        return lookup(TITLES, self.kind, self.kind)
 
     @property
     def heading(self) -> str:
@@ -265,8 +264,7 @@ class Chooser:
                 "reveal: gain {points} point ({why})", "reveal: gain {points} points ({why})", total
             )
             return text.format(points=total, why=parts)
-        phrase = TARGET_PHRASES.get(kind)  # (the others are above)
-        then = _(phrase) if phrase else ""
+        then = lookup(TARGET_PHRASES, kind, "")  # (the others are above)
         if kind == "shapeshifter":
             then = _("copy a face-up Character next to it, if any")
         if tokens:
@@ -483,8 +481,8 @@ class Chooser:
                 text = _("Card {number} cannot be covered with your {family} card")
             assert self.card is not None
             return text.format(number=n, family=family_name(self.card.family))
-        said = NOT_A_TARGET.get(self.kind, N_("Card {number} cannot be chosen now"))
-        return _(said).format(number=n)
+        said = lookup(NOT_A_TARGET, self.kind, _("Card {number} cannot be chosen now"))
+        return said.format(number=n)
 
 
 # Why a card of the queue is not a target now, by the choice's kind.

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 
 from oriflamme.protocol import messages as m
 
-from ..i18n import N_, NP_, _, elide, ngettext, pgettext
+from ..i18n import N_, NP_, _, elide, lookup, ngettext, pgettext
 from ..narrator import YOU, edition_name, variant_name
 from ..state import ClientState
 from .choices import DOWN, ENTER, ESCAPE, LEFT, QUIT_NOW, RIGHT, UP
@@ -69,8 +69,7 @@ LISTED = {
 
 def _listed(name: str) -> str:
     """A variant or an edition as the room list's column says it."""
-    said = LISTED.get(name)
-    return pgettext(*said) if said else name
+    return lookup(LISTED, name, name)
 
 
 @dataclass
@@ -468,11 +467,10 @@ class LobbyController:
             else:
                 timer = _("timer {time}").format(time=timer_words(s.turn_timer))
             mark = " ▸ " if i == self.selected and self.state.room is None else "   "
-            state = ROOM_STATES.get(r.state)
             text = (
                 f"{fit(safe(r.name), 14)} {r.seated}/{s.players}  {fit(_listed(s.variant), 9)}"
                 f" {fit(_listed(s.edition), 8)} {fit(timer, 13)}"
-                f" {fit(_(state) if state else r.state, 8)} "
+                f" {fit(lookup(ROOM_STATES, r.state, r.state), 8)} "
                 + _("host {player}").format(player=safe(r.host, 12))
             )
             style = "class:highlight" if mark.strip() else ""
@@ -508,9 +506,8 @@ class LobbyController:
                     left.append(f"   {seat.seat + 1} " + _("(open seat)"))
                     continue
                 who = _(YOU) if seat.seat == room.seat else safe(seat.name, 14)
-                level = BOT_LEVELS.get(seat.bot or "")
                 if seat.bot:
-                    what = [_(level) if level else _("bot")]
+                    what = [lookup(BOT_LEVELS, seat.bot, _("bot"))]
                 else:
                     what = [_("ready") if seat.ready else _("not ready")]
                 if seat.player is not None and seat.player == room.host:

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 
 from oriflamme.engine import FAMILY_NAMES, Card
 
-from ..i18n import N_, NP_, _, ngettext, pgettext
+from ..i18n import N_, NP_, _, lookup, ngettext, pgettext
 from ..narrator import YOU, card_name, edition_name, family_name, family_short, kind_name, names_and
 from ..view import QueueCard, TableView
 from .choices import KEY_SYMBOLS, Chooser
@@ -259,7 +259,7 @@ def too_small(width: int, height: int) -> list[Line]:
         _("make the window larger."),
         _("(q quits)"),
     ]
-    lines = [[("", cut(t, width) + " " * (width - cells(cut(t, width))))] for t in text]
+    lines = [Row(width).add(t).line() for t in text]
     return pad(lines, width, height)
 
 
@@ -313,9 +313,9 @@ def _card_text(card: QueueCard, seat: int | None, reveal_all: bool, room: int) -
 
 def queue_names(kind: str) -> list[str]:
     """The forms of a kind's name in the queue, the longest first."""
-    form = QUEUE_NAMES.get(kind)
-    shorter = [] if form is None else pgettext(*form).split("|")
-    return [kind_name(kind), *(name for name in shorter if name != kind_name(kind))]
+    name = kind_name(kind)
+    shorter = lookup(QUEUE_NAMES, kind, name).split("|")
+    return [name, *(form for form in shorter if form != name)]
 
 
 def _tokens(n: int) -> str:
@@ -763,14 +763,12 @@ def label_of(card: Card) -> str | None:
 
 def tiny_name(kind: str) -> str:
     """A kind's name in at most 5 cells (``Decr``)."""
-    form = TINY_NAMES.get(kind)
-    return "?" if form is None else pgettext(*form)
+    return lookup(TINY_NAMES, kind, "?")
 
 
 def short_name(kind: str) -> str:
     """A kind's name in at most 10 cells (``Decree``)."""
-    form = SHORT_NAMES.get(kind)
-    return "?" if form is None else pgettext(*form)
+    return lookup(SHORT_NAMES, kind, "?")
 
 
 def _tiny(card: Card) -> str:
@@ -937,13 +935,13 @@ def _bottom(scene: Scene, width: int) -> list[Line]:
         lines += _offers(chooser, width)
     elif scene.decision_kind is not None:
         thinker = who(names, scene.decision_seat, me)
-        doing = WAITING.get(scene.decision_kind)
+        doing = lookup(WAITING, scene.decision_kind, "")
         lines.append(rule(width, _("Waiting")))
         if scene.decision_seat == me:  # ours, but not offered: not connected, say
             waiting = _("Your turn {doing}: waiting for the server…")
         else:
             waiting = _("Waiting for {player} {doing}…")
-        waiting = " " + waiting.format(player=thinker, doing=_(doing) if doing else "")
+        waiting = " " + waiting.format(player=thinker, doing=doing)
         if scene.seconds_left is not None:
             waiting += "  " + _("({time} left)").format(time=clock(scene.seconds_left))
         lines.append(Row(width).add(waiting).line())
